@@ -1,0 +1,320 @@
+package chat
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/argon2"
+
+	"github.com/teamchat/chat/storage"
+)
+
+const apiKeyAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// APIKeyLength is the length of every API key (facts §0).
+const APIKeyLength = 32
+
+// newAPIKey returns 32 characters of [A-Za-z0-9] from crypto/rand, without
+// modulo bias.
+func newAPIKey() (string, error) {
+	out := make([]byte, 0, APIKeyLength)
+	buf := make([]byte, 64)
+	for len(out) < APIKeyLength {
+		if _, err := rand.Read(buf); err != nil {
+			return "", err
+		}
+		for _, b := range buf {
+			// 62*4 = 248: reject bytes >= 248 so every character is equally likely.
+			if b < 248 && len(out) < APIKeyLength {
+				out = append(out, apiKeyAlphabet[int(b)%len(apiKeyAlphabet)])
+			}
+		}
+	}
+	return string(out), nil
+}
+
+func wellFormedAPIKey(k string) bool {
+	if len(k) != APIKeyLength {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// PasswordHasher hashes and verifies passwords. Hash returns a
+// self-describing encoded string; Verify must take constant time in the
+// password's correctness.
+type PasswordHasher interface {
+	Hash(password string) (string, error)
+	Verify(encoded, password string) bool
+}
+
+// Argon2id is the default PasswordHasher: argon2id with a 16-byte random
+// salt, encoded in the PHC string format. Zero fields take the OWASP
+// recommended parameters (t=2, m=19 MiB, p=1). Verify reads the parameters
+// from the encoded hash, so changing them does not break stored passwords.
+type Argon2id struct {
+	Time      uint32
+	MemoryKiB uint32
+	Threads   uint8
+}
+
+func (a Argon2id) params() (uint32, uint32, uint8) {
+	t, m, p := a.Time, a.MemoryKiB, a.Threads
+	if t == 0 {
+		t = 2
+	}
+	if m == 0 {
+		m = 19 * 1024
+	}
+	if p == 0 {
+		p = 1
+	}
+	return t, m, p
+}
+
+// Hash implements PasswordHasher.
+func (a Argon2id) Hash(password string) (string, error) {
+	t, m, p := a.params()
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return "", err
+	}
+	sum := argon2.IDKey([]byte(password), salt, t, m, p, 32)
+	enc := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s",
+		argon2.Version, m, t, p, enc.EncodeToString(salt), enc.EncodeToString(sum)), nil
+}
+
+// Verify implements PasswordHasher.
+func (a Argon2id) Verify(encoded, password string) bool {
+	parts := strings.Split(encoded, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false
+	}
+	var version int
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return false
+	}
+	var m, t uint32
+	var p uint8
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &p); err != nil || t == 0 || p == 0 || m > 4<<20 || t > 100 {
+		return false
+	}
+	enc := base64.RawStdEncoding
+	salt, err := enc.DecodeString(parts[4])
+	if err != nil {
+		return false
+	}
+	want, err := enc.DecodeString(parts[5])
+	if err != nil || len(want) == 0 {
+		return false
+	}
+	got := argon2.IDKey([]byte(password), salt, t, m, p, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// Authenticate checks an (email, API key) pair in a realm and returns the
+// Caller it identifies. Every failure is an Unauthenticated error: wrong or
+// malformed keys and unknown emails answer UNAUTHORIZED, a deactivated user
+// USER_DEACTIVATED and a deactivated organization REALM_DEACTIVATED. The
+// email is compared case-insensitively with the user's real email.
+func (s *Service) Authenticate(ctx context.Context, realmID int64, email, apiKey string) (Caller, error) {
+	if !wellFormedAPIKey(apiKey) {
+		return Caller{}, Unauthorized("Malformed API key")
+	}
+	realm, err := s.store.GetRealm(ctx, realmID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return Caller{}, Unauthorized("Invalid API key")
+	} else if err != nil {
+		return Caller{}, s.internal(ctx, "authenticate", err)
+	}
+	if realm.Deactivated {
+		return Caller{}, errRealmDeactivated
+	}
+	u, err := s.store.GetUserByEmail(ctx, realmID, email)
+	stored := "--------------------------------" // same length: compare in constant time either way
+	if err == nil {
+		stored = u.APIKey
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return Caller{}, s.internal(ctx, "authenticate", err)
+	}
+	if subtle.ConstantTimeCompare([]byte(stored), []byte(apiKey)) != 1 || u == nil {
+		return Caller{}, Unauthorized("Invalid API key")
+	}
+	if !u.IsActive {
+		return Caller{}, errUserDeactivated
+	}
+	return Caller{RealmID: realmID, UserID: u.ID}, nil
+}
+
+// actor loads and checks the calling user and their realm. Every
+// authenticated operation starts here: roles and deactivation take effect on
+// the next call.
+func (s *Service) actor(ctx context.Context, c Caller) (*storage.User, *storage.Realm, error) {
+	realm, err := s.store.GetRealm(ctx, c.RealmID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil, Unauthorized("Invalid organization")
+	} else if err != nil {
+		return nil, nil, s.internal(ctx, "load realm", err)
+	}
+	if realm.Deactivated {
+		return nil, nil, errRealmDeactivated
+	}
+	u, err := s.store.GetUser(ctx, c.RealmID, c.UserID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil, Unauthorized("Invalid user")
+	} else if err != nil {
+		return nil, nil, s.internal(ctx, "load user", err)
+	}
+	if !u.IsActive {
+		return nil, nil, errUserDeactivated
+	}
+	return u, realm, nil
+}
+
+// FetchAPIKeyRequest is the input of FetchAPIKey.
+type FetchAPIKeyRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+}
+
+// FetchAPIKeyResponse is the success body of FetchAPIKey.
+type FetchAPIKeyResponse struct {
+	APIKey string `json:"api_key"`
+	Email  string `json:"email"`
+	UserID int64  `json:"user_id"`
+}
+
+// FetchAPIKey exchanges a username (the real email) and password for the
+// account's API key. It needs no Caller. A wrong username or password
+// answers 401 AUTHENTICATION_FAILED; after Limits.LoginAttempts failures for
+// one account within Limits.LoginWindow it answers RATE_LIMIT_HIT until the
+// window has passed (a success clears the count).
+func (s *Service) FetchAPIKey(ctx context.Context, realmID int64, req FetchAPIKeyRequest) (*FetchAPIKeyResponse, error) {
+	if req.Username == "" {
+		return nil, MissingArgument("username")
+	}
+	key := fmt.Sprintf("%d:%s", realmID, strings.ToLower(req.Username))
+	now := s.now()
+	if wait := s.logins.wait(key, now); wait > 0 {
+		secs := math.Ceil(wait.Seconds())
+		return nil, RateLimited(fmt.Sprintf("You're making too many attempts to sign in. Try again in %d seconds or contact your organization administrator for help.", int(secs)), secs)
+	}
+	realm, err := s.store.GetRealm(ctx, realmID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errAuthFailed
+	} else if err != nil {
+		return nil, s.internal(ctx, "fetch api key", err)
+	}
+	if realm.Deactivated {
+		return nil, errRealmDeactivated
+	}
+	u, err := s.store.GetUserByEmail(ctx, realmID, req.Username)
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return nil, s.internal(ctx, "fetch api key", err)
+	}
+	if u == nil || u.IsBot || u.PasswordHash == "" || !s.hasher.Verify(u.PasswordHash, req.Password) {
+		s.logins.fail(key, now)
+		return nil, errAuthFailed
+	}
+	if !u.IsActive {
+		return nil, errUserDeactivated
+	}
+	s.logins.clear(key)
+	return &FetchAPIKeyResponse{APIKey: u.APIKey, Email: u.Email, UserID: u.ID}, nil
+}
+
+// RegenerateAPIKeyResponse is the success body of RegenerateAPIKey.
+type RegenerateAPIKeyResponse struct {
+	APIKey string `json:"api_key"`
+}
+
+// RegenerateAPIKey replaces the caller's API key; the old key stops working
+// at once.
+func (s *Service) RegenerateAPIKey(ctx context.Context, c Caller) (*RegenerateAPIKeyResponse, error) {
+	u, _, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	key, err := newAPIKey()
+	if err != nil {
+		return nil, s.internal(ctx, "regenerate api key", err)
+	}
+	u.APIKey = key
+	if err := s.store.UpdateUser(ctx, u, "api_key"); err != nil {
+		return nil, s.internal(ctx, "regenerate api key", err)
+	}
+	return &RegenerateAPIKeyResponse{APIKey: key}, nil
+}
+
+// attemptLimiter counts failures per key in a sliding window.
+type attemptLimiter struct {
+	mu     sync.Mutex
+	max    int
+	window time.Duration
+	fails  map[string][]time.Time
+	writes int
+}
+
+func newAttemptLimiter(max int, window time.Duration) *attemptLimiter {
+	return &attemptLimiter{max: max, window: window, fails: map[string][]time.Time{}}
+}
+
+// prune drops failures older than the window; the caller holds mu.
+func (l *attemptLimiter) prune(key string, now time.Time) []time.Time {
+	ts := l.fails[key]
+	i := 0
+	for i < len(ts) && now.Sub(ts[i]) >= l.window {
+		i++
+	}
+	ts = ts[i:]
+	if len(ts) == 0 {
+		delete(l.fails, key)
+		return nil
+	}
+	l.fails[key] = ts
+	return ts
+}
+
+// wait returns how long the key must wait before its next attempt (0: go).
+func (l *attemptLimiter) wait(key string, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ts := l.prune(key, now)
+	if len(ts) < l.max {
+		return 0
+	}
+	return l.window - now.Sub(ts[len(ts)-l.max])
+}
+
+func (l *attemptLimiter) fail(key string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.fails[key] = append(l.prune(key, now), now)
+	// Sweep every key now and then so abandoned keys do not accumulate.
+	if l.writes++; l.writes%1024 == 0 {
+		for k := range l.fails {
+			l.prune(k, now)
+		}
+	}
+}
+
+func (l *attemptLimiter) clear(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.fails, key)
+}

@@ -1,0 +1,156 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// FeatureLevel is the API feature level this server reports as
+// service_feature_level. It is the level of the reference release we follow
+// (Zulip 10.2, feature level 372): clients use it to decide which request and
+// response shapes to use, and every endpoint we serve speaks the shapes of
+// that level (modern error codes, ignored_parameters_unsupported on every
+// success, user IDs as keys, group-setting values as integers or objects).
+// Endpoints that are not implemented yet answer 404, which clients of that
+// level already handle for optional features.
+const FeatureLevel = 372
+
+// Version is the server version reported as service_version and
+// service_merge_base.
+const Version = "teamchat-0.1.0"
+
+// Limits are the server's size limits (facts §7). The zero value of a field
+// means "use the default".
+type Limits struct {
+	MaxMessageLength    int // 10000
+	MaxTopicLength      int // 60
+	MaxStreamNameLength int // 60
+	MaxStreamDescLength int // 1024
+	MaxUserNameLength   int // 100
+	MinUserNameLength   int // 2
+	MaxGroupNameLength  int // 100
+	MinPasswordLength   int // 6
+	MaxPasswordLength   int // 100
+	// LoginAttempts failed password logins per account are allowed within
+	// LoginWindow before fetch-api-key answers RATE_LIMIT_HIT.
+	LoginAttempts int           // 5
+	LoginWindow   time.Duration // 30 minutes
+}
+
+// DefaultLimits are the reference system's limits.
+var DefaultLimits = Limits{
+	MaxMessageLength:    10000,
+	MaxTopicLength:      60,
+	MaxStreamNameLength: 60,
+	MaxStreamDescLength: 1024,
+	MaxUserNameLength:   100,
+	MinUserNameLength:   2,
+	MaxGroupNameLength:  100,
+	MinPasswordLength:   6,
+	MaxPasswordLength:   100,
+	LoginAttempts:       5,
+	LoginWindow:         30 * time.Minute,
+}
+
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits
+	pick := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	pick(&l.MaxMessageLength, d.MaxMessageLength)
+	pick(&l.MaxTopicLength, d.MaxTopicLength)
+	pick(&l.MaxStreamNameLength, d.MaxStreamNameLength)
+	pick(&l.MaxStreamDescLength, d.MaxStreamDescLength)
+	pick(&l.MaxUserNameLength, d.MaxUserNameLength)
+	pick(&l.MinUserNameLength, d.MinUserNameLength)
+	pick(&l.MaxGroupNameLength, d.MaxGroupNameLength)
+	pick(&l.MinPasswordLength, d.MinPasswordLength)
+	pick(&l.MaxPasswordLength, d.MaxPasswordLength)
+	pick(&l.LoginAttempts, d.LoginAttempts)
+	if l.LoginWindow <= 0 {
+		l.LoginWindow = d.LoginWindow
+	}
+	return l
+}
+
+// Caller identifies who makes a call: a user of one realm. The Service loads
+// and checks the user on every call, so a Caller never carries stale roles.
+type Caller struct {
+	RealmID int64
+	UserID  int64
+}
+
+// Service implements every operation of the chat API. It is safe for
+// concurrent use. Create it with New.
+type Service struct {
+	store  storage.Store
+	now    func() time.Time
+	log    *slog.Logger
+	limits Limits
+	hasher PasswordHasher
+	logins *attemptLimiter
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the clock the Service reads time from (tests move it).
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithLogger sets the structured logger; the default discards logs.
+func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
+
+// WithLimits overrides size limits; zero fields keep their defaults.
+func WithLimits(l Limits) Option { return func(s *Service) { s.limits = l } }
+
+// WithPasswordHasher replaces the password hashing scheme (the default is
+// argon2id with OWASP parameters; tests use a cheaper cost).
+func WithPasswordHasher(h PasswordHasher) Option { return func(s *Service) { s.hasher = h } }
+
+// New returns a Service on store.
+func New(store storage.Store, opts ...Option) *Service {
+	s := &Service{
+		store:  store,
+		now:    time.Now,
+		log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		hasher: Argon2id{},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.limits = s.limits.withDefaults()
+	s.logins = newAttemptLimiter(s.limits.LoginAttempts, s.limits.LoginWindow)
+	return s
+}
+
+// Limits returns the limits in force.
+func (s *Service) Limits() Limits { return s.limits }
+
+// Logger returns the Service's logger, for transports that log alongside it.
+func (s *Service) Logger() *slog.Logger { return s.log }
+
+// Close releases the store.
+func (s *Service) Close() error { return s.store.Close() }
+
+func (s *Service) nowUnix() int64 { return s.now().UTC().Unix() }
+
+// internal logs an unexpected error with its detail and returns the generic
+// error that is safe to send to a client.
+func (s *Service) internal(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	s.log.ErrorContext(ctx, "internal error", "op", op, "err", err)
+	return Internal(err)
+}

@@ -1,0 +1,249 @@
+// Package chattest runs a real chat.Service in-process for tests: on a
+// temporary SQLite file, with a movable clock and helpers that make users of
+// every role. It is what our own tests use, and it is meant for programs
+// that embed the library and want to unit-test their chat features.
+//
+//	h := chattest.New(t)
+//	alice := h.NewUser(t, chat.RoleMember)
+//	me, err := h.Service.GetOwnUser(ctx, alice.Caller)
+package chattest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/storage"
+	"github.com/teamchat/chat/storage/bunstore"
+)
+
+// Clock is a settable clock for the Service.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+// User is an account made by the harness, with its credentials.
+type User struct {
+	ID       int64
+	Email    string
+	FullName string
+	Password string
+	APIKey   string
+	Role     int
+	Caller   chat.Caller
+}
+
+// Harness is a Service on a fresh database with one organization.
+type Harness struct {
+	Service *chat.Service
+	Store   storage.Store
+	Clock   *Clock
+	// RealmID is the organization made at start; Owner is its owner.
+	RealmID  int64
+	RealmURL string
+	Owner    User
+	seq      *atomic.Int64 // shared by the harnesses of one store
+}
+
+// Password is the password of every user the harness makes.
+const Password = "correct horse battery staple"
+
+// Option configures the harness.
+type Option func(*config)
+
+type config struct {
+	store    func(testing.TB) storage.Store
+	opts     []chat.Option
+	realmURL string
+	realm    chat.CreateRealmRequest
+}
+
+// WithStore makes the harness run on the store open returns (for example a
+// PostgreSQL store from bunstore.OpenTestPostgres).
+func WithStore(open func(testing.TB) storage.Store) Option {
+	return func(c *config) { c.store = open }
+}
+
+// WithServiceOptions passes options to chat.New (after the harness's own).
+func WithServiceOptions(opts ...chat.Option) Option {
+	return func(c *config) { c.opts = append(c.opts, opts...) }
+}
+
+// WithRealm changes the organization made at start (its URL, name, email
+// visibility); empty fields keep the defaults.
+func WithRealm(req chat.CreateRealmRequest) Option {
+	return func(c *config) { c.realm = req }
+}
+
+// Start is the harness clock's initial time.
+var Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// New starts a harness; everything it opened is closed when t ends.
+func New(t testing.TB, opts ...Option) *Harness {
+	t.Helper()
+	cfg := config{store: func(t testing.TB) storage.Store { return bunstore.OpenTestSQLite(t) }}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	clock := &Clock{now: Start}
+	st := cfg.store(t)
+	svcOpts := append([]chat.Option{
+		chat.WithClock(clock.Now),
+		// A cheap hash keeps tests fast; production uses chat.Argon2id{}.
+		chat.WithPasswordHasher(chat.Argon2id{Time: 1, MemoryKiB: 64}),
+	}, cfg.opts...)
+	svc := chat.New(st, svcOpts...)
+	req := cfg.realm
+	if req.Name == "" {
+		req.Name = "Test Organization"
+	}
+	if req.URL == "" {
+		req.URL = "http://chat.example.com"
+	}
+	if req.OwnerEmail == "" {
+		req.OwnerEmail = "owner@example.com"
+	}
+	if req.OwnerFullName == "" {
+		req.OwnerFullName = "Olivia Owner"
+	}
+	if req.OwnerPassword == "" {
+		req.OwnerPassword = Password
+	}
+	ctx := context.Background()
+	realm, err := svc.CreateRealm(ctx, req)
+	if err != nil {
+		t.Fatalf("chattest: create organization: %v", err)
+	}
+	h := &Harness{Service: svc, Store: st, Clock: clock, RealmID: realm.RealmID, RealmURL: req.URL, seq: new(atomic.Int64)}
+	h.Owner = User{ID: realm.OwnerID, Email: req.OwnerEmail, FullName: req.OwnerFullName,
+		Password: req.OwnerPassword, APIKey: realm.OwnerAPIKey, Role: chat.RoleOwner,
+		Caller: chat.Caller{RealmID: realm.RealmID, UserID: realm.OwnerID}}
+	return h
+}
+
+var roleNames = map[int]string{
+	chat.RoleOwner: "owner", chat.RoleAdministrator: "admin", chat.RoleModerator: "moderator",
+	chat.RoleMember: "member", chat.RoleGuest: "guest",
+}
+
+// NewUser makes an active user of the given role with the harness Password.
+func (h *Harness) NewUser(t testing.TB, role int) User {
+	t.Helper()
+	n := h.seq.Add(1)
+	name := roleNames[role]
+	return h.provision(t, chat.ProvisionUserRequest{
+		Email:    fmt.Sprintf("%s%d@example.com", name, n),
+		FullName: fmt.Sprintf("Test %s %d", name, n),
+		Password: Password,
+		Role:     role,
+	})
+}
+
+// NewBot makes a generic bot owned by owner.
+func (h *Harness) NewBot(t testing.TB, owner User) User {
+	t.Helper()
+	n := h.seq.Add(1)
+	bt := chat.BotTypeGeneric
+	return h.provision(t, chat.ProvisionUserRequest{
+		Email:      fmt.Sprintf("bot%d-bot@example.com", n),
+		FullName:   fmt.Sprintf("Test bot %d", n),
+		Role:       chat.RoleMember,
+		BotType:    &bt,
+		BotOwnerID: &owner.ID,
+	})
+}
+
+// Provision makes a user from a full request (for permissions and other
+// details NewUser does not set).
+func (h *Harness) Provision(t testing.TB, req chat.ProvisionUserRequest) User {
+	t.Helper()
+	return h.provision(t, req)
+}
+
+func (h *Harness) provision(t testing.TB, req chat.ProvisionUserRequest) User {
+	t.Helper()
+	resp, err := h.Service.ProvisionUser(context.Background(), h.RealmID, req)
+	if err != nil {
+		t.Fatalf("chattest: provision %s: %v", req.Email, err)
+	}
+	role := req.Role
+	if role == 0 {
+		role = chat.RoleMember
+	}
+	return User{ID: resp.UserID, Email: resp.Email, FullName: req.FullName, Password: req.Password,
+		APIKey: resp.APIKey, Role: role, Caller: chat.Caller{RealmID: h.RealmID, UserID: resp.UserID}}
+}
+
+// Deactivate marks a user deactivated directly in the store (the
+// deactivation endpoint arrives with user management).
+func (h *Harness) Deactivate(t testing.TB, u User) {
+	t.Helper()
+	ctx := context.Background()
+	rec, err := h.Store.GetUser(ctx, h.RealmID, u.ID)
+	if err != nil {
+		t.Fatalf("chattest: deactivate: %v", err)
+	}
+	rec.IsActive = false
+	if err := h.Store.UpdateUser(ctx, rec, "is_active"); err != nil {
+		t.Fatalf("chattest: deactivate: %v", err)
+	}
+}
+
+// DeactivateRealm marks the organization deactivated directly in the store.
+func (h *Harness) DeactivateRealm(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	r, err := h.Store.GetRealm(ctx, h.RealmID)
+	if err != nil {
+		t.Fatalf("chattest: deactivate realm: %v", err)
+	}
+	r.Deactivated = true
+	if err := h.Store.UpdateRealm(ctx, r, "deactivated"); err != nil {
+		t.Fatalf("chattest: deactivate realm: %v", err)
+	}
+}
+
+// NewRealm creates another organization, served at url, on the same Service
+// and store, and returns a harness for it (sharing Service, Store and Clock).
+func (h *Harness) NewRealm(t testing.TB, url string) *Harness {
+	t.Helper()
+	n := h.seq.Add(1)
+	email := fmt.Sprintf("owner%d@example.com", n)
+	realm, err := h.Service.CreateRealm(context.Background(), chat.CreateRealmRequest{
+		Name: fmt.Sprintf("Organization %d", n), URL: url,
+		OwnerEmail: email, OwnerFullName: "Other Owner", OwnerPassword: Password,
+	})
+	if err != nil {
+		t.Fatalf("chattest: create organization: %v", err)
+	}
+	other := &Harness{Service: h.Service, Store: h.Store, Clock: h.Clock, RealmID: realm.RealmID, RealmURL: url, seq: h.seq}
+	other.Owner = User{ID: realm.OwnerID, Email: email, FullName: "Other Owner", Password: Password,
+		APIKey: realm.OwnerAPIKey, Role: chat.RoleOwner, Caller: chat.Caller{RealmID: realm.RealmID, UserID: realm.OwnerID}}
+	return other
+}

@@ -1,0 +1,327 @@
+// compat.mjs drives the real zulip-js client library (2.1.0, pinned in
+// package.json) against a running server and checks every answer.
+//
+//   CHAT_SITE=http://127.0.0.1:8080 CHAT_EMAIL=owner@example.com \
+//   CHAT_PASSWORD=... node compat.mjs
+//
+// CHAT_EMAIL must be an organization administrator (it creates a user).
+// Optional: CHAT_REALM_URL, the organization URL server_settings must report.
+// It prints one line per step and exits 1 at the first failure, naming the
+// step and showing what the server answered. clients/zulipjs_test.go runs it.
+//
+// How zulip-js talks (read from node_modules/zulip-js/lib):
+//   - zulip({username, password, realm}) POSTs multipart username+password to
+//     {realm}/api/v1/fetch_api_key without Authorization, and keeps only
+//     `api_key`. It does NOT throw when that fails: the client is returned
+//     with config.apiKey undefined. accounts.retrieve() repeats the call and
+//     returns the server's JSON, which is how a caller sees the error.
+//   - Every other call sends Authorization: Basic base64(username:apiKey);
+//     GET/DELETE/PATCH params go in the query string, POST params in a
+//     multipart/form-data body (isomorphic-form-data).
+//   - It never looks at the HTTP status: it resolves with response.json()
+//     and throws only if the body is not JSON.
+//   - The realm string is used verbatim: "http://h/" gives "http://h//api/v1".
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import process from 'node:process';
+import zulip from 'zulip-js';
+
+function env(name) {
+  const v = process.env[name];
+  if (!v) {
+    console.error(`compat.mjs: environment variable ${name} is required`);
+    process.exit(2);
+  }
+  return v;
+}
+
+const site = env('CHAT_SITE').replace(/\/+$/, '');
+const email = env('CHAT_EMAIL');
+const password = env('CHAT_PASSWORD');
+const realmURL = process.env.CHAT_REALM_URL || '';
+
+const show = (v) => JSON.stringify(v);
+
+// success asserts a zulip-js answer is a success and returns it.
+function success(res, what) {
+  assert.equal(typeof res, 'object', `${what}: expected a JSON object, got ${show(res)}`);
+  assert.equal(res.result, 'success', `${what}: expected result "success", got ${show(res)}`);
+  assert.equal(res.msg, '', `${what}: expected msg "", got ${show(res)}`);
+  return res;
+}
+
+// failure asserts a zulip-js answer is an error with a code (that code, if
+// given; none is required when code is null).
+function failure(res, what, code) {
+  assert.equal(typeof res, 'object', `${what}: expected a JSON object, got ${show(res)}`);
+  assert.equal(res.result, 'error', `${what}: expected result "error", got ${show(res)}`);
+  assert.equal(typeof res.msg, 'string', `${what}: expected a msg string, got ${show(res)}`);
+  assert.ok(res.msg.length > 0, `${what}: expected a non-empty msg, got ${show(res)}`);
+  if (code === null) {
+    return res;
+  }
+  assert.equal(typeof res.code, 'string', `${what}: expected a code string, got ${show(res)}`);
+  if (code) {
+    assert.equal(res.code, code, `${what}: expected code ${code}, got ${show(res)}`);
+  }
+  return res;
+}
+
+let current = '';
+let passed = 0;
+async function step(name, fn) {
+  current = name;
+  const started = Date.now();
+  await fn();
+  passed += 1;
+  console.log(`ok   ${name} (${Date.now() - started} ms)`);
+}
+
+function checkUser(u, want, what) {
+  assert.equal(typeof u, 'object', `${what}: expected a user object, got ${show(u)}`);
+  for (const [k, v] of Object.entries(want)) {
+    assert.deepEqual(u[k], v, `${what}: ${k} should be ${show(v)}, got ${show(u)}`);
+  }
+  for (const k of ['user_id', 'email', 'full_name', 'role', 'is_admin', 'is_owner', 'is_bot', 'is_active']) {
+    assert.ok(k in u, `${what}: field ${k} missing in ${show(u)}`);
+  }
+}
+
+async function main() {
+  const started = Date.now();
+  let owner; // client made from email + password
+  let me; // owner's own profile
+  let ownerKey;
+
+  await step('zulip({username, password, realm}) fetches the API key (POST /fetch_api_key, multipart)', async () => {
+    owner = await zulip({ username: email, password, realm: site });
+    ownerKey = owner.config.apiKey;
+    assert.equal(typeof ownerKey, 'string', `no api_key from fetch_api_key: config is ${show(owner.config)}`);
+    assert.ok(ownerKey.length >= 20, `api_key looks too short: ${show(ownerKey)}`);
+    assert.equal(owner.config.apiURL, `${site}/api/v1`);
+  });
+
+  await step('accounts.retrieve() returns api_key, email, user_id', async () => {
+    const res = success(await owner.accounts.retrieve(), 'accounts.retrieve');
+    assert.equal(res.api_key, ownerKey, `fetch_api_key gave another key: ${show(res)}`);
+    assert.equal(res.email, email, `fetch_api_key email: ${show(res)}`);
+    assert.equal(typeof res.user_id, 'number', `fetch_api_key user_id: ${show(res)}`);
+  });
+
+  await step('users.me.getProfile() (GET /users/me)', async () => {
+    me = success(await owner.users.me.getProfile(), 'users.me.getProfile');
+    assert.equal(me.email, email, `email: ${show(me)}`);
+    assert.equal(me.delivery_email, email, `delivery_email: ${show(me)}`);
+    assert.ok(Number.isInteger(me.user_id) && me.user_id > 0, `user_id: ${show(me)}`);
+    assert.ok([100, 200].includes(me.role), `role should be owner (100) or admin (200): ${show(me)}`);
+    assert.equal(me.is_admin, true, `is_admin: ${show(me)}`);
+    assert.equal(me.is_owner, me.role === 100, `is_owner vs role: ${show(me)}`);
+    assert.equal(me.is_guest, false, `is_guest: ${show(me)}`);
+    assert.equal(me.is_bot, false, `is_bot: ${show(me)}`);
+    assert.equal(me.is_active, true, `is_active: ${show(me)}`);
+    assert.equal(typeof me.full_name, 'string', `full_name: ${show(me)}`);
+    assert.equal(typeof me.avatar_url, 'string', `avatar_url: ${show(me)}`);
+    assert.equal(typeof me.date_joined, 'string', `date_joined: ${show(me)}`);
+  });
+
+  await step('zulip({username, apiKey, realm}) makes no login call and works', async () => {
+    const cfg = { username: email, apiKey: ownerKey, realm: site };
+    const byKey = await zulip(cfg);
+    assert.equal(byKey.config.apiKey, ownerKey);
+    const res = success(await byKey.users.me.getProfile(), 'getProfile with apiKey');
+    assert.equal(res.user_id, me.user_id);
+  });
+
+  await step('realm with a trailing "/" (requests //api/v1/...): login, GET and POST', async () => {
+    const slashed = await zulip({ username: email, password, realm: `${site}/` });
+    assert.equal(slashed.config.apiURL, `${site}//api/v1`);
+    assert.equal(slashed.config.apiKey, ownerKey, `fetch_api_key via //api/v1 failed: ${show(slashed.config)}`);
+    const res = success(await slashed.users.me.getProfile(), 'getProfile via //api/v1');
+    assert.equal(res.user_id, me.user_id);
+    const settings = success(await slashed.server.settings(), 'server.settings via //api/v1');
+    assert.equal(settings.authentication_methods?.password, true);
+  });
+
+  await step('realm ending in "/api" (zulip-js then appends only /v1)', async () => {
+    const c = await zulip({ username: email, apiKey: ownerKey, realm: `${site}/api` });
+    assert.equal(c.config.apiURL, `${site}/api/v1`);
+    success(await c.users.me.getProfile(), 'getProfile with realm .../api');
+  });
+
+  await step('server.settings() (GET /server_settings)', async () => {
+    const s = success(await owner.server.settings(), 'server.settings');
+    assert.equal(s.authentication_methods?.password, true, `authentication_methods: ${show(s)}`);
+    assert.ok(Array.isArray(s.external_authentication_methods), `external_authentication_methods: ${show(s)}`);
+    assert.equal(s.email_auth_enabled, true, `email_auth_enabled: ${show(s)}`);
+    assert.equal(s.require_email_format_usernames, true, `require_email_format_usernames: ${show(s)}`);
+    assert.equal(typeof s.realm_name, 'string', `realm_name: ${show(s)}`);
+    assert.equal(typeof s.realm_url, 'string', `realm_url: ${show(s)}`);
+    assert.equal(s.realm_uri, s.realm_url, `realm_uri should equal realm_url: ${show(s)}`);
+    if (realmURL) {
+      assert.equal(s.realm_url, realmURL, `realm_url: ${show(s)}`);
+    }
+  });
+
+  await step('callEndpoint("/server_settings") without credentials', async () => {
+    // A client made from a key that is not valid still reaches the public endpoint.
+    const anon = await zulip({ username: 'nobody@example.com', apiKey: 'x', realm: site });
+    const s = success(await anon.callEndpoint('server_settings'), 'callEndpoint server_settings');
+    assert.equal(s.authentication_methods?.password, true);
+  });
+
+  let members;
+  await step('users.retrieve() (GET /users) lists the owner', async () => {
+    const res = success(await owner.users.retrieve(), 'users.retrieve');
+    assert.ok(Array.isArray(res.members), `members: ${show(res)}`);
+    members = res.members;
+    const found = members.find((u) => u.user_id === me.user_id);
+    assert.ok(found, `owner ${me.user_id} missing from ${show(members)}`);
+    checkUser(found, { email, full_name: me.full_name, role: me.role, is_active: true }, 'owner in users.retrieve');
+  });
+
+  await step('users.retrieve({client_gravatar: false}) sends query params', async () => {
+    const res = success(await owner.users.retrieve({ client_gravatar: false }), 'users.retrieve client_gravatar=false');
+    const found = res.members.find((u) => u.user_id === me.user_id);
+    assert.equal(typeof found?.avatar_url, 'string', `client_gravatar=false must give an avatar_url: ${show(found)}`);
+  });
+
+  await step('callEndpoint GET /users/{id} and /users/{email}', async () => {
+    const byID = success(await owner.callEndpoint(`/users/${me.user_id}`), 'GET /users/{id}');
+    checkUser(byID.user, { user_id: me.user_id, email, role: me.role }, 'GET /users/{id}');
+
+    // Path parameter repeated as a field, as clients do.
+    const repeated = success(
+      await owner.callEndpoint(`/users/${me.user_id}`, 'GET', { user_id: me.user_id }),
+      'GET /users/{id}?user_id={id}',
+    );
+    assert.equal(repeated.user.user_id, me.user_id);
+
+    const byEmail = success(await owner.callEndpoint(`/users/${email}`), 'GET /users/{email}');
+    checkUser(byEmail.user, { user_id: me.user_id, email }, 'GET /users/{email}');
+
+    const escaped = success(
+      await owner.callEndpoint(`/users/${encodeURIComponent(email)}`),
+      'GET /users/{percent-encoded email}',
+    );
+    assert.equal(escaped.user.user_id, me.user_id);
+
+    failure(await owner.callEndpoint('/users/999999999'), 'GET /users/{unknown id}', 'BAD_REQUEST');
+    failure(await owner.callEndpoint('/users/nobody-here@example.com'), 'GET /users/{unknown email}');
+  });
+
+  // A user made through zulip-js's users.create (POST /users, multipart).
+  const tag = randomBytes(4).toString('hex');
+  const newEmail = `zulipjs-${tag}@example.com`;
+  const newName = `Zoë zulip-js ${tag}`;
+  const newPassword = `pässword with spaces ${tag}`;
+  let newUserID;
+
+  await step('users.create({email, password, full_name}) (POST /users)', async () => {
+    const res = success(
+      await owner.users.create({ email: newEmail, password: newPassword, full_name: newName }),
+      'users.create',
+    );
+    assert.ok(Number.isInteger(res.user_id) && res.user_id > 0, `user_id: ${show(res)}`);
+    newUserID = res.user_id;
+  });
+
+  await step('users.create with a taken email fails', async () => {
+    const res = failure(
+      await owner.users.create({ email: newEmail, password: newPassword, full_name: newName }),
+      'users.create duplicate',
+      'BAD_REQUEST',
+    );
+    assert.match(res.msg, /already|in use|exists/i, `duplicate email message: ${show(res)}`);
+  });
+
+  await step('users.retrieve() lists the new user', async () => {
+    const res = success(await owner.users.retrieve(), 'users.retrieve after create');
+    assert.equal(res.members.length, members.length + 1, `expected one more member: ${show(res.members)}`);
+    const found = res.members.find((u) => u.user_id === newUserID);
+    assert.ok(found, `new user ${newUserID} missing from ${show(res.members)}`);
+    checkUser(found, { email: newEmail, full_name: newName, role: 400, is_admin: false, is_owner: false, is_active: true }, 'new user');
+  });
+
+  let member;
+  await step('the new user logs in with its password through zulip-js', async () => {
+    member = await zulip({ username: newEmail, password: newPassword, realm: site });
+    assert.equal(typeof member.config.apiKey, 'string', `no api_key for the new user: ${show(member.config)}`);
+    assert.notEqual(member.config.apiKey, ownerKey);
+    const prof = success(await member.users.me.getProfile(), 'new user getProfile');
+    assert.equal(prof.user_id, newUserID);
+    assert.equal(prof.email, newEmail);
+    assert.equal(prof.full_name, newName);
+    assert.equal(prof.role, 400);
+    assert.equal(prof.is_admin, false);
+    const byEmail = success(await member.callEndpoint(`/users/${email}`), 'member GET /users/{owner email}');
+    assert.equal(byEmail.user.user_id, me.user_id);
+  });
+
+  await step('a member may not users.create', async () => {
+    failure(
+      await member.users.create({ email: `other-${newEmail}`, password: newPassword, full_name: 'Other' }),
+      'users.create by a member',
+    );
+  });
+
+  await step('callEndpoint POST /users/me/api_key/regenerate (empty multipart body)', async () => {
+    const oldKey = member.config.apiKey;
+    const res = success(await member.callEndpoint('/users/me/api_key/regenerate', 'POST'), 'regenerate');
+    assert.equal(typeof res.api_key, 'string', `api_key: ${show(res)}`);
+    assert.notEqual(res.api_key, oldKey, 'regenerate returned the old key');
+    failure(await member.users.me.getProfile(), 'getProfile with the old key');
+    const fresh = await zulip({ username: newEmail, apiKey: res.api_key, realm: site });
+    success(await fresh.users.me.getProfile(), 'getProfile with the new key');
+    const again = await zulip({ username: newEmail, password: newPassword, realm: site });
+    assert.equal(again.config.apiKey, res.api_key, 'fetch_api_key does not give the regenerated key');
+  });
+
+  await step('stray parameters are ignored and listed (GET query, POST multipart)', async () => {
+    const got = success(await owner.users.retrieve({ stray_get: 1 }), 'users.retrieve with a stray parameter');
+    assert.deepEqual(got.ignored_parameters_unsupported, ['stray_get'], `ignored_parameters_unsupported: ${show({ ...got, members: '...' })}`);
+    const made = success(
+      await owner.users.create({ email: `stray-${newEmail}`, password: newPassword, full_name: `Stray ${tag}`, recipient: 'x' }),
+      'users.create with a stray parameter',
+    );
+    assert.deepEqual(made.ignored_parameters_unsupported, ['recipient'], `ignored_parameters_unsupported: ${show(made)}`);
+  });
+
+  await step('wrong password: zulip() resolves without a key, accounts.retrieve() shows AUTHENTICATION_FAILED', async () => {
+    const bad = await zulip({ username: email, password: `${password}-wrong`, realm: site });
+    assert.equal(bad.config.apiKey, undefined, `wrong password gave a key: ${show(bad.config)}`);
+    failure(await bad.accounts.retrieve(), 'accounts.retrieve with a wrong password', 'AUTHENTICATION_FAILED');
+    // Calls with the missing key ("email:undefined") are refused too.
+    failure(await bad.users.me.getProfile(), 'getProfile after a failed login');
+    const unknown = await zulip({ username: `nobody-${tag}@example.com`, password, realm: site });
+    failure(await unknown.accounts.retrieve(), 'accounts.retrieve for an unknown user', 'AUTHENTICATION_FAILED');
+    // A success afterwards still works (and clears the failure count).
+    const good = await zulip({ username: email, password, realm: site });
+    assert.equal(good.config.apiKey, ownerKey);
+  });
+
+  await step('wrong API key: calls answer an error', async () => {
+    const c = await zulip({ username: email, apiKey: 'a'.repeat(32), realm: site });
+    failure(await c.users.me.getProfile(), 'getProfile with a wrong key');
+    failure(await c.users.retrieve(), 'users.retrieve with a wrong key');
+  });
+
+  await step('unknown endpoint and wrong method answer JSON errors (zulip-js throws on non-JSON)', async () => {
+    failure(await owner.callEndpoint('/no_such_endpoint'), 'GET /no_such_endpoint');
+    // The reference's 405 body is {result, msg, allowed_methods}, no code.
+    const res = failure(await owner.callEndpoint('/users/me', 'DELETE'), 'DELETE /users/me', null);
+    assert.ok(res.allowed_methods?.includes('GET'), `allowed_methods: ${show(res)}`);
+  });
+
+  console.log(`\n${passed} passed, 0 failed (zulip-js against ${site}, ${Date.now() - started} ms)`);
+}
+
+main().catch((err) => {
+  console.error(`\nFAIL ${current}`);
+  console.error(err && err.stack ? err.stack : err);
+  if (err && err.res) {
+    console.error(`HTTP ${err.res.status} ${err.res.url}`);
+  }
+  console.error(`\n${passed} passed, 1 failed`);
+  process.exit(1);
+});

@@ -1,0 +1,171 @@
+package chat
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies an error independently of any transport. Transports map a
+// Kind to their own status (transport/rest maps it to an HTTP status).
+type Kind int
+
+const (
+	// KindInternal is an unexpected failure; its detail is logged, never shown.
+	KindInternal Kind = iota
+	// KindInvalid is a malformed or unacceptable request (HTTP 400).
+	KindInvalid
+	// KindUnauthenticated means the caller could not be identified (HTTP 401).
+	KindUnauthenticated
+	// KindForbidden means the caller is known but may not do this (HTTP 403).
+	KindForbidden
+	// KindNotFound is a missing resource that the reference answers with 404.
+	KindNotFound
+	// KindConflict is a request that clashes with existing state (HTTP 409).
+	KindConflict
+	// KindRateLimited means the caller must wait (HTTP 429).
+	KindRateLimited
+	// KindTooLarge is a request body over the configured limit (HTTP 413).
+	KindTooLarge
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindInvalid:
+		return "invalid"
+	case KindUnauthenticated:
+		return "unauthenticated"
+	case KindForbidden:
+		return "forbidden"
+	case KindNotFound:
+		return "not found"
+	case KindConflict:
+		return "conflict"
+	case KindRateLimited:
+		return "rate limited"
+	case KindTooLarge:
+		return "too large"
+	default:
+		return "internal"
+	}
+}
+
+// Wire error codes used by the reference system (facts §6.1).
+const (
+	CodeBadRequest             = "BAD_REQUEST"
+	CodeRequestVariableMissing = "REQUEST_VARIABLE_MISSING"
+	CodeRequestVariableInvalid = "REQUEST_VARIABLE_INVALID"
+	CodeRequestConfusingVar    = "REQUEST_CONFUSING_VAR"
+	CodeUnauthorized           = "UNAUTHORIZED"
+	CodeUserDeactivated        = "USER_DEACTIVATED"
+	CodeRealmDeactivated       = "REALM_DEACTIVATED"
+	CodeAuthenticationFailed   = "AUTHENTICATION_FAILED"
+	CodeRateLimitHit           = "RATE_LIMIT_HIT"
+	CodeStreamDoesNotExist     = "STREAM_DOES_NOT_EXIST"
+	CodeNonexistentSubdomain   = "NONEXISTENT_SUBDOMAIN"
+	CodeInvalidAPIKey          = "INVALID_API_KEY"
+)
+
+// Error is the error type every Service method returns for expected
+// failures. Msg is safe to show to the client; Fields are extra members of
+// the wire error object (var_name, stream_id, ...).
+type Error struct {
+	Kind   Kind
+	Code   string
+	Msg    string
+	Fields map[string]any
+	// cause is logged for internal errors and never sent to clients.
+	cause error
+}
+
+func (e *Error) Error() string {
+	if e.cause != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Msg, e.cause)
+	}
+	return e.Code + ": " + e.Msg
+}
+
+// Unwrap returns the underlying cause, if any.
+func (e *Error) Unwrap() error { return e.cause }
+
+// With returns a copy of e with an extra wire field set.
+func (e *Error) With(key string, value any) *Error {
+	c := *e
+	c.Fields = make(map[string]any, len(e.Fields)+1)
+	for k, v := range e.Fields {
+		c.Fields[k] = v
+	}
+	c.Fields[key] = value
+	return &c
+}
+
+// AsError returns the *Error inside err. An error that is not a *Error is
+// wrapped as an internal error, so callers always get Kind, Code and Msg.
+func AsError(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return &Error{Kind: KindInternal, Code: CodeBadRequest, Msg: "Internal server error", cause: err}
+}
+
+// ErrorKind returns the Kind of err (KindInternal for foreign errors).
+func ErrorKind(err error) Kind { return AsError(err).Kind }
+
+// BadRequest is the reference system's generic error: HTTP 400, BAD_REQUEST.
+func BadRequest(format string, args ...any) *Error {
+	return &Error{Kind: KindInvalid, Code: CodeBadRequest, Msg: sprintf(format, args...)}
+}
+
+// NotFound is a BAD_REQUEST error that the reference answers with HTTP 404.
+func NotFound(format string, args ...any) *Error {
+	return &Error{Kind: KindNotFound, Code: CodeBadRequest, Msg: sprintf(format, args...)}
+}
+
+// Forbidden is a BAD_REQUEST error with HTTP 403 ("Access denied" and kin).
+func Forbidden(format string, args ...any) *Error {
+	return &Error{Kind: KindForbidden, Code: CodeBadRequest, Msg: sprintf(format, args...)}
+}
+
+// MissingArgument reports a required parameter that was not sent.
+func MissingArgument(name string) *Error {
+	return &Error{Kind: KindInvalid, Code: CodeRequestVariableMissing,
+		Msg: fmt.Sprintf("Missing '%s' argument", name), Fields: map[string]any{"var_name": name}}
+}
+
+// InvalidArgument reports a parameter whose value has the wrong shape, with
+// the reference's message templates ("x is not an integer").
+func InvalidArgument(format string, args ...any) *Error {
+	return BadRequest(format, args...)
+}
+
+// Unauthorized is the 401 answer for missing or wrong credentials.
+func Unauthorized(msg string) *Error {
+	return &Error{Kind: KindUnauthenticated, Code: CodeUnauthorized, Msg: msg}
+}
+
+// Internal wraps an unexpected failure; the cause is logged, not shown.
+func Internal(cause error) *Error {
+	return &Error{Kind: KindInternal, Code: CodeBadRequest, Msg: "Internal server error", cause: cause}
+}
+
+// RateLimited is the 429 answer; retryAfter is in seconds.
+func RateLimited(msg string, retryAfter float64) *Error {
+	return &Error{Kind: KindRateLimited, Code: CodeRateLimitHit, Msg: msg,
+		Fields: map[string]any{"retry-after": retryAfter}}
+}
+
+var (
+	errUserDeactivated  = &Error{Kind: KindUnauthenticated, Code: CodeUserDeactivated, Msg: "Account is deactivated"}
+	errRealmDeactivated = &Error{Kind: KindUnauthenticated, Code: CodeRealmDeactivated, Msg: "This organization has been deactivated"}
+	errAuthFailed       = &Error{Kind: KindUnauthenticated, Code: CodeAuthenticationFailed, Msg: "Your username or password is incorrect"}
+)
+
+func sprintf(format string, args ...any) string {
+	if len(args) == 0 {
+		return format
+	}
+	return fmt.Sprintf(format, args...)
+}

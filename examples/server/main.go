@@ -1,0 +1,174 @@
+// Command server runs teamchat on its own: the REST API on an embedded
+// SQLite file by default, or on PostgreSQL with -db postgres://...
+//
+//	go run ./examples/server
+//
+// On its first start it creates the organization and prints the owner's
+// email, password and API key with a ready-to-paste curl command; later
+// starts reuse the database.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/storage/bunstore"
+	"github.com/teamchat/chat/transport/rest"
+)
+
+type config struct {
+	addr, db, url, realmName, ownerEmail, ownerPassword, logLevel string
+}
+
+func main() {
+	var cfg config
+	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:9991", "address to listen on")
+	flag.StringVar(&cfg.db, "db", "./teamchat.db", "SQLite file path, or a postgres:// DSN")
+	flag.StringVar(&cfg.url, "url", "", "the organization's public URL (default http://<addr>); used when creating it")
+	flag.StringVar(&cfg.realmName, "realm-name", "Teamchat", "organization name; used when creating it")
+	flag.StringVar(&cfg.ownerEmail, "owner-email", "owner@teamchat.localhost", "owner's email; used when creating the organization")
+	flag.StringVar(&cfg.ownerPassword, "owner-password", "", "owner's password; generated when empty; used when creating the organization")
+	flag.StringVar(&cfg.logLevel, "log-level", "info", "debug (logs every request), info, warn or error")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, os.Stdout, os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+// run starts the server and blocks until ctx ends, then shuts down
+// gracefully. ready, if not nil, receives the listening address.
+func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<- string) error {
+	start := time.Now()
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+		return fmt.Errorf("-log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	store, err := bunstore.Open(ctx, cfg.db)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer store.Close()
+	svc := chat.New(store, chat.WithLogger(log))
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	base := "http://" + displayAddr(ln.Addr().String())
+	if cfg.url == "" {
+		cfg.url = base
+	}
+	if err := ensureOrganization(ctx, svc, store, cfg, stdout, base); err != nil {
+		return err
+	}
+
+	srv := &http.Server{
+		Handler:           rest.NewHandler(svc),
+		ReadHeaderTimeout: 10 * time.Second,
+		// Long enough for the event long-poll (90 s client timeout).
+		WriteTimeout: 120 * time.Second,
+		IdleTimeout:  120 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("listening", "url", base+"/api/v1", "db", redactDSN(cfg.db), "startup", time.Since(start).Round(time.Millisecond))
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// ensureOrganization creates the organization on the first start and prints
+// how to log in; on later starts it prints how to fetch an API key.
+func ensureOrganization(ctx context.Context, svc *chat.Service, store *bunstore.Store, cfg config, out io.Writer, base string) error {
+	realms, err := store.ListRealms(ctx)
+	if err != nil {
+		return err
+	}
+	if len(realms) > 0 {
+		fmt.Fprintf(out, "teamchat: serving %q at %s/api/v1\n", realms[0].Name, base)
+		fmt.Fprintf(out, "Get an API key with your email and password:\n  curl -sS %s/api/v1/fetch_api_key -d username=EMAIL -d password=PASSWORD\n", base)
+		return nil
+	}
+	password := cfg.ownerPassword
+	if password == "" {
+		password = randomPassword()
+	}
+	resp, err := svc.CreateRealm(ctx, chat.CreateRealmRequest{
+		Name: cfg.realmName, URL: cfg.url,
+		OwnerEmail: cfg.ownerEmail, OwnerFullName: "Owner", OwnerPassword: password,
+	})
+	if err != nil {
+		return fmt.Errorf("create organization: %w", err)
+	}
+	fmt.Fprintf(out, "teamchat: created organization %q at %s/api/v1\n", cfg.realmName, base)
+	fmt.Fprintf(out, "  owner email:    %s\n  owner password: %s\n  owner API key:  %s\n", cfg.ownerEmail, password, resp.OwnerAPIKey)
+	fmt.Fprintf(out, "Try it:\n  curl -sS -u %s:%s %s/api/v1/users/me\n", cfg.ownerEmail, resp.OwnerAPIKey, base)
+	return nil
+}
+
+func randomPassword() string {
+	const alphabet = "abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+	b := make([]byte, 20)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// displayAddr turns a listening address into one a client can dial.
+func displayAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func redactDSN(dsn string) string {
+	if i := strings.Index(dsn, "@"); i >= 0 && strings.Contains(dsn, "://") {
+		return dsn[:strings.Index(dsn, "://")+3] + "***" + dsn[i:]
+	}
+	return dsn
+}

@@ -1,0 +1,78 @@
+// Package bunstore is the one implementation of storage.Store, built on bun
+// (github.com/uptrace/bun). The same code serves SQLite, the embedded
+// default, and PostgreSQL, for deployments that outgrow one machine; the
+// record types of package storage are used directly as bun models.
+//
+// # Opening
+//
+// Open picks the database from the DSN:
+//
+//	postgres://user:pass@host:5432/db?sslmode=disable   PostgreSQL (also postgresql://)
+//	/var/lib/teamchat/chat.db                          SQLite file, created if missing
+//	file:/var/lib/teamchat/chat.db?cache=private        SQLite file: URI
+//
+// OpenSQLite and OpenPostgres open one kind explicitly; OpenPostgres takes
+// WithSchema to put the tables in a given (existing) schema through the
+// connection's search_path. Every Open applies the pending migrations
+// (migrations.go) with bun's migrate package, which records them in the
+// bun_migrations table: opening an up-to-date database changes nothing.
+// Migrations are hand-written SQL with a per-dialect substitution for the
+// few spelling differences (the auto-increment primary key), never
+// generated from the Go models. On PostgreSQL concurrent openers take turns
+// through an advisory lock.
+//
+// # SQLite connections
+//
+// SQLite allows one writer at a time, so a Store holds two bun.DBs on the
+// same file:
+//
+//   - the writer: exactly one connection, WAL journal, foreign keys on,
+//     synchronous=NORMAL, a 5 s busy timeout and BEGIN IMMEDIATE
+//     transactions. Every write, and everything inside InTx, runs here;
+//     concurrent writers queue for the connection instead of failing
+//     with SQLITE_BUSY.
+//   - the readers: a pool of 4 query-only connections (PRAGMA query_only)
+//     for reads outside a transaction. WAL lets them read while the writer
+//     writes; they see the last committed state.
+//
+// Migrations run on the writer before the readers open, so the file and its
+// WAL exist when they do. In-memory databases are refused (the readers
+// could not see the writer's database). Inside InTx, use the Store passed to
+// the callback: a write through the outer Store would wait for the writer
+// connection that the transaction holds.
+//
+// # PostgreSQL connections
+//
+// One ordinary pool (pgdriver + pgdialect) serves reads and writes.
+//
+// # Errors
+//
+// errors.go translates driver errors, and is the only place that does:
+// no rows gives storage.ErrNotFound, a unique violation storage.ErrConflict,
+// and a foreign key violation (a referenced realm, user or group that does
+// not exist in the realm) storage.ErrNotFound. Other errors are wrapped
+// with the operation's name.
+//
+// # Realm scoping in the schema
+//
+// Every row carries realm_id. Users and groups are unique by (realm_id, id)
+// and rows referring to them (bot owner, group creator, members, subgroups)
+// use composite foreign keys on (realm_id, ...), so the database itself
+// refuses a reference to another realm's user or group. Case-insensitive
+// uniqueness (realm host, user email within a realm) uses unique indexes on
+// lower(...); values are stored as given. Group names are unique per realm
+// through a partial index that leaves anonymous groups (empty name) out.
+//
+// # Tests
+//
+// OpenTestSQLite gives a Store on a temporary file. OpenTestPostgres gives
+// a Store on a fresh schema (random name, dropped with CASCADE when the test
+// ends) of the database named by the TEAMCHAT_POSTGRES_DSN environment
+// variable, for example
+//
+//	TEAMCHAT_POSTGRES_DSN='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' go test ./...
+//
+// Without that variable PostgreSQL tests are skipped, unless
+// TEAMCHAT_REQUIRE_POSTGRES=1 (set it in CI), which makes them fail instead.
+// The conformance suite both dialects pass is storage/storagetest.
+package bunstore

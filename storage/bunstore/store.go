@@ -1,0 +1,137 @@
+package bunstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// Dialect names returned by (*Store).Dialect.
+const (
+	DialectSQLite   = "sqlite"
+	DialectPostgres = "pg"
+)
+
+var _ storage.Store = (*Store)(nil)
+
+// Store implements storage.Store on bun, for SQLite and PostgreSQL.
+//
+// A Store returned by Open, OpenSQLite or OpenPostgres is safe for
+// concurrent use. The Store passed to an InTx callback is bound to that
+// transaction and must not be used after the callback returns.
+type Store struct {
+	dialect string
+
+	// w runs writes: the writer *bun.DB, or the bun.Tx of a tx-bound Store.
+	w bun.IDB
+	// r runs reads: the SQLite reader pool, the PostgreSQL pool, or the
+	// bun.Tx of a tx-bound Store (so a transaction sees its own writes).
+	r bun.IDB
+
+	// writer and reader are the handles owned by a root Store (nil in a
+	// tx-bound Store). On PostgreSQL reader is nil and r == w == writer.
+	writer *bun.DB
+	reader *bun.DB
+
+	inTx bool
+}
+
+// Open opens the database named by dsn and applies pending migrations.
+// A dsn starting with postgres:// or postgresql:// opens PostgreSQL;
+// anything else is a SQLite file path or file: URI.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	if isPostgresDSN(dsn) {
+		return OpenPostgres(ctx, dsn)
+	}
+	return OpenSQLite(ctx, dsn)
+}
+
+func isPostgresDSN(dsn string) bool {
+	lower := strings.ToLower(dsn)
+	return strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://")
+}
+
+// Dialect reports the database behind the Store: "sqlite" or "pg".
+func (s *Store) Dialect() string { return s.dialect }
+
+// Close releases the database handles. Closing the Store passed to an
+// InTx callback does nothing: the transaction ends when the callback returns.
+func (s *Store) Close() error {
+	if s.inTx {
+		return nil
+	}
+	var errs []error
+	if s.reader != nil {
+		if err := s.reader.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("bunstore: close readers: %w", err))
+		}
+	}
+	if s.writer != nil {
+		if err := s.writer.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("bunstore: close: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// InTx runs fn in one transaction on the writer. fn's error or panic rolls
+// the transaction back (a panic is re-raised after the rollback); otherwise
+// it is committed. Called on a tx-bound Store, InTx just calls fn with that
+// same Store, so nested calls share the outer transaction.
+//
+// On SQLite the transaction holds the only writer connection until it ends:
+// inside fn, use the Store passed to fn, never the outer Store, for writes.
+func (s *Store) InTx(ctx context.Context, fn func(storage.Store) error) error {
+	if s.inTx {
+		return fn(s)
+	}
+	tx, err := s.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return wrapErr("begin transaction", err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			// Reached on error and on panic; a panic keeps unwinding
+			// after this deferred call returns.
+			_ = tx.Rollback()
+		}
+	}()
+	txStore := &Store{dialect: s.dialect, w: tx, r: tx, inTx: true}
+	if err := fn(txStore); err != nil {
+		return err
+	}
+	done = true
+	if err := tx.Commit(); err != nil {
+		return wrapErr("commit", err)
+	}
+	return nil
+}
+
+// nonNil returns s, or an empty slice when s is nil, so that list methods
+// never return nil.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// checkAffected turns an UPDATE or DELETE that matched no row into
+// storage.ErrNotFound.
+func checkAffected(op string, res sql.Result) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return wrapErr(op, err)
+	}
+	if n == 0 {
+		return notFound(op)
+	}
+	return nil
+}

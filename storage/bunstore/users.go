@@ -1,0 +1,72 @@
+package bunstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// CreateUser inserts u and sets u.ID. An email already used in the realm,
+// compared case-insensitively, gives storage.ErrConflict; a missing realm
+// or bot owner gives storage.ErrNotFound.
+func (s *Store) CreateUser(ctx context.Context, u *storage.User) error {
+	_, err := s.w.NewInsert().Model(u).Returning("id").Exec(ctx)
+	return wrapErr("create user", err)
+}
+
+// GetUser returns the realm's user with the given ID.
+func (s *Store) GetUser(ctx context.Context, realmID, userID int64) (*storage.User, error) {
+	u := new(storage.User)
+	err := s.r.NewSelect().Model(u).
+		Where("realm_id = ?", realmID).
+		Where("id = ?", userID).
+		Scan(ctx)
+	if err != nil {
+		return nil, wrapErr(fmt.Sprintf("get user %d in realm %d", userID, realmID), err)
+	}
+	return u, nil
+}
+
+// GetUserByEmail returns the realm's user whose email equals email,
+// ignoring case.
+func (s *Store) GetUserByEmail(ctx context.Context, realmID int64, email string) (*storage.User, error) {
+	u := new(storage.User)
+	err := s.r.NewSelect().Model(u).
+		Where("realm_id = ?", realmID).
+		Where("lower(email) = lower(?)", email).
+		Scan(ctx)
+	if err != nil {
+		return nil, wrapErr(fmt.Sprintf("get user by email in realm %d", realmID), err)
+	}
+	return u, nil
+}
+
+// ListUsers returns the realm's users, active or not, ordered by ID.
+func (s *Store) ListUsers(ctx context.Context, realmID int64) ([]storage.User, error) {
+	users := []storage.User{}
+	err := s.r.NewSelect().Model(&users).
+		Where("realm_id = ?", realmID).
+		OrderExpr("id ASC").
+		Scan(ctx)
+	if err != nil {
+		return nil, wrapErr(fmt.Sprintf("list users of realm %d", realmID), err)
+	}
+	return nonNil(users), nil
+}
+
+// UpdateUser writes the named columns of u (all but id when none are
+// named). The row is matched by u.ID and u.RealmID: a user of another
+// realm gives storage.ErrNotFound.
+func (s *Store) UpdateUser(ctx context.Context, u *storage.User, columns ...string) error {
+	q := s.w.NewUpdate().Model(u).WherePK().Where("realm_id = ?", u.RealmID)
+	if len(columns) > 0 {
+		q = q.Column(columns...)
+	}
+	res, err := q.Exec(ctx)
+	op := fmt.Sprintf("update user %d in realm %d", u.ID, u.RealmID)
+	if err != nil {
+		return wrapErr(op, err)
+	}
+	return checkAffected(op, res)
+}

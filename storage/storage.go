@@ -1,0 +1,145 @@
+// Package storage is the persistence contract of teamchat: plain record
+// types and small per-aggregate interfaces, composed into Store.
+//
+// The records carry `bun` struct tags so that the one implementation
+// (storage/bunstore) can use them directly as models; the tags are plain
+// strings, so this package does not depend on bun. Every record carries its
+// realm (organization) ID, and every lookup is scoped by it.
+//
+// Times are UTC Unix seconds. Implementations translate driver errors into
+// ErrNotFound and ErrConflict; callers never see driver errors for those cases.
+package storage
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotFound is returned when a looked-up record does not exist.
+var ErrNotFound = errors.New("storage: not found")
+
+// ErrConflict is returned when a write would violate a uniqueness rule
+// (an email already in use, a duplicate group name, ...).
+var ErrConflict = errors.New("storage: conflict")
+
+// Store is the whole storage contract.
+type Store interface {
+	RealmStore
+	UserStore
+	GroupStore
+	// InTx runs fn inside one transaction. The Store passed to fn sees the
+	// transaction's writes; fn's error (or a panic) rolls everything back.
+	// Nested calls on the transaction's Store run in the same transaction.
+	InTx(ctx context.Context, fn func(Store) error) error
+	// Close releases the database handles.
+	Close() error
+}
+
+// Realm is an organization. One Store can hold many.
+type Realm struct {
+	ID          int64  `bun:"id,pk,autoincrement"`
+	StringID    string `bun:"string_id"` // subdomain-like identifier (sender_realm_str)
+	Name        string `bun:"name"`
+	Description string `bun:"description"` // Markdown
+	// URL is the canonical organization URL (scheme://host[:port]); Host is
+	// its host part as sent in HTTP Host headers, unique across realms.
+	URL         string `bun:"url"`
+	Host        string `bun:"host"`
+	DateCreated int64  `bun:"date_created"`
+	Deactivated bool   `bun:"deactivated"`
+	// EmailAddressVisibility: 1 everyone, 2 members, 3 administrators,
+	// 4 nobody, 5 moderators (the reference's numbering).
+	EmailAddressVisibility int `bun:"email_address_visibility"`
+	// WaitingPeriodThreshold is the number of days before a member becomes
+	// a full member (role:fullmembers).
+	WaitingPeriodThreshold int `bun:"waiting_period_threshold"`
+}
+
+// User is a human or bot account in one realm.
+type User struct {
+	ID      int64 `bun:"id,pk,autoincrement"`
+	RealmID int64 `bun:"realm_id"`
+	// Email is the real (delivery) address, case preserved; lookups by
+	// email are case-insensitive.
+	Email         string `bun:"email"`
+	FullName      string `bun:"full_name"`
+	Role          int    `bun:"role"` // 100 owner, 200 admin, 300 moderator, 400 member, 600 guest
+	IsActive      bool   `bun:"is_active"`
+	IsBot         bool   `bun:"is_bot"`
+	BotType       *int   `bun:"bot_type"`
+	BotOwnerID    *int64 `bun:"bot_owner_id"`
+	Timezone      string `bun:"timezone"`
+	DateJoined    int64  `bun:"date_joined"`
+	PasswordHash  string `bun:"password_hash"` // empty: no password login
+	APIKey        string `bun:"api_key"`
+	AvatarSource  string `bun:"avatar_source"` // "G" gravatar, "U" uploaded
+	AvatarVersion int    `bun:"avatar_version"`
+	// CanCreateUsers is the server-granted permission to call create-user
+	// without being an administrator.
+	CanCreateUsers bool `bun:"can_create_users"`
+}
+
+// UserGroup is a named or anonymous group of users and subgroups. System
+// groups (role:owners, ...) are named and have IsSystemGroup set; anonymous
+// groups back group-setting values of the {direct_members, direct_subgroups}
+// form and have an empty Name.
+type UserGroup struct {
+	ID            int64  `bun:"id,pk,autoincrement"`
+	RealmID       int64  `bun:"realm_id"`
+	Name          string `bun:"name"`
+	Description   string `bun:"description"`
+	IsSystemGroup bool   `bun:"is_system_group"`
+	CreatorID     *int64 `bun:"creator_id"`
+	DateCreated   *int64 `bun:"date_created"`
+	Deactivated   bool   `bun:"deactivated"`
+}
+
+// RealmStore persists organizations.
+type RealmStore interface {
+	// CreateRealm inserts r and sets r.ID. A taken Host or StringID gives ErrConflict.
+	CreateRealm(ctx context.Context, r *Realm) error
+	GetRealm(ctx context.Context, id int64) (*Realm, error)
+	// GetRealmByHost finds the realm whose Host equals host (case-insensitive).
+	GetRealmByHost(ctx context.Context, host string) (*Realm, error)
+	// ListRealms returns every realm ordered by ID.
+	ListRealms(ctx context.Context) ([]Realm, error)
+	// UpdateRealm writes the named columns of r (all columns when none are named).
+	UpdateRealm(ctx context.Context, r *Realm, columns ...string) error
+}
+
+// UserStore persists accounts.
+type UserStore interface {
+	// CreateUser inserts u and sets u.ID. An email already used in the realm
+	// (compared case-insensitively) gives ErrConflict.
+	CreateUser(ctx context.Context, u *User) error
+	GetUser(ctx context.Context, realmID, userID int64) (*User, error)
+	// GetUserByEmail looks the user up by real email, case-insensitively.
+	GetUserByEmail(ctx context.Context, realmID int64, email string) (*User, error)
+	// ListUsers returns the realm's users (active and not) ordered by ID.
+	ListUsers(ctx context.Context, realmID int64) ([]User, error)
+	// UpdateUser writes the named columns of u (all columns when none are named).
+	UpdateUser(ctx context.Context, u *User, columns ...string) error
+}
+
+// GroupStore persists user groups and their direct members and subgroups.
+type GroupStore interface {
+	// CreateGroup inserts g and sets g.ID. A named group whose name is taken
+	// in the realm gives ErrConflict.
+	CreateGroup(ctx context.Context, g *UserGroup) error
+	GetGroup(ctx context.Context, realmID, groupID int64) (*UserGroup, error)
+	GetGroupByName(ctx context.Context, realmID int64, name string) (*UserGroup, error)
+	// ListGroups returns the realm's named groups ordered by ID.
+	ListGroups(ctx context.Context, realmID int64) ([]UserGroup, error)
+	// AddGroupMembers adds direct members; members already present are skipped.
+	AddGroupMembers(ctx context.Context, realmID, groupID int64, userIDs []int64) error
+	RemoveGroupMembers(ctx context.Context, realmID, groupID int64, userIDs []int64) error
+	// GroupMembers lists the group's direct member IDs, ascending.
+	GroupMembers(ctx context.Context, realmID, groupID int64) ([]int64, error)
+	// AddSubgroups adds direct subgroups; subgroups already present are skipped.
+	AddSubgroups(ctx context.Context, realmID, groupID int64, subgroupIDs []int64) error
+	RemoveSubgroups(ctx context.Context, realmID, groupID int64, subgroupIDs []int64) error
+	// Subgroups lists the group's direct subgroup IDs, ascending.
+	Subgroups(ctx context.Context, realmID, groupID int64) ([]int64, error)
+	// UserGroupIDs lists the groups the user is a direct member of, ascending.
+	UserGroupIDs(ctx context.Context, realmID, userID int64) ([]int64, error)
+}

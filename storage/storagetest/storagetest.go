@@ -1,0 +1,99 @@
+// Package storagetest is the conformance suite of storage.Store: every
+// backend runs Run and must pass it.
+//
+//	func TestStore(t *testing.T) {
+//		storagetest.Run(t, func(t *testing.T) storage.Store {
+//			return bunstore.OpenTestSQLite(t)
+//		})
+//	}
+//
+// Each subtest calls open for a fresh, empty store (the open function owns
+// closing it, typically in t.Cleanup), so subtests share no state; they run
+// in parallel, so open must be safe to call concurrently.
+//
+// Beyond the comments of package storage, the suite pins down these
+// behaviours: list methods return empty results (never an error) for an
+// empty realm; a reference to a record that is missing or belongs to
+// another realm (a user's realm or bot owner, a group's creator, a
+// member, a subgroup) gives storage.ErrNotFound; the member and subgroup
+// methods, and UserGroupIDs, give storage.ErrNotFound for a group (or user)
+// that is missing or of another realm; GetGroupByName never finds an
+// anonymous group.
+package storagetest
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// test is one conformance check on a fresh store.
+type test struct {
+	name string
+	fn   func(t *testing.T, s storage.Store)
+}
+
+// Run runs the conformance suite, one parallel subtest per check, each on
+// the fresh store returned by open.
+func Run(t *testing.T, open func(t *testing.T) storage.Store) {
+	var all []test
+	all = append(all, realmTests...)
+	all = append(all, userTests...)
+	all = append(all, groupTests...)
+	all = append(all, txTests...)
+	for _, tc := range all {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := open(t)
+			require.NotNil(t, s, "open returned a nil store")
+			tc.fn(t, s)
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// newRealm creates a realm whose string ID is key and host key.example.com.
+func newRealm(t *testing.T, s storage.Store, key string) *storage.Realm {
+	t.Helper()
+	r := &storage.Realm{
+		StringID:               key,
+		Name:                   "Realm " + key,
+		URL:                    "https://" + key + ".example.com",
+		Host:                   key + ".example.com",
+		DateCreated:            1_700_000_000,
+		EmailAddressVisibility: 1,
+	}
+	require.NoError(t, s.CreateRealm(t.Context(), r))
+	require.NotZero(t, r.ID)
+	return r
+}
+
+// newUser creates an active member of the realm with the given email.
+func newUser(t *testing.T, s storage.Store, realmID int64, email string) *storage.User {
+	t.Helper()
+	u := &storage.User{
+		RealmID:      realmID,
+		Email:        email,
+		FullName:     "User " + email,
+		Role:         400,
+		IsActive:     true,
+		DateJoined:   1_700_000_100,
+		APIKey:       "key-" + email,
+		AvatarSource: "G",
+	}
+	require.NoError(t, s.CreateUser(t.Context(), u))
+	require.NotZero(t, u.ID)
+	return u
+}
+
+// newGroup creates a group of the realm; name "" makes an anonymous group.
+func newGroup(t *testing.T, s storage.Store, realmID int64, name string) *storage.UserGroup {
+	t.Helper()
+	g := &storage.UserGroup{RealmID: realmID, Name: name}
+	require.NoError(t, s.CreateGroup(t.Context(), g))
+	require.NotZero(t, g.ID)
+	return g
+}

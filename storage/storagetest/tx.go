@@ -1,0 +1,297 @@
+package storagetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/teamchat/chat/storage"
+)
+
+var txTests = []test{
+	{"Tx/Commit", testTxCommit},
+	{"Tx/RollbackOnError", testTxRollbackOnError},
+	{"Tx/RollbackOnStoreError", testTxRollbackOnStoreError},
+	{"Tx/RollbackOnPanic", testTxRollbackOnPanic},
+	{"Tx/Nested", testTxNested},
+	{"Tx/NestedRollback", testTxNestedRollback},
+	{"Tx/ReadsOwnWrites", testTxReadsOwnWrites},
+	{"Concurrency/CreateUsers", testConcurrentCreateUsers},
+	{"Concurrency/Transactions", testConcurrentTransactions},
+}
+
+// assertNoRealms checks that nothing was persisted.
+func assertNoRealms(t *testing.T, s storage.Store, host string) {
+	t.Helper()
+	realms, err := s.ListRealms(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, realms)
+	_, err = s.GetRealmByHost(t.Context(), host)
+	assert.ErrorIs(t, err, storage.ErrNotFound)
+}
+
+func testTxCommit(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	var realm *storage.Realm
+	var user *storage.User
+	var group *storage.UserGroup
+	err := s.InTx(ctx, func(tx storage.Store) error {
+		realm = &storage.Realm{StringID: "acme", Host: "acme.example.com"}
+		if err := tx.CreateRealm(ctx, realm); err != nil {
+			return err
+		}
+		user = &storage.User{RealmID: realm.ID, Email: "a@example.com", IsActive: true}
+		if err := tx.CreateUser(ctx, user); err != nil {
+			return err
+		}
+		group = &storage.UserGroup{RealmID: realm.ID, Name: "team"}
+		if err := tx.CreateGroup(ctx, group); err != nil {
+			return err
+		}
+		return tx.AddGroupMembers(ctx, realm.ID, group.ID, []int64{user.ID})
+	})
+	require.NoError(t, err)
+
+	gotRealm, err := s.GetRealm(ctx, realm.ID)
+	require.NoError(t, err)
+	assert.Equal(t, *realm, *gotRealm)
+	gotUser, err := s.GetUser(ctx, realm.ID, user.ID)
+	require.NoError(t, err)
+	assert.Equal(t, *user, *gotUser)
+	gotGroup, err := s.GetGroup(ctx, realm.ID, group.ID)
+	require.NoError(t, err)
+	assert.Equal(t, *group, *gotGroup)
+	ids, err := s.GroupMembers(ctx, realm.ID, group.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{user.ID}, ids)
+}
+
+func testTxRollbackOnError(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	errBoom := errors.New("boom")
+	err := s.InTx(ctx, func(tx storage.Store) error {
+		r := &storage.Realm{StringID: "acme", Host: "acme.example.com"}
+		if err := tx.CreateRealm(ctx, r); err != nil {
+			return err
+		}
+		if err := tx.CreateUser(ctx, &storage.User{RealmID: r.ID, Email: "a@example.com"}); err != nil {
+			return err
+		}
+		return fmt.Errorf("wrapped: %w", errBoom)
+	})
+	require.ErrorIs(t, err, errBoom, "fn's error is returned")
+	assertNoRealms(t, s, "acme.example.com")
+
+	// The store is still usable.
+	newRealm(t, s, "acme")
+}
+
+func testTxRollbackOnStoreError(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	err := s.InTx(ctx, func(tx storage.Store) error {
+		if err := tx.CreateRealm(ctx, &storage.Realm{StringID: "acme", Host: "acme.example.com"}); err != nil {
+			return err
+		}
+		return tx.CreateRealm(ctx, &storage.Realm{StringID: "acme", Host: "other.example.com"})
+	})
+	require.ErrorIs(t, err, storage.ErrConflict)
+	assertNoRealms(t, s, "acme.example.com")
+	newRealm(t, s, "acme")
+}
+
+func testTxRollbackOnPanic(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	require.PanicsWithValue(t, "boom", func() {
+		_ = s.InTx(ctx, func(tx storage.Store) error {
+			if err := tx.CreateRealm(ctx, &storage.Realm{StringID: "acme", Host: "acme.example.com"}); err != nil {
+				return err
+			}
+			panic("boom")
+		})
+	})
+	assertNoRealms(t, s, "acme.example.com")
+
+	// The transaction released its connection: writes still go through.
+	newRealm(t, s, "acme")
+	require.NoError(t, s.InTx(ctx, func(tx storage.Store) error {
+		return tx.CreateRealm(ctx, &storage.Realm{StringID: "b", Host: "b.example.com"})
+	}))
+}
+
+func testTxNested(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	var outer, inner *storage.Realm
+	err := s.InTx(ctx, func(tx storage.Store) error {
+		outer = &storage.Realm{StringID: "outer", Host: "outer.example.com"}
+		if err := tx.CreateRealm(ctx, outer); err != nil {
+			return err
+		}
+		return tx.InTx(ctx, func(tx2 storage.Store) error {
+			// The inner transaction sees the outer one's writes.
+			if _, err := tx2.GetRealm(ctx, outer.ID); err != nil {
+				return err
+			}
+			inner = &storage.Realm{StringID: "inner", Host: "inner.example.com"}
+			return tx2.CreateRealm(ctx, inner)
+		})
+	})
+	require.NoError(t, err)
+	realms, err := s.ListRealms(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []storage.Realm{*outer, *inner}, realms)
+}
+
+func testTxNestedRollback(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	errInner := errors.New("inner failed")
+	err := s.InTx(ctx, func(tx storage.Store) error {
+		if err := tx.CreateRealm(ctx, &storage.Realm{StringID: "outer", Host: "outer.example.com"}); err != nil {
+			return err
+		}
+		return tx.InTx(ctx, func(tx2 storage.Store) error {
+			if err := tx2.CreateRealm(ctx, &storage.Realm{StringID: "inner", Host: "inner.example.com"}); err != nil {
+				return err
+			}
+			return errInner
+		})
+	})
+	require.ErrorIs(t, err, errInner)
+	assertNoRealms(t, s, "outer.example.com")
+	assertNoRealms(t, s, "inner.example.com")
+}
+
+func testTxReadsOwnWrites(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	existing := newRealm(t, s, "existing")
+	err := s.InTx(ctx, func(tx storage.Store) error {
+		r := &storage.Realm{StringID: "acme", Host: "Acme.example.com"}
+		require.NoError(t, tx.CreateRealm(ctx, r))
+		got, err := tx.GetRealm(ctx, r.ID)
+		require.NoError(t, err)
+		assert.Equal(t, *r, *got)
+		got, err = tx.GetRealmByHost(ctx, "acme.EXAMPLE.com")
+		require.NoError(t, err)
+		assert.Equal(t, r.ID, got.ID)
+		realms, err := tx.ListRealms(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []storage.Realm{*existing, *r}, realms)
+
+		// Outside the transaction the write is not visible yet.
+		_, err = s.GetRealm(ctx, r.ID)
+		assert.ErrorIs(t, err, storage.ErrNotFound, "uncommitted write visible outside the transaction")
+
+		u := &storage.User{RealmID: r.ID, Email: "Alice@example.com", IsActive: true}
+		require.NoError(t, tx.CreateUser(ctx, u))
+		gotUser, err := tx.GetUserByEmail(ctx, r.ID, "alice@example.com")
+		require.NoError(t, err)
+		assert.Equal(t, *u, *gotUser)
+		u.FullName = "Alice"
+		require.NoError(t, tx.UpdateUser(ctx, u, "full_name"))
+		users, err := tx.ListUsers(ctx, r.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []storage.User{*u}, users)
+
+		g := &storage.UserGroup{RealmID: r.ID, Name: "team"}
+		require.NoError(t, tx.CreateGroup(ctx, g))
+		sub := &storage.UserGroup{RealmID: r.ID}
+		require.NoError(t, tx.CreateGroup(ctx, sub))
+		gotGroup, err := tx.GetGroupByName(ctx, r.ID, "team")
+		require.NoError(t, err)
+		assert.Equal(t, *g, *gotGroup)
+		groups, err := tx.ListGroups(ctx, r.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []storage.UserGroup{*g}, groups)
+		require.NoError(t, tx.AddGroupMembers(ctx, r.ID, g.ID, []int64{u.ID}))
+		require.NoError(t, tx.AddSubgroups(ctx, r.ID, g.ID, []int64{sub.ID}))
+		ids, err := tx.GroupMembers(ctx, r.ID, g.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []int64{u.ID}, ids)
+		ids, err = tx.Subgroups(ctx, r.ID, g.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []int64{sub.ID}, ids)
+		ids, err = tx.UserGroupIDs(ctx, r.ID, u.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []int64{g.ID}, ids)
+		return nil
+	})
+	require.NoError(t, err)
+	got, err := s.GetRealmByHost(ctx, "acme.example.com")
+	require.NoError(t, err)
+	assert.Equal(t, "acme", got.StringID)
+}
+
+const workers = 8
+
+func testConcurrentCreateUsers(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+
+	var wg sync.WaitGroup
+	ids := make([]int64, workers)
+	for i := range workers {
+		wg.Go(func() {
+			u := &storage.User{RealmID: realm.ID, Email: fmt.Sprintf("user%d@example.com", i), IsActive: true}
+			if assert.NoError(t, s.CreateUser(ctx, u)) {
+				ids[i] = u.ID
+			}
+			// Reads interleaved with the other goroutines' writes.
+			_, err := s.ListUsers(ctx, realm.ID)
+			assert.NoError(t, err)
+			got, err := s.GetUserByEmail(ctx, realm.ID, u.Email)
+			if assert.NoError(t, err) {
+				assert.Equal(t, u.ID, got.ID)
+			}
+		})
+	}
+	wg.Wait()
+
+	users, err := s.ListUsers(ctx, realm.ID)
+	require.NoError(t, err)
+	require.Len(t, users, workers)
+	seen := map[int64]bool{}
+	for _, u := range users {
+		seen[u.ID] = true
+	}
+	for _, id := range ids {
+		assert.True(t, seen[id], "user %d listed", id)
+	}
+}
+
+func testConcurrentTransactions(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	shared := newGroup(t, s, realm.ID, "everyone")
+
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			err := s.InTx(ctx, func(tx storage.Store) error {
+				u := &storage.User{RealmID: realm.ID, Email: fmt.Sprintf("user%d@example.com", i)}
+				if err := tx.CreateUser(ctx, u); err != nil {
+					return err
+				}
+				g := &storage.UserGroup{RealmID: realm.ID, Name: fmt.Sprintf("group %d", i)}
+				if err := tx.CreateGroup(ctx, g); err != nil {
+					return err
+				}
+				if err := tx.AddGroupMembers(ctx, realm.ID, g.ID, []int64{u.ID}); err != nil {
+					return err
+				}
+				return tx.AddGroupMembers(ctx, realm.ID, shared.ID, []int64{u.ID})
+			})
+			assert.NoError(t, err)
+		})
+	}
+	wg.Wait()
+
+	members, err := s.GroupMembers(ctx, realm.ID, shared.ID)
+	require.NoError(t, err)
+	assert.Len(t, members, workers)
+	groups, err := s.ListGroups(ctx, realm.ID)
+	require.NoError(t, err)
+	assert.Len(t, groups, workers+1)
+}

@@ -1,0 +1,290 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	chat "github.com/teamchat/chat"
+)
+
+// readParams merges the query string and the body of any method
+// (urlencoded or multipart/form-data; DELETE and PATCH bodies included).
+// Body values win over query values of the same name.
+func readParams(r *http.Request) (url.Values, error) {
+	values := r.URL.Query()
+	if r.Body == nil || r.Body == http.NoBody {
+		return values, nil
+	}
+	ct := r.Header.Get("Content-Type")
+	mediaType, mparams, _ := mime.ParseMediaType(ct)
+	var body url.Values
+	switch {
+	case mediaType == "multipart/form-data":
+		if mparams["boundary"] == "" {
+			return nil, chat.BadRequest("Malformed multipart body: no boundary")
+		}
+		mr := multipart.NewReader(r.Body, mparams["boundary"])
+		body = url.Values{}
+		for {
+			part, err := mr.NextPart()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, bodyError(err, "Malformed multipart body")
+			}
+			if part.FileName() != "" || part.FormName() == "" {
+				// Files are not accepted by any endpoint yet; drain and skip.
+				if _, err := io.Copy(io.Discard, part); err != nil {
+					return nil, bodyError(err, "Malformed multipart body")
+				}
+				continue
+			}
+			data, err := io.ReadAll(part)
+			if err != nil {
+				return nil, bodyError(err, "Malformed multipart body")
+			}
+			body.Add(part.FormName(), string(data))
+		}
+	case mediaType == "application/x-www-form-urlencoded" || ct == "":
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, bodyError(err, "Malformed request body")
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			return values, nil
+		}
+		body, err = url.ParseQuery(string(data))
+		if err != nil {
+			return nil, chat.BadRequest("Malformed request body")
+		}
+	default:
+		// Other bodies (JSON, ...) carry no form parameters.
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			return nil, bodyError(err, "Malformed request body")
+		}
+		return values, nil
+	}
+	for k, v := range body {
+		values[k] = v
+	}
+	return values, nil
+}
+
+func bodyError(err error, msg string) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return &chat.Error{Kind: chat.KindTooLarge, Code: chat.CodeBadRequest,
+			Msg: fmt.Sprintf("Request body too large (limit: %d bytes)", tooLarge.Limit)}
+	}
+	return chat.BadRequest("%s", msg)
+}
+
+// field is how one request-struct field is read from the wire.
+type field struct {
+	name     string
+	index    int
+	required bool // non-pointer fields are required
+	typ      reflect.Type
+}
+
+var plans sync.Map // reflect.Type -> []field
+
+func planFor(t reflect.Type) []field {
+	if p, ok := plans.Load(t); ok {
+		return p.([]field)
+	}
+	var fs []field
+	for i := 0; i < t.NumField(); i++ {
+		sf := t.Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if !sf.IsExported() || name == "-" || name == "" {
+			continue
+		}
+		fs = append(fs, field{name: name, index: i, required: sf.Type.Kind() != reflect.Pointer, typ: sf.Type})
+	}
+	plans.Store(t, fs)
+	return fs
+}
+
+var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// decode fills the struct dst points to from path parameters and request
+// values, by the fields' json tags. Pointer fields are optional; the rest are
+// required. It returns the names of values no field reads, sorted.
+func decode(values url.Values, path map[string]string, dst any) ([]string, error) {
+	v := reflect.ValueOf(dst).Elem()
+	plan := planFor(v.Type())
+	known := make(map[string]bool, len(plan)+len(path))
+	for k := range path {
+		known[k] = true
+	}
+	for _, f := range plan {
+		known[f.name] = true
+		raw, ok := path[f.name]
+		if !ok {
+			vs, present := values[f.name]
+			if !present || len(vs) == 0 {
+				if f.required {
+					return nil, chat.MissingArgument(f.name)
+				}
+				continue
+			}
+			raw = vs[len(vs)-1]
+		}
+		target := v.Field(f.index)
+		if target.Kind() == reflect.Pointer {
+			target.Set(reflect.New(f.typ.Elem()))
+			target = target.Elem()
+		}
+		if err := setValue(target, f.name, raw); err != nil {
+			return nil, err
+		}
+	}
+	var ignored []string
+	for k := range values {
+		if !known[k] {
+			ignored = append(ignored, k)
+		}
+	}
+	sort.Strings(ignored)
+	return ignored, nil
+}
+
+// setValue parses raw into target: strings as they are, numbers and
+// booleans as JSON scalars, everything else (lists, objects, types with
+// their own JSON decoding) as JSON. Lists of numbers or strings also accept
+// the comma-joined form some clients send in query strings.
+func setValue(target reflect.Value, name, raw string) error {
+	if reflect.PointerTo(target.Type()).Implements(jsonUnmarshaler) {
+		return decodeJSON(target, name, raw)
+	}
+	switch target.Kind() {
+	case reflect.String:
+		target.SetString(raw)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, target.Type().Bits())
+		if err != nil {
+			return chat.InvalidArgument("%s is not an integer", name)
+		}
+		target.SetInt(n)
+	case reflect.Float32, reflect.Float64:
+		n, err := strconv.ParseFloat(strings.TrimSpace(raw), target.Type().Bits())
+		if err != nil {
+			return chat.InvalidArgument("%s is not a float", name)
+		}
+		target.SetFloat(n)
+	case reflect.Bool:
+		switch strings.TrimSpace(raw) {
+		case "true":
+			target.SetBool(true)
+		case "false":
+			target.SetBool(false)
+		default:
+			return chat.InvalidArgument("%s is not a boolean", name)
+		}
+	case reflect.Slice:
+		return decodeList(target, name, raw)
+	default:
+		return decodeJSON(target, name, raw)
+	}
+	return nil
+}
+
+func decodeJSON(target reflect.Value, name, raw string) error {
+	if !json.Valid([]byte(raw)) {
+		return chat.InvalidArgument("%s is not valid JSON", name)
+	}
+	if err := json.Unmarshal([]byte(raw), target.Addr().Interface()); err != nil {
+		var ce *chat.Error
+		if errors.As(err, &ce) {
+			return ce
+		}
+		switch target.Kind() {
+		case reflect.Map, reflect.Struct:
+			return chat.InvalidArgument("%s is not a dict", name)
+		default:
+			return chat.InvalidArgument("%s has invalid format", name)
+		}
+	}
+	return nil
+}
+
+func decodeList(target reflect.Value, name, raw string) error {
+	trimmed := strings.TrimSpace(raw)
+	elem := target.Type().Elem()
+	var items []json.RawMessage
+	switch {
+	case strings.HasPrefix(trimmed, "["):
+		if err := json.Unmarshal([]byte(trimmed), &items); err != nil {
+			return chat.InvalidArgument("%s is not valid JSON", name)
+		}
+	case elem.Kind() == reflect.String || isInt(elem.Kind()):
+		// zulip-js sends lists in PATCH/DELETE query strings comma-joined.
+		for _, part := range strings.Split(trimmed, ",") {
+			if part = strings.TrimSpace(part); part == "" {
+				continue
+			}
+			if elem.Kind() == reflect.String {
+				q, _ := json.Marshal(part)
+				items = append(items, q)
+			} else {
+				items = append(items, json.RawMessage(part))
+			}
+		}
+	case json.Valid([]byte(trimmed)):
+		return chat.InvalidArgument("%s is not a list", name)
+	default:
+		return chat.InvalidArgument("%s is not valid JSON", name)
+	}
+	out := reflect.MakeSlice(target.Type(), len(items), len(items))
+	for i, item := range items {
+		if err := json.Unmarshal(item, out.Index(i).Addr().Interface()); err != nil {
+			var ce *chat.Error
+			if errors.As(err, &ce) {
+				return ce
+			}
+			return chat.InvalidArgument("%s[%d] is not %s", name, i, kindName(elem.Kind()))
+		}
+	}
+	target.Set(out)
+	return nil
+}
+
+func isInt(k reflect.Kind) bool {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return true
+	}
+	return false
+}
+
+func kindName(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a float"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "a dict"
+	}
+	return "valid"
+}

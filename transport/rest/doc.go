@@ -1,0 +1,22 @@
+// Package rest serves the chat API over HTTP: NewHandler turns requests
+// under /api/v1 into chat.Service calls and writes the JSON envelope back.
+//
+// It holds no business rules. It picks the organization (by Host, or fixed
+// with WithRealm), authenticates the caller (HTTP Basic with email and API
+// key, or the host application's own Authenticator), applies a per-user
+// rate limit, decodes parameters and encodes answers:
+//
+//   - parameters are merged from the query string and the body for every
+//     method (urlencoded or multipart/form-data, DELETE bodies included);
+//     list and object parameters are JSON-encoded strings; request structs
+//     are read by their json tags, pointer fields being optional;
+//   - a missing parameter answers REQUEST_VARIABLE_MISSING with var_name, a
+//     malformed one BAD_REQUEST naming it, and unknown parameters are listed
+//     in ignored_parameters_unsupported;
+//   - every answer is JSON, 404 and 405 included; repeated slashes are
+//     collapsed ("//api/v1/users" works), never redirected.
+//
+// To mount it under a prefix of another server, strip the prefix:
+//
+//	mux.Handle("/chat/", http.StripPrefix("/chat", rest.NewHandler(svc)))
+package rest

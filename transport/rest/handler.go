@@ -1,0 +1,293 @@
+package rest
+
+import (
+	"context"
+	"encoding/base64"
+	"math"
+
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	chat "github.com/teamchat/chat"
+)
+
+// Authenticator identifies the caller of a request. The default reads HTTP
+// Basic credentials (email, API key) and checks them with the Service; a
+// host application can pass its own through WithAuthenticator. Errors should
+// be *chat.Error values (for example chat.Unauthorized(msg)).
+type Authenticator func(r *http.Request, realmID int64) (chat.Caller, error)
+
+// Option configures the Handler.
+type Option func(*Handler)
+
+// WithRealm serves one organization whatever the Host header says.
+// Without it the organization is chosen by Host (see chat.Service.RealmForHost).
+func WithRealm(realmID int64) Option { return func(h *Handler) { h.realmID = realmID } }
+
+// WithAuthenticator replaces HTTP Basic API-key authentication by the host
+// application's own function (its session cookie, its SSO, ...).
+func WithAuthenticator(a Authenticator) Option { return func(h *Handler) { h.auth = a } }
+
+// WithRateLimit sets the per-user request limit: n requests per window
+// (default 200 per minute, as the reference). n <= 0 turns limiting off.
+func WithRateLimit(n int, window time.Duration) Option {
+	return func(h *Handler) {
+		h.limiter = nil
+		if n > 0 {
+			h.limiter = newRateLimiter(n, window, time.Now)
+		}
+	}
+}
+
+// WithMaxBodyBytes limits request bodies (default 25 MiB).
+func WithMaxBodyBytes(n int64) Option { return func(h *Handler) { h.maxBody = n } }
+
+// WithClock sets the clock used by the rate limiter (tests move it).
+func WithClock(now func() time.Time) Option {
+	return func(h *Handler) { h.now = now }
+}
+
+// Handler serves the REST API under /api/v1. Mount it at the root of a mux,
+// or under a prefix with http.StripPrefix.
+type Handler struct {
+	svc     *chat.Service
+	router  *router
+	realmID int64
+	auth    Authenticator
+	limiter *rateLimiter
+	maxBody int64
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// NewHandler returns the REST API of svc as an http.Handler.
+func NewHandler(svc *chat.Service, opts ...Option) *Handler {
+	h := &Handler{
+		svc:     svc,
+		router:  newRouter(routes()),
+		maxBody: 25 << 20,
+		now:     time.Now,
+		log:     svc.Logger(),
+	}
+	h.limiter = newRateLimiter(200, time.Minute, time.Now)
+	for _, o := range opts {
+		o(h)
+	}
+	if h.limiter != nil {
+		h.limiter.now = h.now
+	}
+	if h.auth == nil {
+		h.auth = h.basicAuth
+	}
+	return h
+}
+
+const apiPrefix = "/api/v1"
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := h.now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	h.serve(rec, r)
+	h.log.LogAttrs(r.Context(), slog.LevelDebug, "request",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", rec.status), slog.Duration("took", h.now().Sub(start)))
+}
+
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
+	// Clients configured with a trailing slash request //api/v1/...: collapse
+	// repeated slashes instead of redirecting (a redirect breaks POSTs).
+	path := collapseSlashes(r.URL.EscapedPath())
+	if path != apiPrefix && !strings.HasPrefix(path, apiPrefix+"/") {
+		writeError(w, h.log, r, &chat.Error{Kind: chat.KindNotFound, Code: chat.CodeBadRequest, Msg: "Not found"})
+		return
+	}
+	res, params := h.router.find(strings.TrimPrefix(path, apiPrefix))
+	if res == nil {
+		writeError(w, h.log, r, &chat.Error{Kind: chat.KindNotFound, Code: chat.CodeBadRequest, Msg: "Not found"})
+		return
+	}
+	method := r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	if method == http.MethodOptions {
+		w.Header().Set("Allow", strings.Join(res.allowed, ", "))
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	ep := res.methods[method]
+	if ep == nil {
+		writeMethodNotAllowed(w, res.allowed)
+		return
+	}
+	ctx := r.Context()
+	c := &call{h: h, r: r, path: params}
+	realmID, err := h.realm(ctx, r)
+	switch {
+	case err == nil:
+		c.realmID = realmID
+	case ep.auth == realmOptional && chat.AsError(err).Code == chat.CodeNonexistentSubdomain:
+		// The root domain of a multi-organization server: no realm fields.
+	default:
+		writeError(w, h.log, r, err)
+		return
+	}
+	if ep.auth == userRequired {
+		c.caller, err = h.auth(r, c.realmID)
+		if err != nil {
+			writeError(w, h.log, r, err)
+			return
+		}
+		if h.limiter != nil {
+			if !h.limiter.allow(w.Header(), c.caller) {
+				retry := h.limiter.retryAfter(c.caller)
+				w.Header().Set("Retry-After", retryHeader(retry))
+				writeError(w, h.log, r, chat.RateLimited("API usage exceeded rate limit", math.Ceil(retry.Seconds())))
+				return
+			}
+		}
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
+	c.values, err = readParams(r)
+	if err != nil {
+		writeError(w, h.log, r, err)
+		return
+	}
+	resp, ignored, err := ep.serve(ctx, c)
+	if err != nil {
+		writeError(w, h.log, r, err)
+		return
+	}
+	writeSuccess(w, h.log, r, resp, ignored)
+}
+
+func (h *Handler) realm(ctx context.Context, r *http.Request) (int64, error) {
+	if h.realmID != 0 {
+		return h.realmID, nil
+	}
+	return h.svc.RealmForHost(ctx, r.Host)
+}
+
+// basicAuth is the default Authenticator: HTTP Basic with the user's email
+// and API key (facts §6.2).
+func (h *Handler) basicAuth(r *http.Request, realmID int64) (chat.Caller, error) {
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		return chat.Caller{}, chat.Unauthorized("Not logged in: API authentication or user session required")
+	}
+	scheme, payload, _ := strings.Cut(header, " ")
+	if !strings.EqualFold(scheme, "Basic") {
+		return chat.Caller{}, chat.BadRequest("This endpoint requires HTTP basic authentication.")
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(payload))
+	if err != nil {
+		return chat.Caller{}, chat.Unauthorized("Invalid authorization header for basic auth")
+	}
+	email, key, ok := strings.Cut(string(raw), ":")
+	if !ok {
+		return chat.Caller{}, chat.Unauthorized("Invalid authorization header for basic auth")
+	}
+	return h.svc.Authenticate(r.Context(), realmID, email, key)
+}
+
+func collapseSlashes(p string) string {
+	if !strings.Contains(p, "//") {
+		return p
+	}
+	var b strings.Builder
+	b.Grow(len(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && i > 0 && p[i-1] == '/' {
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
+type authMode int
+
+const (
+	userRequired  authMode = iota // HTTP Basic (or the host's authenticator)
+	realmRequired                 // no credentials, but an organization
+	realmOptional                 // no credentials; organization if the Host names one
+)
+
+// call is one request on its way to the Service.
+type call struct {
+	h       *Handler
+	r       *http.Request
+	values  url.Values
+	path    map[string]string
+	realmID int64
+	caller  chat.Caller
+}
+
+// endpoint is one route: method, pattern below /api/v1, and the adapter
+// that decodes the request and calls the Service.
+type endpoint struct {
+	method  string
+	pattern string
+	auth    authMode
+	serve   func(ctx context.Context, c *call) (any, []string, error)
+}
+
+// authed adapts a Service method of the standard shape
+// (ctx, Caller, Request) -> (*Response, error).
+func authed[Req, Resp any](method, pattern string, fn func(*chat.Service, context.Context, chat.Caller, Req) (*Resp, error)) endpoint {
+	return endpoint{method: method, pattern: pattern, auth: userRequired,
+		serve: func(ctx context.Context, c *call) (any, []string, error) {
+			var req Req
+			ignored, err := decode(c.values, c.path, &req)
+			if err != nil {
+				return nil, nil, err
+			}
+			resp, err := fn(c.h.svc, ctx, c.caller, req)
+			return resp, ignored, err
+		}}
+}
+
+// authedNoArgs adapts a Service method that takes no request.
+func authedNoArgs[Resp any](method, pattern string, fn func(*chat.Service, context.Context, chat.Caller) (*Resp, error)) endpoint {
+	return endpoint{method: method, pattern: pattern, auth: userRequired,
+		serve: func(ctx context.Context, c *call) (any, []string, error) {
+			ignored, err := decode(c.values, c.path, &struct{}{})
+			if err != nil {
+				return nil, nil, err
+			}
+			resp, err := fn(c.h.svc, ctx, c.caller)
+			return resp, ignored, err
+		}}
+}
+
+// public adapts an unauthenticated Service method scoped to an organization.
+func public[Req, Resp any](method, pattern string, fn func(*chat.Service, context.Context, int64, Req) (*Resp, error)) endpoint {
+	return endpoint{method: method, pattern: pattern, auth: realmRequired,
+		serve: func(ctx context.Context, c *call) (any, []string, error) {
+			var req Req
+			ignored, err := decode(c.values, c.path, &req)
+			if err != nil {
+				return nil, nil, err
+			}
+			resp, err := fn(c.h.svc, ctx, c.realmID, req)
+			return resp, ignored, err
+		}}
+}
+
+// publicNoArgs adapts an unauthenticated method for which the organization
+// is optional (realmID 0 when the Host names none).
+func publicNoArgs[Resp any](method, pattern string, fn func(*chat.Service, context.Context, int64) (*Resp, error)) endpoint {
+	return endpoint{method: method, pattern: pattern, auth: realmOptional,
+		serve: func(ctx context.Context, c *call) (any, []string, error) {
+			ignored, err := decode(c.values, c.path, &struct{}{})
+			if err != nil {
+				return nil, nil, err
+			}
+			resp, err := fn(c.h.svc, ctx, c.realmID)
+			return resp, ignored, err
+		}}
+}

@@ -1,0 +1,138 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	chat "github.com/teamchat/chat"
+)
+
+var statusByKind = map[chat.Kind]int{
+	chat.KindInvalid:         http.StatusBadRequest,
+	chat.KindUnauthenticated: http.StatusUnauthorized,
+	chat.KindForbidden:       http.StatusForbidden,
+	chat.KindNotFound:        http.StatusNotFound,
+	chat.KindConflict:        http.StatusConflict,
+	chat.KindRateLimited:     http.StatusTooManyRequests,
+	chat.KindTooLarge:        http.StatusRequestEntityTooLarge,
+	chat.KindInternal:        http.StatusInternalServerError,
+}
+
+// HTTPStatus is the HTTP status the REST API answers err with.
+func HTTPStatus(err error) int { return statusByKind[chat.AsError(err).Kind] }
+
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// EncodeSuccess returns the success envelope of a Service response as the
+// handler writes it: {"result":"success","msg":"", ...resp}, with
+// ignored_parameters_unsupported when ignored is not empty. resp must encode
+// to a JSON object (nil encodes as an empty one).
+func EncodeSuccess(resp any, ignored []string) ([]byte, error) {
+	body := []byte("{}")
+	if resp != nil && !(reflect.ValueOf(resp).Kind() == reflect.Pointer && reflect.ValueOf(resp).IsNil()) {
+		var err error
+		if body, err = marshal(resp); err != nil {
+			return nil, err
+		}
+	}
+	if len(body) < 2 || body[0] != '{' {
+		return nil, fmt.Errorf("rest: response %T does not encode to a JSON object", resp)
+	}
+	var out bytes.Buffer
+	out.Grow(len(body) + 64)
+	out.WriteString(`{"result":"success","msg":""`)
+	if len(ignored) > 0 {
+		names, err := marshal(ignored)
+		if err != nil {
+			return nil, err
+		}
+		out.WriteString(`,"ignored_parameters_unsupported":`)
+		out.Write(names)
+	}
+	if inner := bytes.TrimSpace(body[1 : len(body)-1]); len(inner) > 0 {
+		out.WriteByte(',')
+		out.Write(inner)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
+func writeSuccess(w http.ResponseWriter, log *slog.Logger, r *http.Request, resp any, ignored []string) {
+	body, err := EncodeSuccess(resp, ignored)
+	if err != nil {
+		writeError(w, log, r, chat.Internal(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// writeError writes the error envelope with the status for the error's Kind.
+// Internal errors are logged with their detail and answered generically.
+func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err error) {
+	e := chat.AsError(err)
+	status := statusByKind[e.Kind]
+	if e.Kind == chat.KindInternal {
+		log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		e = chat.Internal(nil)
+	}
+	obj := make(map[string]any, 3+len(e.Fields))
+	for k, v := range e.Fields {
+		obj[k] = v
+	}
+	obj["result"], obj["msg"], obj["code"] = "error", e.Msg, e.Code
+	body, mErr := marshal(obj)
+	if mErr != nil {
+		body = []byte(`{"result":"error","msg":"Internal server error","code":"BAD_REQUEST"}`)
+		status = http.StatusInternalServerError
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Basic realm="chat"`)
+	}
+	writeJSON(w, status, body)
+}
+
+// writeMethodNotAllowed answers a known path with an unsupported method the
+// way the reference does: 405, an Allow header, and allowed_methods.
+func writeMethodNotAllowed(w http.ResponseWriter, allowed []string) {
+	body, _ := marshal(map[string]any{"result": "error", "msg": "Method Not Allowed", "allowed_methods": allowed})
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	writeJSON(w, http.StatusMethodNotAllowed, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+func retryHeader(d time.Duration) string {
+	return fmt.Sprint(int64(math.Ceil(d.Seconds())))
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
