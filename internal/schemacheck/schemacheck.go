@@ -319,7 +319,8 @@ func lookup(doc *openapi3.T, method, path string, status int) (operation, error)
 		return op, fmt.Errorf("schemacheck: %s %s declares no responses", method, path)
 	}
 	var rr *openapi3.ResponseRef
-	keys := []string{strconv.Itoa(status)}
+	op.status = strconv.Itoa(status)
+	keys := []string{op.status}
 	if 100 <= status && status <= 599 {
 		keys = append(keys, strconv.Itoa(status/100)+"XX")
 	}

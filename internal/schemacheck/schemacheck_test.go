@@ -937,3 +937,26 @@ func TestSchemaExamples(t *testing.T) {
 	}
 	t.Logf("schema examples: %d found, %d validated, %d allow-listed", found, found-allowListed, allowListed)
 }
+
+// TestNullInEmptyRedeclaration covers the one place of the reference where
+// the nullability pre-processing matters: in POST /register, each
+// cross_realm_bots item is allOf [UserBase, {additionalProperties: false,
+// properties: {delivery_email: {}, ...}}] and UserBase declares
+// delivery_email {type: string, nullable: true}. openapi-core accepts null
+// there; kin-openapi alone would reject it at the {} re-declaration.
+func TestNullInEmptyRedeclaration(t *testing.T) {
+	bot := user(1, "notification-bot@example.com", nil)
+	delete(bot, "profile_data")
+	bot["is_bot"], bot["bot_type"], bot["bot_owner_id"] = true, 1, nil
+	bot["is_system_bot"] = true
+	body := func(b map[string]any) []byte {
+		return mustJSON(t, map[string]any{"result": "success", "msg": "", "queue_id": "1", "last_event_id": -1, "cross_realm_bots": []any{b}})
+	}
+	require.NoError(t, Validate("POST", "/register", 200, body(bot)))
+	bot["delivery_email"] = "notification-bot@example.com"
+	require.NoError(t, Validate("POST", "/register", 200, body(bot)))
+	bot["email"] = nil
+	err := Validate("POST", "/register", 200, body(bot))
+	require.Error(t, err)
+	assert.Equal(t, []string{"/cross_realm_bots/0/email: Value is not nullable; got null"}, problemsOf(t, err))
+}

@@ -39,7 +39,7 @@ func readParams(r *http.Request) (url.Values, error) {
 		body = url.Values{}
 		for {
 			part, err := mr.NextPart()
-			if errors.Is(err, io.EOF) {
+			if err == io.EOF { //nolint:errorlint // a clean end is the bare io.EOF; a wrapped one means a truncated body
 				break
 			}
 			if err != nil {
