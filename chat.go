@@ -151,6 +151,11 @@ func (s *Service) internal(ctx context.Context, op string, err error) error {
 	if errors.As(err, &e) {
 		return e
 	}
+	if ctx.Err() != nil {
+		// The caller went away (client disconnect, deadline): not a fault here.
+		s.log.DebugContext(ctx, "operation abandoned", "op", op, "err", err)
+		return Internal(err)
+	}
 	s.log.ErrorContext(ctx, "internal error", "op", op, "err", err)
 	return Internal(err)
 }

@@ -31,6 +31,7 @@ import (
 
 type config struct {
 	addr, db, url, realmName, ownerEmail, ownerPassword, logLevel string
+	rateLimit                                                     int
 }
 
 func main() {
@@ -42,6 +43,7 @@ func main() {
 	flag.StringVar(&cfg.ownerEmail, "owner-email", "owner@teamchat.localhost", "owner's email; used when creating the organization")
 	flag.StringVar(&cfg.ownerPassword, "owner-password", "", "owner's password; generated when empty; used when creating the organization")
 	flag.StringVar(&cfg.logLevel, "log-level", "info", "debug (logs every request), info, warn or error")
+	flag.IntVar(&cfg.rateLimit, "rate-limit", 200, "requests per minute per user; 0 turns the limit off")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -83,7 +85,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	}
 
 	srv := &http.Server{
-		Handler:           rest.NewHandler(svc),
+		Handler:           rest.NewHandler(svc, rest.WithRateLimit(cfg.rateLimit, time.Minute)),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Long enough for the event long-poll (90 s client timeout).
 		WriteTimeout: 120 * time.Second,

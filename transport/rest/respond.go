@@ -88,7 +88,9 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 	e := chat.AsError(err)
 	status := statusByKind[e.Kind]
 	if e.Kind == chat.KindInternal {
-		log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		if r.Context().Err() == nil {
+			log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
 		e = chat.Internal(nil)
 	}
 	obj := make(map[string]any, 3+len(e.Fields))

@@ -1,0 +1,108 @@
+// Command load sends a bounded load of authenticated GET requests to a
+// running teamchat server on this machine and reports requests per second
+// and latency percentiles. Start the server without its per-user rate limit:
+//
+//	go run ./examples/server -rate-limit 0 &
+//	go run ./examples/load -email owner@teamchat.localhost -key API_KEY -c 16 -d 10s
+//
+// It only talks to loopback addresses, and stops after -d or -n requests.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	base := flag.String("url", "http://127.0.0.1:9991", "server base URL (loopback only)")
+	path := flag.String("path", "/api/v1/users/me", "path to GET")
+	email := flag.String("email", "", "user email (HTTP Basic username)")
+	key := flag.String("key", "", "API key")
+	conc := flag.Int("c", 16, "concurrent connections")
+	dur := flag.Duration("d", 10*time.Second, "duration (at most 5m)")
+	maxReq := flag.Int64("n", 5_000_000, "stop after this many requests")
+	flag.Parse()
+	if err := run(*base, *path, *email, *key, *conc, *dur, *maxReq); err != nil {
+		fmt.Fprintln(os.Stderr, "load:", err)
+		os.Exit(1)
+	}
+}
+
+func run(base, path, email, key string, conc int, dur time.Duration, maxReq int64) error {
+	u, err := url.Parse(base)
+	if err != nil {
+		return err
+	}
+	ips, err := net.LookupIP(u.Hostname())
+	if err != nil || len(ips) == 0 || !ips[0].IsLoopback() {
+		return errors.New("refusing a non-loopback target: this tool loads servers on this machine only")
+	}
+	if dur > 5*time.Minute {
+		dur = 5 * time.Minute
+	}
+	if conc < 1 {
+		conc = 1
+	}
+	transport := &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc}
+	client := &http.Client{Transport: transport, Timeout: 10 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), dur)
+	defer cancel()
+
+	var sent, failed atomic.Int64
+	lat := make([][]time.Duration, conc)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for ctx.Err() == nil && sent.Add(1) <= maxReq {
+				req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
+				req.SetBasicAuth(email, key)
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					if ctx.Err() == nil {
+						failed.Add(1)
+					}
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					failed.Add(1)
+				}
+				lat[w] = append(lat[w], time.Since(t0))
+			}
+		}(w)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	if len(all) == 0 {
+		return errors.New("no request completed")
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	pct := func(p float64) time.Duration { return all[int(p*float64(len(all)-1))] }
+	fmt.Printf("GET %s: %d requests in %v with %d connections: %.0f requests/s, %d not 200\n",
+		path, len(all), elapsed.Round(time.Millisecond), conc, float64(len(all))/elapsed.Seconds(), failed.Load())
+	fmt.Printf("latency p50 %v  p90 %v  p99 %v  max %v\n", pct(0.5), pct(0.9), pct(0.99), all[len(all)-1])
+	if failed.Load() > 0 {
+		return fmt.Errorf("%d requests did not answer 200", failed.Load())
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// start runs the server until the returned stop is called.
+func start(t testing.TB, cfg config) (addr string, out *syncBuffer, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out = &syncBuffer{}
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, cfg, out, io.Discard, ready) }()
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("server exited: %v", err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("server did not start")
+	}
+	return addr, out, func() {
+		cancel()
+		require.NoError(t, <-done, "graceful shutdown")
+	}
+}
+
+func defaultConfig(db string) config {
+	return config{addr: "127.0.0.1:0", db: db, realmName: "Teamchat", ownerEmail: "owner@teamchat.localhost", logLevel: "info", rateLimit: 200}
+}
+
+func TestServerFirstAndLaterStarts(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "teamchat.db")
+	addr, out, stop := start(t, defaultConfig(db))
+	text := out.String()
+	assert.Contains(t, text, "owner email:    owner@teamchat.localhost")
+	password := regexp.MustCompile(`owner password: (\S+)`).FindStringSubmatch(text)
+	key := regexp.MustCompile(`owner API key:  ([A-Za-z0-9]{32})`).FindStringSubmatch(text)
+	require.Len(t, password, 2, text)
+	require.Len(t, key, 2, text)
+	assert.Contains(t, text, "curl -sS -u owner@teamchat.localhost:"+key[1]+" http://"+addr+"/api/v1/users/me")
+
+	// The printed curl command works.
+	req, _ := http.NewRequest("GET", "http://"+addr+"/api/v1/users/me", nil)
+	req.SetBasicAuth("owner@teamchat.localhost", key[1])
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var me map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&me))
+	resp.Body.Close()
+	assert.Equal(t, "success", me["result"])
+	assert.EqualValues(t, 100, me["role"])
+	stop()
+
+	// A later start reuses the database: same owner, same key, the printed password still logs in.
+	addr, out, stop = start(t, defaultConfig(db))
+	defer stop()
+	assert.Contains(t, out.String(), `serving "Teamchat"`)
+	assert.NotContains(t, out.String(), "owner password")
+	resp, err = http.PostForm("http://"+addr+"/api/v1/fetch_api_key", map[string][]string{
+		"username": {"owner@teamchat.localhost"}, "password": {password[1]}})
+	require.NoError(t, err)
+	var fetched map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&fetched))
+	resp.Body.Close()
+	assert.Equal(t, key[1], fetched["api_key"])
+}
+
+func TestServerFlags(t *testing.T) {
+	cfg := defaultConfig(filepath.Join(t.TempDir(), "x.db"))
+	cfg.ownerEmail, cfg.ownerPassword, cfg.realmName = "boss@acme.example.com", "my chosen password", "Acme"
+	_, out, stop := start(t, cfg)
+	defer stop()
+	assert.Contains(t, out.String(), `created organization "Acme"`)
+	assert.Contains(t, out.String(), "owner password: my chosen password")
+
+	bad := defaultConfig(filepath.Join(t.TempDir(), "y.db"))
+	bad.ownerPassword = "123"
+	err := run(context.Background(), bad, io.Discard, io.Discard, nil)
+	require.ErrorContains(t, err, "The password is too weak.")
+	bad.logLevel = "loud"
+	require.ErrorContains(t, run(context.Background(), bad, io.Discard, io.Discard, nil), "-log-level")
+}
+
+// BenchmarkStartup measures a start on an existing database until the
+// server listens: go test -bench Startup ./examples/server
+func BenchmarkStartup(b *testing.B) {
+	db := filepath.Join(b.TempDir(), "teamchat.db")
+	_, _, stop := start(b, defaultConfig(db))
+	stop()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_, _, stop := start(b, defaultConfig(db))
+		b.StopTimer()
+		stop()
+		b.StartTimer()
+	}
+}
