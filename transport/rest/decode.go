@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,12 @@ func readParams(r *http.Request) (url.Values, error) {
 		if mparams["boundary"] == "" {
 			return nil, chat.BadRequest("Malformed multipart body: no boundary")
 		}
-		mr := multipart.NewReader(r.Body, mparams["boundary"])
+		br := bufio.NewReader(r.Body)
+		if _, err := br.Peek(1); err == io.EOF { //nolint:errorlint // io.EOF is returned bare
+			// An empty body (zulip-js sends one for calls without parameters).
+			return values, nil
+		}
+		mr := multipart.NewReader(br, mparams["boundary"])
 		body = url.Values{}
 		for {
 			part, err := mr.NextPart()

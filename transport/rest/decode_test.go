@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
@@ -45,10 +46,14 @@ func TestReadParams(t *testing.T) {
 		{"multipart, files skipped", "POST", "/x?a=1", mpType, mpBody, url.Values{"a": {"1"}, "b": {"2"}, "list": {"[1,2]"}}},
 		{"JSON body carries no parameters", "POST", "/x?a=1", "application/json", `{"b":2}`, url.Values{"a": {"1"}}},
 		{"empty body", "POST", "/x", "application/x-www-form-urlencoded", "", url.Values{}},
+		{"empty multipart body", "POST", "/x?a=1", "multipart/form-data; boundary=zz", "", url.Values{"a": {"1"}}},
+		{"multipart with only the closing delimiter", "POST", "/x", "multipart/form-data;boundary=zz", "--zz--\r\n", url.Values{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := httptest.NewRequest(c.method, c.target, strings.NewReader(c.body))
+			r := httptest.NewRequest(c.method, c.target, nil)
+			// A real body even when empty (a network request's body is never http.NoBody).
+			r.Body = io.NopCloser(strings.NewReader(c.body))
 			if c.contentType != "" {
 				r.Header.Set("Content-Type", c.contentType)
 			}
