@@ -27,6 +27,9 @@ type Store interface {
 	RealmStore
 	UserStore
 	GroupStore
+	DraftStore
+	ProfileFieldStore
+	EmailChangeStore
 	// InTx runs fn inside one transaction. The Store passed to fn sees the
 	// transaction's writes; fn's error (or a panic) rolls everything back.
 	// Nested calls on the transaction's Store run in the same transaction.
@@ -53,6 +56,16 @@ type Realm struct {
 	// WaitingPeriodThreshold is the number of days before a member becomes
 	// a full member (role:fullmembers).
 	WaitingPeriodThreshold int `bun:"waiting_period_threshold"`
+	// NameChangesDisabled and EmailChangesDisabled stop users (other than
+	// administrators) from changing their own name and email.
+	NameChangesDisabled  bool `bun:"name_changes_disabled"`
+	EmailChangesDisabled bool `bun:"email_changes_disabled"`
+	// CanCreateBotsGroupID and CanCreateWriteOnlyBotsGroupID are the user
+	// groups (named system groups, or anonymous groups) whose members may
+	// create bots of any kind, and incoming-webhook bots only. Zero means
+	// not set (treated as role:administrators).
+	CanCreateBotsGroupID          int64 `bun:"can_create_bots_group_id"`
+	CanCreateWriteOnlyBotsGroupID int64 `bun:"can_create_write_only_bots_group_id"`
 }
 
 // User is a human or bot account in one realm.
@@ -77,6 +90,12 @@ type User struct {
 	// CanCreateUsers is the server-granted permission to call create-user
 	// without being an administrator.
 	CanCreateUsers bool `bun:"can_create_users"`
+	// CanChangeUserEmails is the server-granted permission (held by owners)
+	// to change other users' emails.
+	CanChangeUserEmails bool `bun:"can_change_user_emails"`
+	// Settings is the user's personal settings as a JSON object owned by
+	// package chat; keys that are absent take their defaults. Empty means {}.
+	Settings string `bun:"settings"`
 }
 
 // UserGroup is a named or anonymous group of users and subgroups. System
@@ -92,6 +111,55 @@ type UserGroup struct {
 	CreatorID     *int64 `bun:"creator_id"`
 	DateCreated   *int64 `bun:"date_created"`
 	Deactivated   bool   `bun:"deactivated"`
+}
+
+// Draft is a message draft kept on the server for its author.
+type Draft struct {
+	ID      int64  `bun:"id,pk,autoincrement"`
+	RealmID int64  `bun:"realm_id"`
+	UserID  int64  `bun:"user_id"`
+	Type    string `bun:"type"` // "stream", "private" or "" (no recipient yet)
+	// To is the JSON list of recipient IDs: [channel ID] or user IDs.
+	To        string `bun:"recipients"`
+	Topic     string `bun:"topic"`
+	Content   string `bun:"content"`
+	Timestamp int64  `bun:"timestamp"`
+}
+
+// ProfileField is a custom profile field of a realm.
+type ProfileField struct {
+	ID        int64  `bun:"id,pk,autoincrement"`
+	RealmID   int64  `bun:"realm_id"`
+	Name      string `bun:"name"`
+	Hint      string `bun:"hint"`
+	FieldType int    `bun:"field_type"`
+	// FieldData is type-specific JSON (choices of a select field, the
+	// URL pattern of an external account field); empty when unused.
+	FieldData               string `bun:"field_data"`
+	Order                   int    `bun:"field_order"`
+	DisplayInProfileSummary bool   `bun:"display_in_profile_summary"`
+	Required                bool   `bun:"required"`
+	EditableByUser          bool   `bun:"editable_by_user"`
+}
+
+// ProfileFieldValue is one user's value of one custom profile field.
+type ProfileFieldValue struct {
+	RealmID       int64   `bun:"realm_id"`
+	UserID        int64   `bun:"user_id,pk"`
+	FieldID       int64   `bun:"field_id,pk"`
+	Value         string  `bun:"value"`
+	RenderedValue *string `bun:"rendered_value"`
+}
+
+// EmailChange is a pending change of a user's email, waiting for the
+// confirmation key sent to the new address.
+type EmailChange struct {
+	ID          int64  `bun:"id,pk,autoincrement"`
+	RealmID     int64  `bun:"realm_id"`
+	UserID      int64  `bun:"user_id"`
+	NewEmail    string `bun:"new_email"`
+	Key         string `bun:"confirmation_key"`
+	DateCreated int64  `bun:"date_created"`
 }
 
 // RealmStore persists organizations.
@@ -142,4 +210,52 @@ type GroupStore interface {
 	Subgroups(ctx context.Context, realmID, groupID int64) ([]int64, error)
 	// UserGroupIDs lists the groups the user is a direct member of, ascending.
 	UserGroupIDs(ctx context.Context, realmID, userID int64) ([]int64, error)
+}
+
+// DraftStore persists drafts.
+type DraftStore interface {
+	// CreateDraft inserts d and sets d.ID.
+	CreateDraft(ctx context.Context, d *Draft) error
+	// GetDraft finds a draft of the user; another user's draft is ErrNotFound.
+	GetDraft(ctx context.Context, realmID, userID, draftID int64) (*Draft, error)
+	// ListDrafts returns the user's drafts, newest timestamp first (then by ID).
+	ListDrafts(ctx context.Context, realmID, userID int64) ([]Draft, error)
+	// UpdateDraft writes every column of d (matched by realm, user and ID).
+	UpdateDraft(ctx context.Context, d *Draft) error
+	DeleteDraft(ctx context.Context, realmID, userID, draftID int64) error
+	// DeleteUserDrafts deletes every draft of the user.
+	DeleteUserDrafts(ctx context.Context, realmID, userID int64) error
+}
+
+// ProfileFieldStore persists custom profile fields and their values.
+type ProfileFieldStore interface {
+	// CreateProfileField inserts f and sets f.ID. A name already used in
+	// the realm (case-insensitively) gives ErrConflict.
+	CreateProfileField(ctx context.Context, f *ProfileField) error
+	GetProfileField(ctx context.Context, realmID, fieldID int64) (*ProfileField, error)
+	// ListProfileFields returns the realm's fields by Order, then ID.
+	ListProfileFields(ctx context.Context, realmID int64) ([]ProfileField, error)
+	// UpdateProfileField writes every column of f.
+	UpdateProfileField(ctx context.Context, f *ProfileField) error
+	// DeleteProfileField deletes the field and all its values.
+	DeleteProfileField(ctx context.Context, realmID, fieldID int64) error
+	// SetProfileFieldValues inserts or replaces the given values (all of one
+	// user); a value of a field or user of another realm gives ErrNotFound.
+	SetProfileFieldValues(ctx context.Context, values []ProfileFieldValue) error
+	// DeleteProfileFieldValues removes the user's values of the given fields.
+	DeleteProfileFieldValues(ctx context.Context, realmID, userID int64, fieldIDs []int64) error
+	// ListProfileFieldValues returns the values of the given users (all
+	// users of the realm when userIDs is nil), ordered by user, then field.
+	ListProfileFieldValues(ctx context.Context, realmID int64, userIDs []int64) ([]ProfileFieldValue, error)
+}
+
+// EmailChangeStore persists pending email changes.
+type EmailChangeStore interface {
+	// CreateEmailChange inserts c and sets c.ID; a user has at most one
+	// pending change: creating another replaces the earlier one.
+	CreateEmailChange(ctx context.Context, c *EmailChange) error
+	// GetEmailChangeByKey finds a pending change by its key in the realm.
+	GetEmailChangeByKey(ctx context.Context, realmID int64, key string) (*EmailChange, error)
+	// DeleteEmailChange removes a pending change.
+	DeleteEmailChange(ctx context.Context, realmID, id int64) error
 }
