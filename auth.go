@@ -210,7 +210,9 @@ func (s *Service) FetchAPIKey(ctx context.Context, realmID int64, req FetchAPIKe
 	}
 	key := fmt.Sprintf("%d:%s", realmID, strings.ToLower(req.Username))
 	now := s.now()
-	if wait := s.logins.wait(key, now); wait > 0 {
+	// The attempt is counted before the password is checked, so concurrent
+	// guesses cannot all slip under the limit; a success clears the count.
+	if wait := s.logins.begin(key, now); wait > 0 {
 		secs := math.Ceil(wait.Seconds())
 		return nil, RateLimited(fmt.Sprintf("You're making too many attempts to sign in. Try again in %d seconds or contact your organization administrator for help.", int(secs)), secs)
 	}
@@ -228,7 +230,6 @@ func (s *Service) FetchAPIKey(ctx context.Context, realmID int64, req FetchAPIKe
 		return nil, s.internal(ctx, "fetch api key", err)
 	}
 	if u == nil || u.IsBot || u.PasswordHash == "" || !s.hasher.Verify(u.PasswordHash, req.Password) {
-		s.logins.fail(key, now)
 		return nil, errAuthFailed
 	}
 	if !u.IsActive {
@@ -261,7 +262,7 @@ func (s *Service) RegenerateAPIKey(ctx context.Context, c Caller) (*RegenerateAP
 	return &RegenerateAPIKeyResponse{APIKey: key}, nil
 }
 
-// attemptLimiter counts failures per key in a sliding window.
+// attemptLimiter counts attempts per key in a sliding window.
 type attemptLimiter struct {
 	mu     sync.Mutex
 	max    int
@@ -290,27 +291,23 @@ func (l *attemptLimiter) prune(key string, now time.Time) []time.Time {
 	return ts
 }
 
-// wait returns how long the key must wait before its next attempt (0: go).
-func (l *attemptLimiter) wait(key string, now time.Time) time.Duration {
+// begin counts an attempt for key and returns 0, or, when the key has used
+// its attempts within the window, how long it must wait (nothing counted).
+func (l *attemptLimiter) begin(key string, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ts := l.prune(key, now)
-	if len(ts) < l.max {
-		return 0
+	if len(ts) >= l.max {
+		return l.window - now.Sub(ts[len(ts)-l.max])
 	}
-	return l.window - now.Sub(ts[len(ts)-l.max])
-}
-
-func (l *attemptLimiter) fail(key string, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.fails[key] = append(l.prune(key, now), now)
+	l.fails[key] = append(ts, now)
 	// Sweep every key now and then so abandoned keys do not accumulate.
 	if l.writes++; l.writes%1024 == 0 {
 		for k := range l.fails {
 			l.prune(k, now)
 		}
 	}
+	return 0
 }
 
 func (l *attemptLimiter) clear(key string) {

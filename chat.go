@@ -96,6 +96,8 @@ type Service struct {
 	limits Limits
 	hasher PasswordHasher
 	logins *attemptLimiter
+
+	notifyEmailChange func(context.Context, EmailChangeNotice) error
 }
 
 // Option configures a Service.

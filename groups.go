@@ -1,7 +1,11 @@
 package chat
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"slices"
 
 	"github.com/teamchat/chat/storage"
 )
@@ -96,4 +100,195 @@ func (s *Service) addToRoleGroups(ctx context.Context, st storage.Store, realm *
 // waiting period (in days).
 func (s *Service) isFullMember(realm *storage.Realm, u *storage.User) bool {
 	return s.nowUnix()-u.DateJoined >= int64(realm.WaitingPeriodThreshold)*86400
+}
+
+// GroupSettingValue is who holds a group-based permission: a user group
+// (GroupID), or a set of users and groups ({direct_members,
+// direct_subgroups}). On the wire it is an integer or that object.
+type GroupSettingValue struct {
+	GroupID         *int64
+	DirectMembers   []int64
+	DirectSubgroups []int64
+}
+
+// MarshalJSON writes the integer or the object form.
+func (v GroupSettingValue) MarshalJSON() ([]byte, error) {
+	if v.GroupID != nil {
+		return json.Marshal(*v.GroupID)
+	}
+	return json.Marshal(struct {
+		DirectMembers   []int64 `json:"direct_members"`
+		DirectSubgroups []int64 `json:"direct_subgroups"`
+	}{nonNil(v.DirectMembers), nonNil(v.DirectSubgroups)})
+}
+
+// UnmarshalJSON reads the integer or the object form.
+func (v *GroupSettingValue) UnmarshalJSON(b []byte) error {
+	var id int64
+	if err := json.Unmarshal(b, &id); err == nil {
+		*v = GroupSettingValue{GroupID: &id}
+		return nil
+	}
+	var obj struct {
+		DirectMembers   *[]int64 `json:"direct_members"`
+		DirectSubgroups *[]int64 `json:"direct_subgroups"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&obj); err != nil || obj.DirectMembers == nil || obj.DirectSubgroups == nil {
+		return BadRequest("Invalid group setting value: it must be a user group ID or an object with direct_members and direct_subgroups")
+	}
+	*v = GroupSettingValue{DirectMembers: *obj.DirectMembers, DirectSubgroups: *obj.DirectSubgroups}
+	return nil
+}
+
+// GroupSettingUpdate is how a permission is changed: the new value, and
+// optionally the value the client believes is current (a mismatch is
+// EXPECTATION_MISMATCH, so concurrent edits are not lost).
+type GroupSettingUpdate struct {
+	New GroupSettingValue  `json:"new"`
+	Old *GroupSettingValue `json:"old,omitempty"`
+}
+
+func nonNil(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
+	}
+	return ids
+}
+
+var errExpectationMismatch = &Error{Kind: KindInvalid, Code: "EXPECTATION_MISMATCH", Msg: "'old' value does not match the expected value."}
+
+// storeGroupSetting turns a value into the ID of the group that holds the
+// permission: a named group of the realm as it is, or a new anonymous group
+// with the given direct members and subgroups.
+func (s *Service) storeGroupSetting(ctx context.Context, st storage.Store, realmID int64, setting string, v GroupSettingValue) (int64, error) {
+	if v.GroupID != nil {
+		g, err := st.GetGroup(ctx, realmID, *v.GroupID)
+		if errors.Is(err, storage.ErrNotFound) || err == nil && (g.Name == "" || g.Deactivated) {
+			return 0, BadRequest("Invalid user group ID: %d", *v.GroupID)
+		} else if err != nil {
+			return 0, err
+		}
+		return g.ID, nil
+	}
+	for _, id := range v.DirectMembers {
+		if _, err := st.GetUser(ctx, realmID, id); errors.Is(err, storage.ErrNotFound) {
+			return 0, BadRequest("Invalid user ID: %d", id)
+		} else if err != nil {
+			return 0, err
+		}
+	}
+	for _, id := range v.DirectSubgroups {
+		if g, err := st.GetGroup(ctx, realmID, id); errors.Is(err, storage.ErrNotFound) || err == nil && g.Name == "" {
+			return 0, BadRequest("Invalid user group ID: %d", id)
+		} else if err != nil {
+			return 0, err
+		}
+	}
+	now := s.nowUnix()
+	g := &storage.UserGroup{RealmID: realmID, Description: "anonymous group for " + setting, DateCreated: &now}
+	if err := st.CreateGroup(ctx, g); err != nil {
+		return 0, err
+	}
+	if err := st.AddGroupMembers(ctx, realmID, g.ID, v.DirectMembers); err != nil {
+		return 0, err
+	}
+	if err := st.AddSubgroups(ctx, realmID, g.ID, v.DirectSubgroups); err != nil {
+		return 0, err
+	}
+	return g.ID, nil
+}
+
+// groupSettingValue is the wire value of the group that holds a permission.
+func (s *Service) groupSettingValue(ctx context.Context, st storage.Store, realmID, groupID int64) (GroupSettingValue, error) {
+	g, err := st.GetGroup(ctx, realmID, groupID)
+	if err != nil {
+		return GroupSettingValue{}, err
+	}
+	if g.Name != "" {
+		return GroupSettingValue{GroupID: &g.ID}, nil
+	}
+	members, err := st.GroupMembers(ctx, realmID, groupID)
+	if err != nil {
+		return GroupSettingValue{}, err
+	}
+	subs, err := st.Subgroups(ctx, realmID, groupID)
+	if err != nil {
+		return GroupSettingValue{}, err
+	}
+	return GroupSettingValue{DirectMembers: members, DirectSubgroups: subs}, nil
+}
+
+// sameGroupSetting compares two values as sets.
+func sameGroupSetting(a, b GroupSettingValue) bool {
+	if (a.GroupID == nil) != (b.GroupID == nil) {
+		return false
+	}
+	if a.GroupID != nil {
+		return *a.GroupID == *b.GroupID
+	}
+	return sameSet(a.DirectMembers, b.DirectMembers) && sameSet(a.DirectSubgroups, b.DirectSubgroups)
+}
+
+func sameSet(a, b []int64) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}
+
+// inGroup reports whether the user is a member of the group, directly or
+// through nested subgroups. Cycles are tolerated: each group is visited once.
+func (s *Service) inGroup(ctx context.Context, st storage.Store, realmID, groupID, userID int64) (bool, error) {
+	mine, err := st.UserGroupIDs(ctx, realmID, userID)
+	if err != nil {
+		return false, err
+	}
+	direct := make(map[int64]bool, len(mine))
+	for _, id := range mine {
+		direct[id] = true
+	}
+	seen := map[int64]bool{}
+	queue := []int64{groupID}
+	for len(queue) > 0 {
+		g := queue[0]
+		queue = queue[1:]
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		if direct[g] {
+			return true, nil
+		}
+		subs, err := st.Subgroups(ctx, realmID, g)
+		if err != nil {
+			return false, err
+		}
+		queue = append(queue, subs...)
+	}
+	return false, nil
+}
+
+// systemGroupID returns the ID of a system group of the realm.
+func systemGroupID(ctx context.Context, st storage.Store, realmID int64, name string) (int64, error) {
+	g, err := st.GetGroupByName(ctx, realmID, name)
+	if err != nil {
+		return 0, err
+	}
+	return g.ID, nil
+}
+
+// setRoleGroups moves a user into the system groups of their (new) role.
+func (s *Service) setRoleGroups(ctx context.Context, st storage.Store, realm *storage.Realm, u *storage.User) error {
+	for _, sg := range systemGroups {
+		id, err := systemGroupID(ctx, st, realm.ID, sg.name)
+		if err != nil {
+			return err
+		}
+		if err := st.RemoveGroupMembers(ctx, realm.ID, id, []int64{u.ID}); err != nil {
+			return err
+		}
+	}
+	return s.addToRoleGroups(ctx, st, realm, u)
 }

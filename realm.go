@@ -35,8 +35,9 @@ type CreateRealmRequest struct {
 	StringID string
 	// Description is Markdown shown on the login page.
 	Description string
-	// EmailAddressVisibility is who may see real email addresses
-	// (EmailVisible*); zero means EmailVisibleEveryone.
+	// EmailAddressVisibility is who may see real email addresses of new
+	// accounts (EmailVisible*; each user may change their own in their
+	// settings); zero means EmailVisibleEveryone.
 	EmailAddressVisibility int
 	OwnerEmail             string
 	OwnerFullName          string
@@ -100,13 +101,22 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 	now := s.nowUnix()
 	realm := &storage.Realm{StringID: stringID, Name: name, Description: req.Description,
 		URL: u.Scheme + "://" + host, Host: host, DateCreated: now, EmailAddressVisibility: vis}
-	owner := &storage.User{Email: email, FullName: fullName, Role: RoleOwner, IsActive: true,
+	settings := DefaultSettings
+	settings.EmailAddressVisibility = vis
+	owner := &storage.User{Email: email, FullName: fullName, Role: RoleOwner, IsActive: true, Settings: encodeSettings(settings),
 		DateJoined: now, PasswordHash: hash, APIKey: key, AvatarSource: "G", AvatarVersion: 1}
 	err = s.store.InTx(ctx, func(st storage.Store) error {
 		if err := st.CreateRealm(ctx, realm); err != nil {
 			return err
 		}
-		if _, err := createSystemGroups(ctx, st, realm.ID, now); err != nil {
+		groups, err := createSystemGroups(ctx, st, realm.ID, now)
+		if err != nil {
+			return err
+		}
+		// The reference's defaults: members may create bots of every kind.
+		realm.CanCreateBotsGroupID = groups[GroupMembers]
+		realm.CanCreateWriteOnlyBotsGroupID = groups[GroupMembers]
+		if err := st.UpdateRealm(ctx, realm, "can_create_bots_group_id", "can_create_write_only_bots_group_id"); err != nil {
 			return err
 		}
 		owner.RealmID = realm.ID

@@ -93,6 +93,9 @@ type OwnUser struct {
 	DeliveryEmail string `json:"delivery_email"`
 	// ProfileData is present for humans only.
 	ProfileData map[string]ProfileFieldValue `json:"profile_data,omitzero"`
+	// Settings are the caller's personal settings. They are for in-process
+	// callers (the REST API serves them at GET /settings).
+	Settings Settings `json:"-"`
 }
 
 // GetOwnUser returns the caller's own account.
@@ -119,9 +122,17 @@ func (s *Service) GetOwnUser(ctx context.Context, c Caller) (*OwnUser, error) {
 		MaxMessageID:  -1,
 		UserID:        me.ID,
 		DeliveryEmail: me.Email,
+		Settings:      settingsOf(me),
 	}
 	if !me.IsBot {
-		resp.ProfileData = map[string]ProfileFieldValue{}
+		values, err := s.store.ListProfileFieldValues(ctx, realm.ID, []int64{me.ID})
+		if err != nil {
+			return nil, s.internal(ctx, "get own user", err)
+		}
+		resp.ProfileData = profileData(values)[me.ID]
+		if resp.ProfileData == nil {
+			resp.ProfileData = map[string]ProfileFieldValue{}
+		}
 	}
 	return resp, nil
 }
@@ -151,7 +162,10 @@ func (s *Service) GetUsers(ctx context.Context, c Caller, req GetUsersRequest) (
 	if err != nil {
 		return nil, s.internal(ctx, "get users", err)
 	}
-	opts := userViewOptions(req.ClientGravatar, req.IncludeCustomProfileFields)
+	opts, err := s.userViewOptions(ctx, realm.ID, nil, req.ClientGravatar, req.IncludeCustomProfileFields)
+	if err != nil {
+		return nil, err
+	}
 	resp := &GetUsersResponse{Members: make([]User, 0, len(all))}
 	for i := range all {
 		resp.Members = append(resp.Members, viewUser(realm, me, &all[i], opts))
@@ -195,7 +209,15 @@ func (s *Service) GetUser(ctx context.Context, c Caller, req GetUserRequest) (*G
 	} else if err != nil {
 		return nil, s.internal(ctx, "get user", err)
 	}
-	return &GetUserResponse{User: viewUser(realm, me, u, userViewOptions(req.ClientGravatar, req.IncludeCustomProfileFields))}, nil
+	return s.getUserResponse(ctx, realm, me, u, req.ClientGravatar, req.IncludeCustomProfileFields)
+}
+
+func (s *Service) getUserResponse(ctx context.Context, realm *storage.Realm, me, u *storage.User, clientGravatar, profile *bool) (*GetUserResponse, error) {
+	opts, err := s.userViewOptions(ctx, realm.ID, []int64{u.ID}, clientGravatar, profile)
+	if err != nil {
+		return nil, err
+	}
+	return &GetUserResponse{User: viewUser(realm, me, u, opts)}, nil
 }
 
 // GetUserByEmail returns one user by email. The real email only finds the
@@ -210,14 +232,14 @@ func (s *Service) GetUserByEmail(ctx context.Context, c Caller, req GetUserByEma
 	if err != nil {
 		return nil, err
 	}
-	return &GetUserResponse{User: viewUser(realm, me, u, userViewOptions(req.ClientGravatar, req.IncludeCustomProfileFields))}, nil
+	return s.getUserResponse(ctx, realm, me, u, req.ClientGravatar, req.IncludeCustomProfileFields)
 }
 
 // userByAPIOrRealEmail resolves an email as the viewer may use it: the real
 // email of a user whose email the viewer can see, or a dummy API email.
 func (s *Service) userByAPIOrRealEmail(ctx context.Context, realm *storage.Realm, viewer *storage.User, email string) (*storage.User, error) {
 	u, err := s.store.GetUserByEmail(ctx, realm.ID, email)
-	if err == nil && canSeeEmail(realm, viewer, u) {
+	if err == nil && canSeeEmail(viewer, u) {
 		return u, nil
 	}
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
@@ -326,17 +348,27 @@ func (s *Service) checkPassword(p string) error {
 
 type userView struct {
 	clientGravatar, profileFields bool
+	// profile holds the custom profile values by user, when asked for.
+	profile map[int64]map[string]ProfileFieldValue
 }
 
-func userViewOptions(clientGravatar, profile *bool) userView {
+// userViewOptions reads the view parameters (client_gravatar default true,
+// include_custom_profile_fields default false) and loads the profile values
+// of userIDs (nil: the whole realm) when they are asked for.
+func (s *Service) userViewOptions(ctx context.Context, realmID int64, userIDs []int64, clientGravatar, profile *bool) (userView, error) {
 	v := userView{clientGravatar: true}
 	if clientGravatar != nil {
 		v.clientGravatar = *clientGravatar
 	}
-	if profile != nil {
-		v.profileFields = *profile
+	if profile != nil && *profile {
+		v.profileFields = true
+		values, err := s.store.ListProfileFieldValues(ctx, realmID, userIDs)
+		if err != nil {
+			return v, s.internal(ctx, "profile values", err)
+		}
+		v.profile = profileData(values)
 	}
-	return v
+	return v, nil
 }
 
 // viewUser formats u as viewer sees it.
@@ -356,7 +388,7 @@ func viewUser(realm *storage.Realm, viewer, u *storage.User, opts userView) User
 		Timezone:      u.Timezone,
 		AvatarVersion: u.AvatarVersion,
 	}
-	visible := canSeeEmail(realm, viewer, u)
+	visible := canSeeEmail(viewer, u)
 	if visible {
 		e := u.Email
 		out.DeliveryEmail = &e
@@ -368,19 +400,26 @@ func viewUser(realm *storage.Realm, viewer, u *storage.User, opts userView) User
 	if u.IsBot {
 		out.BotOwnerID = &OptionalID{ID: u.BotOwnerID}
 	} else if opts.profileFields {
-		out.ProfileData = map[string]ProfileFieldValue{}
+		out.ProfileData = opts.profile[u.ID]
+		if out.ProfileData == nil {
+			out.ProfileData = map[string]ProfileFieldValue{}
+		}
 	}
 	return out
 }
 
+// emailVisibility is who may see the user's real email: the user's own
+// email_address_visibility setting (EmailVisible* values).
+func emailVisibility(u *storage.User) int { return settingsOf(u).EmailAddressVisibility }
+
 // canSeeEmail reports whether viewer may see target's real email under the
-// organization's email visibility setting. Users always see their own, and
-// bots' addresses are public.
-func canSeeEmail(realm *storage.Realm, viewer, target *storage.User) bool {
+// target's email visibility setting. Users always see their own, and bots'
+// addresses are public.
+func canSeeEmail(viewer, target *storage.User) bool {
 	if viewer.ID == target.ID || target.IsBot {
 		return true
 	}
-	switch realm.EmailAddressVisibility {
+	switch emailVisibility(target) {
 	case EmailVisibleEveryone:
 		return true
 	case EmailVisibleMembers:
@@ -395,10 +434,10 @@ func canSeeEmail(realm *storage.Realm, viewer, target *storage.User) bool {
 }
 
 // apiEmail is the address that identifies a user in the API: the real one
-// when the organization shows emails to everyone (and for bots), else the
-// dummy user{id}@{host}.
+// when the user shows it to everyone (and for bots), else the dummy
+// user{id}@{host}.
 func apiEmail(realm *storage.Realm, u *storage.User) string {
-	if realm.EmailAddressVisibility == EmailVisibleEveryone || u.IsBot {
+	if u.IsBot || emailVisibility(u) == EmailVisibleEveryone {
 		return u.Email
 	}
 	return fmt.Sprintf("user%d@%s", u.ID, dummyEmailDomain(realm))
@@ -492,7 +531,9 @@ func (s *Service) addUser(ctx context.Context, realm *storage.Realm, req Provisi
 	if err != nil {
 		return nil, "", s.internal(ctx, "provision user", err)
 	}
-	u := &storage.User{RealmID: realm.ID, Email: email, FullName: fullName, Role: role,
+	settings := DefaultSettings
+	settings.EmailAddressVisibility = realm.EmailAddressVisibility
+	u := &storage.User{RealmID: realm.ID, Email: email, FullName: fullName, Role: role, Settings: encodeSettings(settings),
 		IsActive: true, IsBot: req.BotType != nil, BotType: req.BotType, BotOwnerID: req.BotOwnerID,
 		DateJoined: s.nowUnix(), PasswordHash: hash, APIKey: key, AvatarSource: "G", AvatarVersion: 1,
 		CanCreateUsers: req.CanCreateUsers}

@@ -38,6 +38,7 @@ func TestGetOwnUser(t *testing.T) {
 				IsGuest: role == chat.RoleGuest, IsActive: true, Timezone: "",
 				DateJoined: chattest.Start.Format("2006-01-02T15:04:05+00:00"), MaxMessageID: -1,
 				UserID: u.ID, DeliveryEmail: u.Email, ProfileData: map[string]chat.ProfileFieldValue{},
+				Settings: chat.DefaultSettings,
 			}, me)
 		})
 	}

@@ -42,9 +42,9 @@ func testReopen(t *testing.T, open func() (*Store, error)) {
 	ctx := t.Context()
 	s, err := open()
 	require.NoError(t, err)
-	r := &storage.Realm{StringID: "acme", Host: "acme.example.com", Deactivated: true}
+	r := &storage.Realm{StringID: "acme", Host: "acme.example.com", Deactivated: true, NameChangesDisabled: true}
 	require.NoError(t, s.CreateRealm(ctx, r))
-	u := &storage.User{RealmID: r.ID, Email: "a@example.com", BotType: ptr(1)}
+	u := &storage.User{RealmID: r.ID, Email: "a@example.com", BotType: ptr(1), CanChangeUserEmails: true, Settings: `{"a":1}`}
 	require.NoError(t, s.CreateUser(ctx, u))
 	assert.Equal(t, len(schemaMigrations), migrationCount(t, s))
 	require.NoError(t, s.Close())

@@ -59,9 +59,20 @@
 // and rows referring to them (bot owner, group creator, members, subgroups)
 // use composite foreign keys on (realm_id, ...), so the database itself
 // refuses a reference to another realm's user or group. Case-insensitive
-// uniqueness (realm host, user email within a realm) uses unique indexes on
-// lower(...); values are stored as given. Group names are unique per realm
-// through a partial index that leaves anonymous groups (empty name) out.
+// uniqueness (realm host, user email and profile field name within a
+// realm) uses unique indexes on lower(...); values are stored as given.
+// Group names are unique per realm through a partial index that leaves
+// anonymous groups (empty name) out. Drafts, profile field values and
+// pending email changes refer to their user (and a value to its field)
+// the same way, with ON DELETE CASCADE; a user has at most one pending
+// email change (unique (realm_id, user_id)), and confirmation keys are
+// unique per realm.
+//
+// The exception is the realm's group settings (CanCreateBotsGroupID,
+// CanCreateWriteOnlyBotsGroupID): plain BIGINT NOT NULL DEFAULT 0 columns
+// without a foreign key, 0 meaning not set, so the caller must only write
+// 0 or a group of the same realm. Migration 0002 in migrations.go explains
+// why (SQLite cannot add a composite foreign key to an existing table).
 //
 // # Tests
 //

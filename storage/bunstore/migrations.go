@@ -17,6 +17,7 @@ import (
 // with the next number; never edit one that has shipped.
 var schemaMigrations = []schemaMigration{
 	{name: "0001_initial", up: migration0001Up, down: migration0001Down},
+	{name: "0002_users_settings_drafts_profile_fields", up: migration0002Up, down: migration0002Down},
 }
 
 type schemaMigration struct {
@@ -127,10 +128,127 @@ var migration0001Down = []string{
 	`DROP TABLE realms`,
 }
 
-// newMigrations registers schemaMigrations with bun's migrate package.
-func newMigrations() *migrate.Migrations {
+// Migration 0002 adds realm and user settings, drafts, custom profile
+// fields and pending email changes.
+//
+// Existing tables grow with ALTER TABLE ... ADD COLUMN, one column per
+// statement (SQLite accepts no more). SQLite only adds a column whose
+// default is a constant, and a NOT NULL column only with a non-NULL
+// default; it cannot add a table constraint (a composite foreign key)
+// at all, and a column REFERENCES clause only with a NULL default. So
+// every added column is NOT NULL with a constant default and no
+// constraint; existing rows take the default, which is also the zero
+// value of the Go field, so rows written before the upgrade read back as
+// if written with the zero value.
+//
+// The realm's bot-creation group settings are BIGINT NOT NULL DEFAULT 0
+// without a foreign key: the contract spells "not set" as 0, which bun
+// writes as 0 (the record tags have no nullzero), and a reference from
+// realms to user_groups would have to be the composite
+// (id, group) -> user_groups (realm_id, id) to keep realms apart, which
+// SQLite can only add by rebuilding the realms table (other tables refer
+// to it, so that needs foreign keys off, impossible inside the migration's
+// transaction). The store therefore does not check these IDs: the caller
+// must write only 0 or the ID of a group of the same realm.
+//
+// users.settings defaults to the empty string, not '{}', so that the
+// column round-trips exactly what was written (the contract reads an empty
+// string as {}).
+//
+// The new tables follow 0001: realm_id on every row, (realm_id, id)
+// unique where other rows refer to the table, composite foreign keys on
+// (realm_id, ...) so no row can point into another realm, ON DELETE
+// CASCADE from a user or field to the rows that belong to it, and an
+// index on every referencing column list (SQLite scans the child table
+// on a parent delete otherwise; PostgreSQL does not index them itself).
+var migration0002Up = []string{
+	`ALTER TABLE realms ADD COLUMN name_changes_disabled BOOLEAN NOT NULL DEFAULT FALSE`,
+	`ALTER TABLE realms ADD COLUMN email_changes_disabled BOOLEAN NOT NULL DEFAULT FALSE`,
+	`ALTER TABLE realms ADD COLUMN can_create_bots_group_id BIGINT NOT NULL DEFAULT 0`,
+	`ALTER TABLE realms ADD COLUMN can_create_write_only_bots_group_id BIGINT NOT NULL DEFAULT 0`,
+
+	`ALTER TABLE users ADD COLUMN can_change_user_emails BOOLEAN NOT NULL DEFAULT FALSE`,
+	`ALTER TABLE users ADD COLUMN settings TEXT NOT NULL DEFAULT ''`,
+
+	// "type" and "timestamp" are quoted: both are keywords in PostgreSQL.
+	`CREATE TABLE drafts (
+	id {{ID}},
+	realm_id BIGINT NOT NULL REFERENCES realms (id),
+	user_id BIGINT NOT NULL,
+	"type" TEXT NOT NULL DEFAULT '',
+	recipients TEXT NOT NULL DEFAULT '',
+	topic TEXT NOT NULL DEFAULT '',
+	content TEXT NOT NULL DEFAULT '',
+	"timestamp" BIGINT NOT NULL DEFAULT 0,
+	CONSTRAINT drafts_user_fkey FOREIGN KEY (realm_id, user_id)
+		REFERENCES users (realm_id, id) ON DELETE CASCADE
+)`,
+	`CREATE INDEX drafts_user_timestamp_idx ON drafts (realm_id, user_id, "timestamp")`,
+
+	`CREATE TABLE custom_profile_fields (
+	id {{ID}},
+	realm_id BIGINT NOT NULL REFERENCES realms (id),
+	name TEXT NOT NULL,
+	hint TEXT NOT NULL DEFAULT '',
+	field_type INTEGER NOT NULL,
+	field_data TEXT NOT NULL DEFAULT '',
+	field_order INTEGER NOT NULL DEFAULT 0,
+	display_in_profile_summary BOOLEAN NOT NULL DEFAULT FALSE,
+	required BOOLEAN NOT NULL DEFAULT FALSE,
+	editable_by_user BOOLEAN NOT NULL DEFAULT TRUE,
+	CONSTRAINT custom_profile_fields_realm_id_id_key UNIQUE (realm_id, id)
+)`,
+	`CREATE UNIQUE INDEX custom_profile_fields_realm_name_lower_key ON custom_profile_fields (realm_id, lower(name))`,
+
+	`CREATE TABLE custom_profile_field_values (
+	realm_id BIGINT NOT NULL REFERENCES realms (id),
+	user_id BIGINT NOT NULL,
+	field_id BIGINT NOT NULL,
+	value TEXT NOT NULL DEFAULT '',
+	rendered_value TEXT,
+	PRIMARY KEY (user_id, field_id),
+	CONSTRAINT custom_profile_field_values_user_fkey FOREIGN KEY (realm_id, user_id)
+		REFERENCES users (realm_id, id) ON DELETE CASCADE,
+	CONSTRAINT custom_profile_field_values_field_fkey FOREIGN KEY (realm_id, field_id)
+		REFERENCES custom_profile_fields (realm_id, id) ON DELETE CASCADE
+)`,
+	`CREATE INDEX custom_profile_field_values_user_idx ON custom_profile_field_values (realm_id, user_id, field_id)`,
+	`CREATE INDEX custom_profile_field_values_field_idx ON custom_profile_field_values (realm_id, field_id)`,
+
+	// One pending change per user; keys are unique per realm.
+	`CREATE TABLE email_changes (
+	id {{ID}},
+	realm_id BIGINT NOT NULL REFERENCES realms (id),
+	user_id BIGINT NOT NULL,
+	new_email TEXT NOT NULL,
+	confirmation_key TEXT NOT NULL,
+	date_created BIGINT NOT NULL DEFAULT 0,
+	CONSTRAINT email_changes_realm_key_key UNIQUE (realm_id, confirmation_key),
+	CONSTRAINT email_changes_realm_user_key UNIQUE (realm_id, user_id),
+	CONSTRAINT email_changes_user_fkey FOREIGN KEY (realm_id, user_id)
+		REFERENCES users (realm_id, id) ON DELETE CASCADE
+)`,
+}
+
+// DROP COLUMN needs SQLite 3.35 or later (go-sqlite3 bundles a newer one).
+var migration0002Down = []string{
+	`DROP TABLE email_changes`,
+	`DROP TABLE custom_profile_field_values`,
+	`DROP TABLE custom_profile_fields`,
+	`DROP TABLE drafts`,
+	`ALTER TABLE users DROP COLUMN settings`,
+	`ALTER TABLE users DROP COLUMN can_change_user_emails`,
+	`ALTER TABLE realms DROP COLUMN can_create_write_only_bots_group_id`,
+	`ALTER TABLE realms DROP COLUMN can_create_bots_group_id`,
+	`ALTER TABLE realms DROP COLUMN email_changes_disabled`,
+	`ALTER TABLE realms DROP COLUMN name_changes_disabled`,
+}
+
+// newMigrations registers the given migrations (schemaMigrations, or a
+// prefix of it in tests) with bun's migrate package.
+func newMigrations(migrations []schemaMigration) *migrate.Migrations {
 	ms := migrate.NewMigrations()
-	for _, m := range schemaMigrations {
+	for _, m := range migrations {
 		ms.Add(migrate.Migration{
 			Name: m.name,
 			Up:   runDDL(m.up),
@@ -165,7 +283,13 @@ func runDDL(stmts []string) func(context.Context, *migrate.Migrator, *migrate.Mi
 // migrations not yet recorded there, in name order. A migration is
 // recorded only after its statements committed.
 func migrateDB(ctx context.Context, db *bun.DB) error {
-	migrator := migrate.NewMigrator(db, newMigrations(), migrate.WithMarkAppliedOnSuccess(true))
+	return migrateDBWith(ctx, db, schemaMigrations)
+}
+
+// migrateDBWith is migrateDB with an explicit list of migrations; tests
+// use a prefix of schemaMigrations to build an older schema.
+func migrateDBWith(ctx context.Context, db *bun.DB, migrations []schemaMigration) error {
+	migrator := migrate.NewMigrator(db, newMigrations(migrations), migrate.WithMarkAppliedOnSuccess(true))
 	if err := migrator.Init(ctx); err != nil {
 		return fmt.Errorf("bunstore: migrate: init: %w", err)
 	}

@@ -88,6 +88,12 @@ func (s *Store) Close() error {
 // On SQLite the transaction holds the only writer connection until it ends:
 // inside fn, use the Store passed to fn, never the outer Store, for writes.
 func (s *Store) InTx(ctx context.Context, fn func(storage.Store) error) error {
+	return s.withTx(ctx, func(tx *Store) error { return fn(tx) })
+}
+
+// withTx is InTx for the store's own methods: fn gets the tx-bound *Store.
+// On a tx-bound Store it calls fn with that Store (same transaction).
+func (s *Store) withTx(ctx context.Context, fn func(*Store) error) error {
 	if s.inTx {
 		return fn(s)
 	}

@@ -19,6 +19,7 @@ var realmTests = []test{
 	{"Realm/Update", testRealmUpdate},
 	{"Realm/UpdateColumns", testRealmUpdateColumns},
 	{"Realm/UpdateConflict", testRealmUpdateConflict},
+	{"Realm/GroupSettings", testRealmGroupSettings},
 }
 
 func testRealmRoundTrip(t *testing.T, s storage.Store) {
@@ -37,6 +38,13 @@ func testRealmRoundTrip(t *testing.T, s storage.Store) {
 			Deactivated:            true,
 			EmailAddressVisibility: 5,
 			WaitingPeriodThreshold: 90,
+			NameChangesDisabled:    true,
+			EmailChangesDisabled:   true,
+		}},
+		{"one of each boolean", storage.Realm{
+			StringID:            "halves",
+			Host:                "halves.example.com",
+			NameChangesDisabled: true,
 		}},
 		{"zero values", storage.Realm{StringID: "zero", Host: "zero.example.com"}},
 		{"unicode and quotes", storage.Realm{
@@ -156,6 +164,10 @@ func testRealmUpdate(t *testing.T, s storage.Store) {
 	r.Deactivated = true
 	r.EmailAddressVisibility = 4
 	r.WaitingPeriodThreshold = 7
+	r.NameChangesDisabled = true
+	r.EmailChangesDisabled = true
+	r.CanCreateBotsGroupID = newGroup(t, s, r.ID, "role:administrators").ID
+	r.CanCreateWriteOnlyBotsGroupID = newGroup(t, s, r.ID, "").ID
 	require.NoError(t, s.UpdateRealm(ctx, r))
 	got, err := s.GetRealm(ctx, r.ID)
 	require.NoError(t, err)
@@ -165,6 +177,8 @@ func testRealmUpdate(t *testing.T, s storage.Store) {
 	r.Name, r.Description, r.URL = "", "", ""
 	r.DateCreated, r.Deactivated = 0, false
 	r.EmailAddressVisibility, r.WaitingPeriodThreshold = 0, 0
+	r.NameChangesDisabled, r.EmailChangesDisabled = false, false
+	r.CanCreateBotsGroupID, r.CanCreateWriteOnlyBotsGroupID = 0, 0
 	require.NoError(t, s.UpdateRealm(ctx, r))
 	got, err = s.GetRealm(ctx, r.ID)
 	require.NoError(t, err)
@@ -186,9 +200,12 @@ func testRealmUpdateColumns(t *testing.T, s storage.Store) {
 	changed.Deactivated = true
 	changed.Description = "not written"
 	changed.WaitingPeriodThreshold = 30
-	require.NoError(t, s.UpdateRealm(ctx, &changed, "name", "deactivated"))
+	changed.NameChangesDisabled = true
+	changed.EmailChangesDisabled = true // not written
+	require.NoError(t, s.UpdateRealm(ctx, &changed, "name", "deactivated", "name_changes_disabled"))
 	want.Name = "New name"
 	want.Deactivated = true
+	want.NameChangesDisabled = true
 	got, err := s.GetRealm(ctx, r.ID)
 	require.NoError(t, err)
 	assert.Equal(t, want, *got)
@@ -217,4 +234,40 @@ func testRealmUpdateConflict(t *testing.T, s storage.Store) {
 	got, err := s.GetRealm(ctx, b.ID)
 	require.NoError(t, err)
 	assert.Equal(t, *b, *got)
+}
+
+func testRealmGroupSettings(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	r := newRealm(t, s, "acme")
+	other := newRealm(t, s, "other")
+	assert.Zero(t, r.CanCreateBotsGroupID, "not set")
+	assert.Zero(t, r.CanCreateWriteOnlyBotsGroupID, "not set")
+
+	admins := newGroup(t, s, r.ID, "role:administrators")
+	anon := newGroup(t, s, r.ID, "")
+	want := *r
+
+	// Each setting written alone, by name.
+	changed := *r
+	changed.CanCreateBotsGroupID = admins.ID
+	changed.CanCreateWriteOnlyBotsGroupID = anon.ID // not written
+	require.NoError(t, s.UpdateRealm(ctx, &changed, "can_create_bots_group_id"))
+	want.CanCreateBotsGroupID = admins.ID
+	got, err := s.GetRealm(ctx, r.ID)
+	require.NoError(t, err)
+	assert.Equal(t, want, *got)
+
+	require.NoError(t, s.UpdateRealm(ctx, &changed, "can_create_write_only_bots_group_id"))
+	want.CanCreateWriteOnlyBotsGroupID = anon.ID
+	got, err = s.GetRealmByHost(ctx, r.Host)
+	require.NoError(t, err)
+	assert.Equal(t, want, *got)
+
+	// Back to not set.
+	changed.CanCreateBotsGroupID, changed.CanCreateWriteOnlyBotsGroupID = 0, 0
+	require.NoError(t, s.UpdateRealm(ctx, &changed, "can_create_bots_group_id", "can_create_write_only_bots_group_id"))
+	want.CanCreateBotsGroupID, want.CanCreateWriteOnlyBotsGroupID = 0, 0
+	realms, err := s.ListRealms(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []storage.Realm{want, *other}, realms)
 }

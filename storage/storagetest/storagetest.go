@@ -19,6 +19,19 @@
 // methods, and UserGroupIDs, give storage.ErrNotFound for a group (or user)
 // that is missing or of another realm; GetGroupByName never finds an
 // anonymous group.
+//
+// For the later records: a draft, profile field, profile field value or
+// email change referring to a user or field that is missing or of another
+// realm gives storage.ErrNotFound on create (a batch of profile field
+// values is written whole or not at all); Update and single-record Delete
+// methods give storage.ErrNotFound when nothing of the realm (and, for
+// drafts, of the user) matched, while the bulk deletes (DeleteUserDrafts,
+// DeleteProfileFieldValues) silently skip what is not there. Drafts with
+// equal timestamps list by ascending ID. A failed CreateEmailChange keeps
+// the user's earlier pending change; a successful one gives the new
+// change a new ID. Realm.CanCreateBotsGroupID and
+// CanCreateWriteOnlyBotsGroupID are 0 on a new realm and round-trip any
+// group ID of the realm.
 package storagetest
 
 import (
@@ -42,6 +55,9 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, realmTests...)
 	all = append(all, userTests...)
 	all = append(all, groupTests...)
+	all = append(all, draftTests...)
+	all = append(all, profileFieldTests...)
+	all = append(all, emailChangeTests...)
 	all = append(all, txTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,8 +20,10 @@ var txTests = []test{
 	{"Tx/Nested", testTxNested},
 	{"Tx/NestedRollback", testTxNestedRollback},
 	{"Tx/ReadsOwnWrites", testTxReadsOwnWrites},
+	{"Tx/NewRecords", testTxNewRecords},
 	{"Concurrency/CreateUsers", testConcurrentCreateUsers},
 	{"Concurrency/Transactions", testConcurrentTransactions},
+	{"Concurrency/Replacements", testConcurrentReplacements},
 }
 
 // assertNoRealms checks that nothing was persisted.
@@ -224,6 +226,75 @@ func testTxReadsOwnWrites(t *testing.T, s storage.Store) {
 	assert.Equal(t, "acme", got.StringID)
 }
 
+// testTxNewRecords checks drafts, profile fields and values, and email
+// changes inside a transaction: rolled back, then committed. The email
+// change replacement runs in the caller's transaction.
+func testTxNewRecords(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	u := newUser(t, s, realm.ID, "alice@example.com")
+	earlier := newEmailChange(t, s, realm.ID, u.ID, "earlier@example.org", "earlier-key")
+
+	write := func(tx storage.Store) error {
+		d := &storage.Draft{RealmID: realm.ID, UserID: u.ID, Type: "stream", To: "[1]", Content: "x", Timestamp: 5}
+		require.NoError(t, tx.CreateDraft(ctx, d))
+		f := &storage.ProfileField{RealmID: realm.ID, Name: "Phone", FieldType: 1}
+		require.NoError(t, tx.CreateProfileField(ctx, f))
+		v := storage.ProfileFieldValue{RealmID: realm.ID, UserID: u.ID, FieldID: f.ID, Value: "123"}
+		require.NoError(t, tx.SetProfileFieldValues(ctx, []storage.ProfileFieldValue{v}))
+		c := &storage.EmailChange{RealmID: realm.ID, UserID: u.ID, NewEmail: "new@example.org", Key: "new-key"}
+		require.NoError(t, tx.CreateEmailChange(ctx, c))
+
+		// The transaction reads its own writes.
+		drafts, err := tx.ListDrafts(ctx, realm.ID, u.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []storage.Draft{*d}, drafts)
+		fields, err := tx.ListProfileFields(ctx, realm.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []storage.ProfileField{*f}, fields)
+		values, err := tx.ListProfileFieldValues(ctx, realm.ID, nil)
+		require.NoError(t, err)
+		assert.Equal(t, []storage.ProfileFieldValue{v}, values)
+		got, err := tx.GetEmailChangeByKey(ctx, realm.ID, "new-key")
+		require.NoError(t, err)
+		assert.Equal(t, *c, *got)
+		_, err = tx.GetEmailChangeByKey(ctx, realm.ID, "earlier-key")
+		assert.ErrorIs(t, err, storage.ErrNotFound, "replaced inside the transaction")
+		return nil
+	}
+
+	errRollback := errors.New("roll back")
+	err := s.InTx(ctx, func(tx storage.Store) error {
+		require.NoError(t, write(tx))
+		return errRollback
+	})
+	require.ErrorIs(t, err, errRollback)
+	drafts, err := s.ListDrafts(ctx, realm.ID, u.ID)
+	require.NoError(t, err)
+	assert.Empty(t, drafts)
+	fields, err := s.ListProfileFields(ctx, realm.ID)
+	require.NoError(t, err)
+	assert.Empty(t, fields)
+	values, err := s.ListProfileFieldValues(ctx, realm.ID, nil)
+	require.NoError(t, err)
+	assert.Empty(t, values)
+	got, err := s.GetEmailChangeByKey(ctx, realm.ID, "earlier-key")
+	require.NoError(t, err)
+	assert.Equal(t, *earlier, *got, "the replaced change is back after the rollback")
+
+	require.NoError(t, s.InTx(ctx, write))
+	drafts, err = s.ListDrafts(ctx, realm.ID, u.ID)
+	require.NoError(t, err)
+	assert.Len(t, drafts, 1)
+	values, err = s.ListProfileFieldValues(ctx, realm.ID, []int64{u.ID})
+	require.NoError(t, err)
+	assert.Len(t, values, 1)
+	_, err = s.GetEmailChangeByKey(ctx, realm.ID, "earlier-key")
+	assert.ErrorIs(t, err, storage.ErrNotFound)
+	_, err = s.GetEmailChangeByKey(ctx, realm.ID, "new-key")
+	assert.NoError(t, err)
+}
+
 const workers = 8
 
 func testConcurrentCreateUsers(t *testing.T, s storage.Store) {
@@ -294,4 +365,43 @@ func testConcurrentTransactions(t *testing.T, s storage.Store) {
 	groups, err := s.ListGroups(ctx, realm.ID)
 	require.NoError(t, err)
 	assert.Len(t, groups, workers+1)
+}
+
+// testConcurrentReplacements races writers that replace one row: the
+// pending email change of a user and one profile field value. None fails;
+// one change and one value remain, each written by one of the writers.
+func testConcurrentReplacements(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	u := newUser(t, s, realm.ID, "alice@example.com")
+	f := newProfileField(t, s, realm.ID, "Phone", 1)
+	newEmailChange(t, s, realm.ID, u.ID, "first@example.org", "first")
+
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			c := &storage.EmailChange{RealmID: realm.ID, UserID: u.ID, NewEmail: fmt.Sprintf("n%d@example.org", i), Key: fmt.Sprintf("key-%d", i)}
+			assert.NoError(t, s.CreateEmailChange(ctx, c))
+			v := storage.ProfileFieldValue{RealmID: realm.ID, UserID: u.ID, FieldID: f.ID, Value: fmt.Sprintf("v%d", i)}
+			assert.NoError(t, s.SetProfileFieldValues(ctx, []storage.ProfileFieldValue{v}))
+		})
+	}
+	wg.Wait()
+
+	found := 0
+	for i := range workers {
+		c, err := s.GetEmailChangeByKey(ctx, realm.ID, fmt.Sprintf("key-%d", i))
+		if err == nil {
+			found++
+			assert.Equal(t, fmt.Sprintf("n%d@example.org", i), c.NewEmail)
+		} else {
+			assert.ErrorIs(t, err, storage.ErrNotFound)
+		}
+	}
+	assert.Equal(t, 1, found, "one pending change left")
+	_, err := s.GetEmailChangeByKey(ctx, realm.ID, "first")
+	assert.ErrorIs(t, err, storage.ErrNotFound)
+	values, err := s.ListProfileFieldValues(ctx, realm.ID, nil)
+	require.NoError(t, err)
+	assert.Len(t, values, 1)
 }

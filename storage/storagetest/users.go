@@ -32,22 +32,26 @@ func testUserRoundTrip(t *testing.T, s storage.Store) {
 		user storage.User
 	}{
 		{"all fields", storage.User{
-			Email:          "Bot-Mixed@Example.com",
-			FullName:       "Ünïcødé 'Bot' \"X\"",
-			Role:           200,
-			IsActive:       true,
-			IsBot:          true,
-			BotType:        ptr(4),
-			BotOwnerID:     ptr(owner.ID),
-			Timezone:       "Europe/Paris",
-			DateJoined:     1_700_000_123,
-			PasswordHash:   "$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA",
-			APIKey:         "abcdefghijklmnopqrstuvwxyz012345",
-			AvatarSource:   "U",
-			AvatarVersion:  3,
-			CanCreateUsers: true,
+			Email:               "Bot-Mixed@Example.com",
+			FullName:            "Ünïcødé 'Bot' \"X\"",
+			Role:                200,
+			IsActive:            true,
+			IsBot:               true,
+			BotType:             ptr(4),
+			BotOwnerID:          ptr(owner.ID),
+			Timezone:            "Europe/Paris",
+			DateJoined:          1_700_000_123,
+			PasswordHash:        "$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA",
+			APIKey:              "abcdefghijklmnopqrstuvwxyz012345",
+			AvatarSource:        "U",
+			AvatarVersion:       3,
+			CanCreateUsers:      true,
+			CanChangeUserEmails: true,
+			Settings:            `{"enter_sends":true,"default_language":"fr","emojiset":"Ünïcødé 'q' \"x\""}`,
 		}},
 		{"zero values and nil pointers", storage.User{Email: "zero@example.com"}},
+		{"empty settings object", storage.User{Email: "empty-settings@example.com", Settings: "{}"}},
+		{"settings with one key", storage.User{Email: "one-setting@example.com", Settings: `{"a":1}`}},
 		{"non-nil pointer to zero", storage.User{Email: "zero-ptr@example.com", BotType: ptr(0)}},
 		{"inactive guest", storage.User{Email: "guest@example.com", Role: 600, AvatarSource: "G"}},
 	}
@@ -233,6 +237,8 @@ func testUserUpdate(t *testing.T, s storage.Store) {
 	u.AvatarSource = "U"
 	u.AvatarVersion = 9
 	u.CanCreateUsers = true
+	u.CanChangeUserEmails = true
+	u.Settings = `{"a":1}`
 	require.NoError(t, s.UpdateUser(ctx, u))
 	got, err := s.GetUser(ctx, realm.ID, u.ID)
 	require.NoError(t, err)
@@ -240,7 +246,8 @@ func testUserUpdate(t *testing.T, s storage.Store) {
 
 	// Pointers back to nil, booleans back to false.
 	u.BotType, u.BotOwnerID = nil, nil
-	u.IsBot, u.CanCreateUsers = false, false
+	u.IsBot, u.CanCreateUsers, u.CanChangeUserEmails = false, false, false
+	u.Settings = ""
 	require.NoError(t, s.UpdateUser(ctx, u))
 	got, err = s.GetUser(ctx, realm.ID, u.ID)
 	require.NoError(t, err)
@@ -264,17 +271,23 @@ func testUserUpdateColumns(t *testing.T, s storage.Store) {
 	changed.BotOwnerID = ptr(owner.ID)
 	changed.Role = 100 // not written
 	changed.APIKey = "not written"
-	require.NoError(t, s.UpdateUser(ctx, &changed, "full_name", "is_active", "bot_owner_id"))
+	changed.Settings = `{"a":1}`
+	changed.CanChangeUserEmails = true // not written
+	require.NoError(t, s.UpdateUser(ctx, &changed, "full_name", "is_active", "bot_owner_id", "settings"))
 	want.FullName = "Alice Renamed"
 	want.IsActive = false
 	want.BotOwnerID = ptr(owner.ID)
+	want.Settings = `{"a":1}`
 	got, err := s.GetUser(ctx, realm.ID, u.ID)
 	require.NoError(t, err)
 	assert.Equal(t, want, *got)
 
 	changed.BotOwnerID = nil
-	require.NoError(t, s.UpdateUser(ctx, &changed, "bot_owner_id"))
+	changed.Settings = ""
+	require.NoError(t, s.UpdateUser(ctx, &changed, "bot_owner_id", "settings", "can_change_user_emails"))
 	want.BotOwnerID = nil
+	want.Settings = ""
+	want.CanChangeUserEmails = true
 	got, err = s.GetUser(ctx, realm.ID, u.ID)
 	require.NoError(t, err)
 	assert.Equal(t, want, *got)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -101,27 +102,39 @@ func bodyError(err error, msg string) error {
 // field is how one request-struct field is read from the wire.
 type field struct {
 	name     string
-	index    int
-	required bool // non-pointer fields are required
+	index    []int // path through embedded structs
+	required bool  // non-pointer fields are required
 	typ      reflect.Type
 }
 
 var plans sync.Map // reflect.Type -> []field
 
+// planFor lists the fields of a request struct by their json names; the
+// fields of embedded structs count as the outer struct's own.
 func planFor(t reflect.Type) []field {
 	if p, ok := plans.Load(t); ok {
 		return p.([]field)
 	}
+	fs := collectFields(t, nil)
+	plans.Store(t, fs)
+	return fs
+}
+
+func collectFields(t reflect.Type, prefix []int) []field {
 	var fs []field
 	for i := 0; i < t.NumField(); i++ {
 		sf := t.Field(i)
+		index := append(slices.Clone(prefix), i)
+		if sf.Anonymous && sf.Type.Kind() == reflect.Struct && sf.Tag.Get("json") == "" {
+			fs = append(fs, collectFields(sf.Type, index)...)
+			continue
+		}
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if !sf.IsExported() || name == "-" || name == "" {
 			continue
 		}
-		fs = append(fs, field{name: name, index: i, required: sf.Type.Kind() != reflect.Pointer, typ: sf.Type})
+		fs = append(fs, field{name: name, index: index, required: sf.Type.Kind() != reflect.Pointer, typ: sf.Type})
 	}
-	plans.Store(t, fs)
 	return fs
 }
 
@@ -150,7 +163,7 @@ func decode(values url.Values, path map[string]string, dst any) ([]string, error
 			}
 			raw = vs[len(vs)-1]
 		}
-		target := v.Field(f.index)
+		target := v.FieldByIndex(f.index)
 		if target.Kind() == reflect.Pointer {
 			target.Set(reflect.New(f.typ.Elem()))
 			target = target.Elem()

@@ -33,7 +33,7 @@ func TestRoutingHTTP(t *testing.T) {
 	t.Run("OPTIONS lists the methods", func(t *testing.T) {
 		r := e.do(t, request{method: "OPTIONS", path: "/api/v1/users/me"})
 		assert.Equal(t, http.StatusNoContent, r.status)
-		assert.Equal(t, "GET, HEAD", r.header.Get("Allow"))
+		assert.Equal(t, "DELETE, GET, HEAD", r.header.Get("Allow"))
 	})
 	t.Run("HEAD is answered like GET", func(t *testing.T) {
 		r := e.do(t, request{method: "HEAD", path: "/api/v1/users/me", user: &e.Owner})

@@ -8,11 +8,41 @@ func routes() []endpoint {
 	return []endpoint{
 		publicNoArgs("GET", "/server_settings", (*S).GetServerSettings),
 		public("POST", "/fetch_api_key", (*S).FetchAPIKey),
+		public("POST", "/accounts/confirm_new_email/{key}", (*S).ConfirmEmailChange),
+
 		authedNoArgs("POST", "/users/me/api_key/regenerate", (*S).RegenerateAPIKey),
 		authedNoArgs("GET", "/users/me", (*S).GetOwnUser),
+		authedNoArgs("DELETE", "/users/me", (*S).DeactivateOwnUser),
 		authed("GET", "/users", (*S).GetUsers),
 		authed("POST", "/users", (*S).CreateUser),
 		authed("GET", "/users/{user_id:int}", (*S).GetUser),
+		authed("PATCH", "/users/{user_id:int}", (*S).UpdateUser),
+		authed("DELETE", "/users/{user_id:int}", (*S).DeactivateUser),
+		authed("POST", "/users/{user_id:int}/reactivate", (*S).ReactivateUser),
 		authed("GET", "/users/{email}", (*S).GetUserByEmail),
+		authed("PATCH", "/users/{email}", (*S).UpdateUserByEmail),
+
+		authedNoArgs("GET", "/settings", (*S).GetSettings),
+		authed("PATCH", "/settings", (*S).UpdateSettings),
+		authed("PATCH", "/settings/display", (*S).UpdateSettings),
+		authed("PATCH", "/settings/notifications", (*S).UpdateSettings),
+
+		authedNoArgs("GET", "/drafts", (*S).GetDrafts),
+		authed("POST", "/drafts", (*S).CreateDrafts),
+		authed("PATCH", "/drafts/{draft_id:int}", (*S).EditDraft),
+		authed("DELETE", "/drafts/{draft_id:int}", (*S).DeleteDraft),
+
+		authedNoArgs("GET", "/realm", (*S).GetRealmSettings),
+		authed("PATCH", "/realm", (*S).UpdateRealm),
+		authedNoArgs("GET", "/realm/profile_fields", (*S).GetProfileFields),
+		authed("POST", "/realm/profile_fields", (*S).CreateProfileField),
+		authed("PATCH", "/realm/profile_fields", (*S).ReorderProfileFields),
+		authed("DELETE", "/realm/profile_fields/{field_id:int}", (*S).DeleteProfileField),
+
+		authedNoArgs("GET", "/bots", (*S).GetBots),
+		authed("POST", "/bots", (*S).CreateBot),
+		authed("PATCH", "/bots/{bot_id:int}", (*S).UpdateBot),
+		authed("DELETE", "/bots/{bot_id:int}", (*S).DeactivateBot),
+		authed("POST", "/bots/{bot_id:int}/api_key/regenerate", (*S).RegenerateBotAPIKey),
 	}
 }

@@ -1,0 +1,292 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// CreateBotRequest is the input of CreateBot.
+type CreateBotRequest struct {
+	FullName string `json:"full_name"`
+	// ShortName makes the bot's email: {short_name}-bot@{organization host}.
+	ShortName string `json:"short_name"`
+	// BotType is 1 (generic, the default) or 2 (incoming webhook).
+	// Outgoing-webhook and embedded bots are not offered yet.
+	BotType *int `json:"bot_type"`
+}
+
+// CreateBotResponse is the success body of CreateBot.
+type CreateBotResponse struct {
+	UserID                      int64   `json:"user_id"`
+	APIKey                      string  `json:"api_key"`
+	AvatarURL                   string  `json:"avatar_url"`
+	DefaultSendingStream        *string `json:"default_sending_stream"`
+	DefaultEventsRegisterStream *string `json:"default_events_register_stream"`
+	DefaultAllPublicStreams     bool    `json:"default_all_public_streams"`
+}
+
+// CreateBot creates a bot owned by the caller. Members of the
+// organization's can_create_bots_group may create any kind; members of
+// can_create_write_only_bots_group may create incoming-webhook bots. Guests
+// never may.
+func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest) (*CreateBotResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if me.Role == RoleGuest {
+		return nil, BadRequest("Not allowed for guest users")
+	}
+	botType := BotTypeGeneric
+	if req.BotType != nil {
+		botType = *req.BotType
+	}
+	if botType != BotTypeGeneric && botType != BotTypeIncomingWebhook {
+		return nil, BadRequest("Invalid bot type")
+	}
+	allowed, err := s.inRealmGroup(ctx, realm, realm.CanCreateBotsGroupID, me)
+	if err == nil && !allowed && botType == BotTypeIncomingWebhook {
+		allowed, err = s.inRealmGroup(ctx, realm, realm.CanCreateWriteOnlyBotsGroupID, me)
+	}
+	if err != nil {
+		return nil, s.internal(ctx, "create bot", err)
+	}
+	if !allowed {
+		return nil, errInsufficient
+	}
+	short := strings.ToLower(strings.TrimSpace(req.ShortName))
+	if short == "" || strings.ContainsAny(short, "@ ") {
+		return nil, BadRequest("Bad name or username")
+	}
+	email := short + "-bot@" + dummyEmailDomain(realm)
+	if _, err := s.checkNewEmail(email); err != nil {
+		return nil, err
+	}
+	fullName, err := s.checkFullName(req.FullName)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.botNameFree(ctx, realm.ID, fullName, 0); err != nil {
+		return nil, err
+	}
+	bt := botType
+	u, key, err := s.addUser(ctx, realm, ProvisionUserRequest{Email: email, FullName: fullName,
+		Role: RoleMember, BotType: &bt, BotOwnerID: &me.ID})
+	if err != nil {
+		if e := AsError(err); e.Msg == "Email is already in use." {
+			return nil, BadRequest("Username already in use")
+		}
+		return nil, err
+	}
+	return &CreateBotResponse{UserID: u.ID, APIKey: key, AvatarURL: gravatarURL(u)}, nil
+}
+
+// inRealmGroup evaluates an organization permission group for a user. A
+// realm made before the setting existed stores 0, read as
+// role:administrators (the safe choice); new realms store their defaults.
+func (s *Service) inRealmGroup(ctx context.Context, realm *storage.Realm, groupID int64, u *storage.User) (bool, error) {
+	if groupID == 0 {
+		var err error
+		if groupID, err = systemGroupID(ctx, s.store, realm.ID, GroupAdministrators); err != nil {
+			return false, err
+		}
+	}
+	return s.inGroup(ctx, s.store, realm.ID, groupID, u.ID)
+}
+
+// botNameFree checks that no other active bot of the realm has the name.
+func (s *Service) botNameFree(ctx context.Context, realmID int64, name string, self int64) error {
+	users, err := s.store.ListUsers(ctx, realmID)
+	if err != nil {
+		return s.internal(ctx, "check bot name", err)
+	}
+	for _, u := range users {
+		if u.IsBot && u.IsActive && u.ID != self && strings.EqualFold(u.FullName, name) {
+			return BadRequest("Name is already in use!")
+		}
+	}
+	return nil
+}
+
+// Bot is a bot as its owner (or an administrator) sees it.
+type Bot struct {
+	UserID                      int64    `json:"user_id"`
+	Username                    string   `json:"username"`
+	FullName                    string   `json:"full_name"`
+	APIKey                      string   `json:"api_key"`
+	AvatarURL                   string   `json:"avatar_url"`
+	BotType                     int      `json:"bot_type"`
+	OwnerID                     *int64   `json:"owner_id"`
+	Owner                       *string  `json:"owner"`
+	IsActive                    bool     `json:"is_active"`
+	DefaultSendingStream        *string  `json:"default_sending_stream"`
+	DefaultEventsRegisterStream *string  `json:"default_events_register_stream"`
+	DefaultAllPublicStreams     bool     `json:"default_all_public_streams"`
+	Services                    []string `json:"services"`
+}
+
+// GetBotsResponse is the success body of GetBots.
+type GetBotsResponse struct {
+	Bots []Bot `json:"bots"`
+}
+
+// GetBots lists the bots the caller owns; administrators see every bot of
+// the organization. Deactivated bots are included with is_active false.
+func (s *Service) GetBots(ctx context.Context, c Caller) (*GetBotsResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	users, err := s.store.ListUsers(ctx, realm.ID)
+	if err != nil {
+		return nil, s.internal(ctx, "get bots", err)
+	}
+	emails := map[int64]string{}
+	for _, u := range users {
+		emails[u.ID] = apiEmail(realm, &u)
+	}
+	resp := &GetBotsResponse{Bots: []Bot{}}
+	for i := range users {
+		u := &users[i]
+		if !u.IsBot || !canAdminUser(me, u) {
+			continue
+		}
+		b := Bot{UserID: u.ID, Username: u.Email, FullName: u.FullName, APIKey: u.APIKey, AvatarURL: gravatarURL(u),
+			OwnerID: u.BotOwnerID, IsActive: u.IsActive, Services: []string{}}
+		if u.BotType != nil {
+			b.BotType = *u.BotType
+		}
+		if u.BotOwnerID != nil {
+			e := emails[*u.BotOwnerID]
+			b.Owner = &e
+		}
+		resp.Bots = append(resp.Bots, b)
+	}
+	return resp, nil
+}
+
+// UpdateBotRequest is the input of UpdateBot.
+type UpdateBotRequest struct {
+	BotID      int64   `json:"bot_id"`
+	FullName   *string `json:"full_name"`
+	BotOwnerID *int64  `json:"bot_owner_id"`
+}
+
+// UpdateBotResponse is the success body of UpdateBot.
+type UpdateBotResponse struct {
+	FullName                    string  `json:"full_name"`
+	AvatarURL                   string  `json:"avatar_url"`
+	DefaultSendingStream        *string `json:"default_sending_stream"`
+	DefaultEventsRegisterStream *string `json:"default_events_register_stream"`
+	DefaultAllPublicStreams     bool    `json:"default_all_public_streams"`
+	// BotOwner is the new owner's email, when the owner changed.
+	BotOwner *string `json:"bot_owner,omitempty"`
+}
+
+// UpdateBot renames a bot or gives it to another owner. The bot's owner
+// and administrators may.
+func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest) (*UpdateBotResponse, error) {
+	_, realm, bot, err := s.ownedBot(ctx, c, req.BotID)
+	if err != nil {
+		return nil, err
+	}
+	next := *bot
+	var columns []string
+	resp := &UpdateBotResponse{}
+	if req.FullName != nil {
+		name, err := s.checkFullName(*req.FullName)
+		if err != nil {
+			return nil, err
+		}
+		if name != bot.FullName {
+			if err := s.botNameFree(ctx, realm.ID, name, bot.ID); err != nil {
+				return nil, err
+			}
+			next.FullName = name
+			columns = append(columns, "full_name")
+		}
+	}
+	if req.BotOwnerID != nil {
+		owner, err := s.store.GetUser(ctx, realm.ID, *req.BotOwnerID)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			return nil, BadRequest("Failed to change owner, no such user")
+		case err != nil:
+			return nil, s.internal(ctx, "update bot", err)
+		case !owner.IsActive:
+			return nil, BadRequest("Failed to change owner, user is deactivated")
+		case owner.IsBot:
+			return nil, BadRequest("Failed to change owner, bots can't own other bots")
+		}
+		next.BotOwnerID = &owner.ID
+		columns = append(columns, "bot_owner_id")
+		e := apiEmail(realm, owner)
+		resp.BotOwner = &e
+	}
+	if len(columns) > 0 {
+		if err := s.store.UpdateUser(ctx, &next, columns...); err != nil {
+			return nil, s.internal(ctx, "update bot", err)
+		}
+	}
+	resp.FullName, resp.AvatarURL = next.FullName, gravatarURL(&next)
+	return resp, nil
+}
+
+// BotRequest names a bot.
+type BotRequest struct {
+	BotID int64 `json:"bot_id"`
+}
+
+// DeactivateBot deactivates a bot. Its owner and administrators may.
+func (s *Service) DeactivateBot(ctx context.Context, c Caller, req BotRequest) (*EmptyResponse, error) {
+	_, _, bot, err := s.ownedBot(ctx, c, req.BotID)
+	if err != nil {
+		return nil, err
+	}
+	if bot.IsActive {
+		bot.IsActive = false
+		if err := s.store.UpdateUser(ctx, bot, "is_active"); err != nil {
+			return nil, s.internal(ctx, "deactivate bot", err)
+		}
+	}
+	return &EmptyResponse{}, nil
+}
+
+// RegenerateBotAPIKey gives a bot a new API key; the old one stops
+// working at once. Its owner and administrators may.
+func (s *Service) RegenerateBotAPIKey(ctx context.Context, c Caller, req BotRequest) (*RegenerateAPIKeyResponse, error) {
+	_, _, bot, err := s.ownedBot(ctx, c, req.BotID)
+	if err != nil {
+		return nil, err
+	}
+	key, err := newAPIKey()
+	if err != nil {
+		return nil, s.internal(ctx, "regenerate bot api key", err)
+	}
+	bot.APIKey = key
+	if err := s.store.UpdateUser(ctx, bot, "api_key"); err != nil {
+		return nil, s.internal(ctx, "regenerate bot api key", err)
+	}
+	return &RegenerateAPIKeyResponse{APIKey: key}, nil
+}
+
+// ownedBot loads the caller and a bot the caller may administer.
+func (s *Service) ownedBot(ctx context.Context, c Caller, botID int64) (*storage.User, *storage.Realm, *storage.User, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	bot, err := s.store.GetUser(ctx, realm.ID, botID)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && !bot.IsBot {
+		return nil, nil, nil, BadRequest("No such bot")
+	} else if err != nil {
+		return nil, nil, nil, s.internal(ctx, "load bot", err)
+	}
+	if !canAdminUser(me, bot) {
+		return nil, nil, nil, errInsufficient
+	}
+	return me, realm, bot, nil
+}

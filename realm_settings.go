@@ -1,0 +1,164 @@
+package chat
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/teamchat/chat/markdown"
+	"github.com/teamchat/chat/storage"
+)
+
+// RealmSettings are the organization settings, with the reference's names.
+type RealmSettings struct {
+	RealmName        string `json:"realm_name"`
+	RealmDescription string `json:"realm_description"`
+	// RealmRenderedDescription is the description as HTML.
+	RealmRenderedDescription string `json:"realm_rendered_description"`
+	// RealmEmailAddressVisibility is the email visibility of new accounts.
+	RealmEmailAddressVisibility      int               `json:"realm_email_address_visibility"`
+	RealmNameChangesDisabled         bool              `json:"realm_name_changes_disabled"`
+	RealmEmailChangesDisabled        bool              `json:"realm_email_changes_disabled"`
+	RealmWaitingPeriodThreshold      int               `json:"realm_waiting_period_threshold"`
+	RealmCanCreateBotsGroup          GroupSettingValue `json:"realm_can_create_bots_group"`
+	RealmCanCreateWriteOnlyBotsGroup GroupSettingValue `json:"realm_can_create_write_only_bots_group"`
+}
+
+// GetRealmSettingsResponse is the success body of GetRealmSettings.
+type GetRealmSettingsResponse struct {
+	RealmSettings
+}
+
+// GetRealmSettings returns the organization settings. Every user may read them.
+func (s *Service) GetRealmSettings(ctx context.Context, c Caller) (*GetRealmSettingsResponse, error) {
+	_, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	rs := RealmSettings{
+		RealmName: realm.Name, RealmDescription: realm.Description,
+		RealmRenderedDescription:    markdown.Render(realm.Description),
+		RealmEmailAddressVisibility: realm.EmailAddressVisibility,
+		RealmNameChangesDisabled:    realm.NameChangesDisabled, RealmEmailChangesDisabled: realm.EmailChangesDisabled,
+		RealmWaitingPeriodThreshold: realm.WaitingPeriodThreshold,
+	}
+	for _, g := range []struct {
+		id  int64
+		out *GroupSettingValue
+	}{{realm.CanCreateBotsGroupID, &rs.RealmCanCreateBotsGroup}, {realm.CanCreateWriteOnlyBotsGroupID, &rs.RealmCanCreateWriteOnlyBotsGroup}} {
+		v, err := s.realmGroupSetting(ctx, s.store, realm, g.id)
+		if err != nil {
+			return nil, s.internal(ctx, "get realm settings", err)
+		}
+		*g.out = v
+	}
+	return &GetRealmSettingsResponse{rs}, nil
+}
+
+// realmGroupSetting is the wire value of a realm permission (0: administrators).
+func (s *Service) realmGroupSetting(ctx context.Context, st storage.Store, realm *storage.Realm, id int64) (GroupSettingValue, error) {
+	if id == 0 {
+		admins, err := systemGroupID(ctx, st, realm.ID, GroupAdministrators)
+		return GroupSettingValue{GroupID: &admins}, err
+	}
+	return s.groupSettingValue(ctx, st, realm.ID, id)
+}
+
+// UpdateRealmRequest is the input of UpdateRealm; every field is optional.
+type UpdateRealmRequest struct {
+	Name        *string `json:"name"`
+	Description *string `json:"description"`
+	// EmailAddressVisibility is the email visibility given to new accounts
+	// (EmailVisible* values; each user may change their own).
+	EmailAddressVisibility      *int                `json:"email_address_visibility"`
+	NameChangesDisabled         *bool               `json:"name_changes_disabled"`
+	EmailChangesDisabled        *bool               `json:"email_changes_disabled"`
+	WaitingPeriodThreshold      *int                `json:"waiting_period_threshold"`
+	CanCreateBotsGroup          *GroupSettingUpdate `json:"can_create_bots_group"`
+	CanCreateWriteOnlyBotsGroup *GroupSettingUpdate `json:"can_create_write_only_bots_group"`
+}
+
+// UpdateRealm changes organization settings. Administrators only. Every
+// value is checked before anything changes.
+func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequest) (*EmptyResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if !isAdmin(me) {
+		return nil, errAdminRequired
+	}
+	next := *realm
+	var columns []string
+	if req.Name != nil {
+		name := strings.TrimSpace(*req.Name)
+		if name == "" {
+			return nil, BadRequest("Organization name can't be empty.")
+		}
+		if utf8.RuneCountInString(name) > 40 {
+			return nil, BadRequest("Organization name is too long (limit: 40 characters).")
+		}
+		next.Name, columns = name, append(columns, "name")
+	}
+	if req.Description != nil {
+		if utf8.RuneCountInString(*req.Description) > 1000 {
+			return nil, BadRequest("Organization description is too long (limit: 1000 characters).")
+		}
+		next.Description, columns = *req.Description, append(columns, "description")
+	}
+	if req.EmailAddressVisibility != nil {
+		if err := intChoices(1, 2, 3, 4, 5)("email_address_visibility", *req.EmailAddressVisibility); err != nil {
+			return nil, err
+		}
+		next.EmailAddressVisibility, columns = *req.EmailAddressVisibility, append(columns, "email_address_visibility")
+	}
+	if req.NameChangesDisabled != nil {
+		next.NameChangesDisabled, columns = *req.NameChangesDisabled, append(columns, "name_changes_disabled")
+	}
+	if req.EmailChangesDisabled != nil {
+		next.EmailChangesDisabled, columns = *req.EmailChangesDisabled, append(columns, "email_changes_disabled")
+	}
+	if req.WaitingPeriodThreshold != nil {
+		if *req.WaitingPeriodThreshold < 0 || *req.WaitingPeriodThreshold > 1000 {
+			return nil, BadRequest("Invalid waiting_period_threshold: must be between 0 and 1000")
+		}
+		next.WaitingPeriodThreshold, columns = *req.WaitingPeriodThreshold, append(columns, "waiting_period_threshold")
+	}
+	err = s.store.InTx(ctx, func(st storage.Store) error {
+		for _, g := range []struct {
+			name   string
+			update *GroupSettingUpdate
+			id     *int64
+			column string
+		}{
+			{"can_create_bots_group", req.CanCreateBotsGroup, &next.CanCreateBotsGroupID, "can_create_bots_group_id"},
+			{"can_create_write_only_bots_group", req.CanCreateWriteOnlyBotsGroup, &next.CanCreateWriteOnlyBotsGroupID, "can_create_write_only_bots_group_id"},
+		} {
+			if g.update == nil {
+				continue
+			}
+			if g.update.Old != nil {
+				current, err := s.realmGroupSetting(ctx, st, realm, *g.id)
+				if err != nil {
+					return err
+				}
+				if !sameGroupSetting(current, *g.update.Old) {
+					return errExpectationMismatch
+				}
+			}
+			id, err := s.storeGroupSetting(ctx, st, realm.ID, g.name, g.update.New)
+			if err != nil {
+				return err
+			}
+			*g.id, columns = id, append(columns, g.column)
+		}
+		if len(columns) == 0 {
+			return nil
+		}
+		return st.UpdateRealm(ctx, &next, columns...)
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "update realm", err)
+	}
+	return &EmptyResponse{}, nil
+}
