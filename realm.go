@@ -35,9 +35,9 @@ type CreateRealmRequest struct {
 	StringID string
 	// Description is Markdown shown on the login page.
 	Description string
-	// EmailAddressVisibility is who may see real email addresses of new
-	// accounts (EmailVisible*; each user may change their own in their
-	// settings); zero means EmailVisibleEveryone.
+	// EmailAddressVisibility is who may see users' real email addresses
+	// (EmailVisible*): a cap for every account, which users may restrict
+	// further in their own settings. Zero means EmailVisibleEveryone.
 	EmailAddressVisibility int
 	OwnerEmail             string
 	OwnerFullName          string
@@ -101,9 +101,7 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 	now := s.nowUnix()
 	realm := &storage.Realm{StringID: stringID, Name: name, Description: req.Description,
 		URL: u.Scheme + "://" + host, Host: host, DateCreated: now, EmailAddressVisibility: vis}
-	settings := DefaultSettings
-	settings.EmailAddressVisibility = vis
-	owner := &storage.User{Email: email, FullName: fullName, Role: RoleOwner, IsActive: true, Settings: encodeSettings(settings),
+	owner := &storage.User{Email: email, FullName: fullName, Role: RoleOwner, IsActive: true,
 		DateJoined: now, PasswordHash: hash, APIKey: key, AvatarSource: "G", AvatarVersion: 1}
 	err = s.store.InTx(ctx, func(st storage.Store) error {
 		if err := st.CreateRealm(ctx, realm); err != nil {

@@ -15,7 +15,7 @@ type RealmSettings struct {
 	RealmDescription string `json:"realm_description"`
 	// RealmRenderedDescription is the description as HTML.
 	RealmRenderedDescription string `json:"realm_rendered_description"`
-	// RealmEmailAddressVisibility is the email visibility of new accounts.
+	// RealmEmailAddressVisibility caps who may see users' real emails.
 	RealmEmailAddressVisibility      int               `json:"realm_email_address_visibility"`
 	RealmNameChangesDisabled         bool              `json:"realm_name_changes_disabled"`
 	RealmEmailChangesDisabled        bool              `json:"realm_email_changes_disabled"`
@@ -68,8 +68,8 @@ func (s *Service) realmGroupSetting(ctx context.Context, st storage.Store, realm
 type UpdateRealmRequest struct {
 	Name        *string `json:"name"`
 	Description *string `json:"description"`
-	// EmailAddressVisibility is the email visibility given to new accounts
-	// (EmailVisible* values; each user may change their own).
+	// EmailAddressVisibility caps who may see users' real emails
+	// (EmailVisible* values; each user may restrict their own further).
 	EmailAddressVisibility      *int                `json:"email_address_visibility"`
 	NameChangesDisabled         *bool               `json:"name_changes_disabled"`
 	EmailChangesDisabled        *bool               `json:"email_changes_disabled"`

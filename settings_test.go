@@ -403,16 +403,29 @@ func TestEmailVisibilityIsPerUser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ptr(u.Email), got.User.DeliveryEmail)
 
-	// The organization setting is the default of new accounts.
-	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{EmailAddressVisibility: ptr(chat.EmailVisibleNobody)})
+	// The organization setting caps everyone's at once; users restrict further.
+	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{EmailAddressVisibility: ptr(chat.EmailVisibleAdministrators)})
 	require.NoError(t, err)
-	late := h.NewUser(t, chat.RoleMember)
-	s, err := h.Service.GetSettings(ctx, late.Caller)
+	open := h.NewUser(t, chat.RoleMember)
+	got, err = h.Service.GetUser(ctx, viewer.Caller, chat.GetUserRequest{UserID: open.ID})
 	require.NoError(t, err)
-	assert.Equal(t, chat.EmailVisibleNobody, s.UserSettings.EmailAddressVisibility)
-	s, err = h.Service.GetSettings(ctx, viewer.Caller)
+	assert.Nil(t, got.User.DeliveryEmail, "capped by the organization")
+	got, err = h.Service.GetUser(ctx, h.Owner.Caller, chat.GetUserRequest{UserID: open.ID})
 	require.NoError(t, err)
-	assert.Equal(t, chat.EmailVisibleEveryone, s.UserSettings.EmailAddressVisibility, "existing accounts keep theirs")
+	assert.Equal(t, ptr(open.Email), got.User.DeliveryEmail)
+	_, err = h.Service.UpdateSettings(ctx, open.Caller, patchFor(t, "email_address_visibility", "4"))
+	require.NoError(t, err)
+	got, err = h.Service.GetUser(ctx, h.Owner.Caller, chat.GetUserRequest{UserID: open.ID})
+	require.NoError(t, err)
+	assert.Nil(t, got.User.DeliveryEmail, "the user's own setting is stricter")
+	s, err := h.Service.GetSettings(ctx, viewer.Caller)
+	require.NoError(t, err)
+	assert.Equal(t, chat.EmailVisibleEveryone, s.UserSettings.EmailAddressVisibility, "users' own settings are untouched")
+	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{EmailAddressVisibility: ptr(chat.EmailVisibleEveryone)})
+	require.NoError(t, err)
+	got, err = h.Service.GetUser(ctx, viewer.Caller, chat.GetUserRequest{UserID: h.Owner.ID})
+	require.NoError(t, err)
+	assert.Equal(t, ptr(h.Owner.Email), got.User.DeliveryEmail, "lifting the cap shows emails again")
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -239,7 +239,7 @@ func (s *Service) GetUserByEmail(ctx context.Context, c Caller, req GetUserByEma
 // email of a user whose email the viewer can see, or a dummy API email.
 func (s *Service) userByAPIOrRealEmail(ctx context.Context, realm *storage.Realm, viewer *storage.User, email string) (*storage.User, error) {
 	u, err := s.store.GetUserByEmail(ctx, realm.ID, email)
-	if err == nil && canSeeEmail(viewer, u) {
+	if err == nil && canSeeEmail(realm, viewer, u) {
 		return u, nil
 	}
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
@@ -388,7 +388,7 @@ func viewUser(realm *storage.Realm, viewer, u *storage.User, opts userView) User
 		Timezone:      u.Timezone,
 		AvatarVersion: u.AvatarVersion,
 	}
-	visible := canSeeEmail(viewer, u)
+	visible := canSeeEmail(realm, viewer, u)
 	if visible {
 		e := u.Email
 		out.DeliveryEmail = &e
@@ -408,18 +408,29 @@ func viewUser(realm *storage.Realm, viewer, u *storage.User, opts userView) User
 	return out
 }
 
-// emailVisibility is who may see the user's real email: the user's own
-// email_address_visibility setting (EmailVisible* values).
-func emailVisibility(u *storage.User) int { return settingsOf(u).EmailAddressVisibility }
+// visibilityRank orders email visibility values from most open to most
+// restricted (everyone, members, moderators, administrators, nobody).
+var visibilityRank = map[int]int{EmailVisibleEveryone: 0, EmailVisibleMembers: 1, EmailVisibleModerators: 2,
+	EmailVisibleAdministrators: 3, EmailVisibleNobody: 4}
 
-// canSeeEmail reports whether viewer may see target's real email under the
-// target's email visibility setting. Users always see their own, and bots'
-// addresses are public.
-func canSeeEmail(viewer, target *storage.User) bool {
+// emailVisibility is who may see the user's real email: the stricter of the
+// organization's setting (a cap for everyone) and the user's own
+// email_address_visibility setting.
+func emailVisibility(realm *storage.Realm, u *storage.User) int {
+	own := settingsOf(u).EmailAddressVisibility
+	if visibilityRank[realm.EmailAddressVisibility] > visibilityRank[own] {
+		return realm.EmailAddressVisibility
+	}
+	return own
+}
+
+// canSeeEmail reports whether viewer may see target's real email (see
+// emailVisibility). Users always see their own, and bots' addresses are public.
+func canSeeEmail(realm *storage.Realm, viewer, target *storage.User) bool {
 	if viewer.ID == target.ID || target.IsBot {
 		return true
 	}
-	switch emailVisibility(target) {
+	switch emailVisibility(realm, target) {
 	case EmailVisibleEveryone:
 		return true
 	case EmailVisibleMembers:
@@ -437,7 +448,7 @@ func canSeeEmail(viewer, target *storage.User) bool {
 // when the user shows it to everyone (and for bots), else the dummy
 // user{id}@{host}.
 func apiEmail(realm *storage.Realm, u *storage.User) string {
-	if u.IsBot || emailVisibility(u) == EmailVisibleEveryone {
+	if u.IsBot || emailVisibility(realm, u) == EmailVisibleEveryone {
 		return u.Email
 	}
 	return fmt.Sprintf("user%d@%s", u.ID, dummyEmailDomain(realm))
@@ -531,9 +542,7 @@ func (s *Service) addUser(ctx context.Context, realm *storage.Realm, req Provisi
 	if err != nil {
 		return nil, "", s.internal(ctx, "provision user", err)
 	}
-	settings := DefaultSettings
-	settings.EmailAddressVisibility = realm.EmailAddressVisibility
-	u := &storage.User{RealmID: realm.ID, Email: email, FullName: fullName, Role: role, Settings: encodeSettings(settings),
+	u := &storage.User{RealmID: realm.ID, Email: email, FullName: fullName, Role: role,
 		IsActive: true, IsBot: req.BotType != nil, BotType: req.BotType, BotOwnerID: req.BotOwnerID,
 		DateJoined: s.nowUnix(), PasswordHash: hash, APIKey: key, AvatarSource: "G", AvatarVersion: 1,
 		CanCreateUsers: req.CanCreateUsers}
@@ -558,4 +567,29 @@ func (s *Service) addUser(ctx context.Context, realm *storage.Realm, req Provisi
 		return nil, "", s.internal(ctx, "provision user", err)
 	}
 	return u, key, nil
+}
+
+// UserPermissions are the server-granted permissions of an account.
+type UserPermissions struct {
+	// CanCreateUsers lets a non-administrator call CreateUser.
+	CanCreateUsers bool
+	// CanChangeUserEmails lets an owner change other users' emails.
+	CanChangeUserEmails bool
+}
+
+// SetUserPermissions grants or revokes the server-level permissions of an
+// account. Like ProvisionUser it is a server-administration operation with
+// no Caller (the reference uses a management command for it).
+func (s *Service) SetUserPermissions(ctx context.Context, realmID, userID int64, p UserPermissions) error {
+	u, err := s.store.GetUser(ctx, realmID, userID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return errNoSuchUser
+	} else if err != nil {
+		return s.internal(ctx, "set permissions", err)
+	}
+	u.CanCreateUsers, u.CanChangeUserEmails = p.CanCreateUsers, p.CanChangeUserEmails
+	if err := s.store.UpdateUser(ctx, u, "can_create_users", "can_change_user_emails"); err != nil {
+		return s.internal(ctx, "set permissions", err)
+	}
+	return nil
 }

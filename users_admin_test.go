@@ -11,7 +11,6 @@ import (
 
 	chat "github.com/teamchat/chat"
 	"github.com/teamchat/chat/chattest"
-	"github.com/teamchat/chat/storage"
 )
 
 var roleName = map[int]string{100: "owner", 200: "administrator", 300: "moderator", 400: "member", 600: "guest"}
@@ -149,7 +148,7 @@ func TestUpdateUserFields(t *testing.T) {
 		requireError(t, update(admin, chat.UserUpdate{NewEmail: ptr("x@example.com")}), chat.KindInvalid, chat.CodeBadRequest, "User not authorized to change user emails")
 		requireError(t, update(h.Owner, chat.UserUpdate{NewEmail: ptr("x@example.com")}), chat.KindInvalid, chat.CodeBadRequest, "User not authorized to change user emails")
 		holder := h.Provision(t, chat.ProvisionUserRequest{Email: "emailer@example.com", FullName: "Emailer", Role: chat.RoleOwner, Password: chattest.Password})
-		require.NoError(t, h.Store.UpdateUser(ctx, withPermission(t, h, holder.ID), "can_change_user_emails"))
+		require.NoError(t, h.Service.SetUserPermissions(ctx, h.RealmID, holder.ID, chat.UserPermissions{CanChangeUserEmails: true}))
 		requireError(t, update(holder, chat.UserUpdate{NewEmail: ptr(admin.Email)}), chat.KindInvalid, chat.CodeBadRequest, "Email is already in use.")
 		requireError(t, update(holder, chat.UserUpdate{NewEmail: ptr("bad")}), chat.KindInvalid, chat.CodeBadRequest, "Bad name or username")
 		require.NoError(t, update(holder, chat.UserUpdate{NewEmail: ptr("changed@example.com")}))
@@ -158,7 +157,7 @@ func TestUpdateUserFields(t *testing.T) {
 		require.NoError(t, err)
 		// An administrator holding the permission but not the owner role may not.
 		adminHolder := h.NewUser(t, chat.RoleAdministrator)
-		require.NoError(t, h.Store.UpdateUser(ctx, withPermission(t, h, adminHolder.ID), "can_change_user_emails"))
+		require.NoError(t, h.Service.SetUserPermissions(ctx, h.RealmID, adminHolder.ID, chat.UserPermissions{CanChangeUserEmails: true}))
 		requireError(t, update(adminHolder, chat.UserUpdate{NewEmail: ptr("again@example.com")}), chat.KindInvalid, chat.CodeBadRequest, "User not authorized to change user emails")
 	})
 	t.Run("members may not update others", func(t *testing.T) {
@@ -198,10 +197,19 @@ func TestUpdateUserFields(t *testing.T) {
 	})
 }
 
-// withPermission returns the stored user with the change-emails permission set.
-func withPermission(t *testing.T, h *chattest.Harness, id int64) *storage.User {
-	t.Helper()
-	u := userRow(t, h, id)
-	u.CanChangeUserEmails = true
-	return &u
+func TestSetUserPermissions(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	u := h.NewUser(t, chat.RoleMember)
+	create := func(n string) error {
+		_, err := h.Service.CreateUser(ctx, u.Caller, chat.CreateUserRequest{Email: n + "@example.com", Password: "a good password", FullName: "User " + n})
+		return err
+	}
+	requireError(t, create("a"), chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "")
+	require.NoError(t, h.Service.SetUserPermissions(ctx, h.RealmID, u.ID, chat.UserPermissions{CanCreateUsers: true}))
+	require.NoError(t, create("b"))
+	require.NoError(t, h.Service.SetUserPermissions(ctx, h.RealmID, u.ID, chat.UserPermissions{}))
+	requireError(t, create("c"), chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "")
+	err := h.Service.SetUserPermissions(ctx, h.RealmID, 9999, chat.UserPermissions{CanCreateUsers: true})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
 }

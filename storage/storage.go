@@ -50,8 +50,9 @@ type Realm struct {
 	Host        string `bun:"host"`
 	DateCreated int64  `bun:"date_created"`
 	Deactivated bool   `bun:"deactivated"`
-	// EmailAddressVisibility: 1 everyone, 2 members, 3 administrators,
-	// 4 nobody, 5 moderators (the reference's numbering).
+	// EmailAddressVisibility caps who may see users' real emails: 1
+	// everyone, 2 members, 3 administrators, 4 nobody, 5 moderators (the
+	// reference's numbering).
 	EmailAddressVisibility int `bun:"email_address_visibility"`
 	// WaitingPeriodThreshold is the number of days before a member becomes
 	// a full member (role:fullmembers).

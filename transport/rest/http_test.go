@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -139,3 +140,20 @@ func basic(email, key string) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+type ctxT = context.Context
+
+var ctxBg = context.Background()
+
+// failsAs is fails for an error the operation declares with its own
+// schema: the body is validated against the operation's response for status.
+func (r response) failsAs(t *testing.T, method, template string, status int, code, msg string) response {
+	t.Helper()
+	require.Equal(t, status, r.status, "body: %s", r.raw)
+	require.Equal(t, code, r.body["code"], "body: %s", r.raw)
+	if msg != "" {
+		require.Equal(t, msg, r.body["msg"])
+	}
+	schemacheck.Check(t, method, template, status, r.raw)
+	return r
+}
