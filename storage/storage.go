@@ -112,6 +112,27 @@ type UserGroup struct {
 	CreatorID     *int64 `bun:"creator_id"`
 	DateCreated   *int64 `bun:"date_created"`
 	Deactivated   bool   `bun:"deactivated"`
+	// The group's permission settings: the IDs of the groups (named, or
+	// anonymous) whose members may add members, join, leave, manage,
+	// mention the group, and remove members. 0 means not set.
+	CanAddMembersGroupID    int64 `bun:"can_add_members_group_id"`
+	CanJoinGroupID          int64 `bun:"can_join_group_id"`
+	CanLeaveGroupID         int64 `bun:"can_leave_group_id"`
+	CanManageGroupID        int64 `bun:"can_manage_group_id"`
+	CanMentionGroupID       int64 `bun:"can_mention_group_id"`
+	CanRemoveMembersGroupID int64 `bun:"can_remove_members_group_id"`
+}
+
+// GroupMembership is one direct membership: UserID is in GroupID.
+type GroupMembership struct {
+	GroupID int64
+	UserID  int64
+}
+
+// GroupEdge is one direct subgroup relation: SubgroupID is in GroupID.
+type GroupEdge struct {
+	GroupID    int64
+	SubgroupID int64
 }
 
 // Draft is a message draft kept on the server for its author.
@@ -211,6 +232,16 @@ type GroupStore interface {
 	Subgroups(ctx context.Context, realmID, groupID int64) ([]int64, error)
 	// UserGroupIDs lists the groups the user is a direct member of, ascending.
 	UserGroupIDs(ctx context.Context, realmID, userID int64) ([]int64, error)
+	// UpdateGroup writes the named columns of g (all columns when none are
+	// named). A name taken by another named group of the realm gives
+	// ErrConflict; a missing group ErrNotFound.
+	UpdateGroup(ctx context.Context, g *UserGroup, columns ...string) error
+	// ListGroupMemberships returns every direct membership of the realm's
+	// groups (named and anonymous), ordered by group, then user.
+	ListGroupMemberships(ctx context.Context, realmID int64) ([]GroupMembership, error)
+	// ListGroupEdges returns every direct subgroup relation of the realm,
+	// ordered by group, then subgroup.
+	ListGroupEdges(ctx context.Context, realmID int64) ([]GroupEdge, error)
 }
 
 // DraftStore persists drafts.
