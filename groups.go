@@ -56,6 +56,17 @@ func createSystemGroups(ctx context.Context, st storage.Store, realmID int64, no
 			}
 		}
 	}
+	// System groups are managed by roles: nobody may change their
+	// membership; everyone may mention them (the reference's settings).
+	for _, sg := range systemGroups {
+		g := &storage.UserGroup{ID: ids[sg.name], RealmID: realmID,
+			CanAddMembersGroupID: ids[GroupNobody], CanJoinGroupID: ids[GroupNobody], CanLeaveGroupID: ids[GroupNobody],
+			CanManageGroupID: ids[GroupNobody], CanMentionGroupID: ids[GroupEveryone], CanRemoveMembersGroupID: ids[GroupNobody]}
+		if err := st.UpdateGroup(ctx, g, "can_add_members_group_id", "can_join_group_id", "can_leave_group_id",
+			"can_manage_group_id", "can_mention_group_id", "can_remove_members_group_id"); err != nil {
+			return nil, err
+		}
+	}
 	return ids, nil
 }
 
@@ -239,35 +250,13 @@ func sameSet(a, b []int64) bool {
 }
 
 // inGroup reports whether the user is a member of the group, directly or
-// through nested subgroups. Cycles are tolerated: each group is visited once.
+// through nested subgroups.
 func (s *Service) inGroup(ctx context.Context, st storage.Store, realmID, groupID, userID int64) (bool, error) {
-	mine, err := st.UserGroupIDs(ctx, realmID, userID)
+	graph, err := s.loadGroupGraph(ctx, st, realmID)
 	if err != nil {
 		return false, err
 	}
-	direct := make(map[int64]bool, len(mine))
-	for _, id := range mine {
-		direct[id] = true
-	}
-	seen := map[int64]bool{}
-	queue := []int64{groupID}
-	for len(queue) > 0 {
-		g := queue[0]
-		queue = queue[1:]
-		if seen[g] {
-			continue
-		}
-		seen[g] = true
-		if direct[g] {
-			return true, nil
-		}
-		subs, err := st.Subgroups(ctx, realmID, g)
-		if err != nil {
-			return false, err
-		}
-		queue = append(queue, subs...)
-	}
-	return false, nil
+	return graph.has(groupID, userID), nil
 }
 
 // systemGroupID returns the ID of a system group of the realm.

@@ -68,11 +68,13 @@
 // email change (unique (realm_id, user_id)), and confirmation keys are
 // unique per realm.
 //
-// The exception is the realm's group settings (CanCreateBotsGroupID,
-// CanCreateWriteOnlyBotsGroupID): plain BIGINT NOT NULL DEFAULT 0 columns
-// without a foreign key, 0 meaning not set, so the caller must only write
-// 0 or a group of the same realm. Migration 0002 in migrations.go explains
-// why (SQLite cannot add a composite foreign key to an existing table).
+// The exceptions are the group settings of realms (CanCreateBotsGroupID,
+// CanCreateWriteOnlyBotsGroupID) and of user groups (CanAddMembersGroupID,
+// CanJoinGroupID, ...): plain BIGINT NOT NULL DEFAULT 0 columns without a
+// foreign key, 0 meaning not set, so the caller must only write 0 or a
+// group of the same realm. Migrations 0002 and 0003 in migrations.go
+// explain why (SQLite cannot add a composite foreign key to an existing
+// table).
 //
 // # Tests
 //

@@ -79,6 +79,66 @@ func (s *Store) ListGroups(ctx context.Context, realmID int64) ([]storage.UserGr
 	return nonNil(groups), nil
 }
 
+// UpdateGroup writes the named columns of g (all but id when none are
+// named). The row is matched by g.ID and g.RealmID: a group that is
+// missing or of another realm gives storage.ErrNotFound. A name taken by
+// another named group of the realm gives storage.ErrConflict (any number
+// of groups may be anonymous, with an empty name); a creator that is missing or of
+// another realm gives storage.ErrNotFound. The permission settings
+// (can_..._group_id) are not checked: write 0 or a group of the realm.
+func (s *Store) UpdateGroup(ctx context.Context, g *storage.UserGroup, columns ...string) error {
+	q := s.w.NewUpdate().Model(g).WherePK().Where("realm_id = ?", g.RealmID)
+	if len(columns) > 0 {
+		q = q.Column(columns...)
+	}
+	res, err := q.Exec(ctx)
+	op := fmt.Sprintf("update user group %d in realm %d", g.ID, g.RealmID)
+	if err != nil {
+		return wrapErr(op, err)
+	}
+	return checkAffected(op, res)
+}
+
+// ListGroupMemberships returns every direct membership of the realm's
+// groups, named and anonymous, ordered by group, then user. A realm
+// without memberships (or no realm) gives an empty slice.
+func (s *Store) ListGroupMemberships(ctx context.Context, realmID int64) ([]storage.GroupMembership, error) {
+	var rows []groupMember
+	err := s.r.NewSelect().Model(&rows).
+		Column("group_id", "user_id").
+		Where("realm_id = ?", realmID).
+		OrderExpr("group_id ASC, user_id ASC").
+		Scan(ctx)
+	if err != nil {
+		return nil, wrapErr(fmt.Sprintf("list user group memberships of realm %d", realmID), err)
+	}
+	out := make([]storage.GroupMembership, len(rows))
+	for i, r := range rows {
+		out[i] = storage.GroupMembership{GroupID: r.GroupID, UserID: r.UserID}
+	}
+	return out, nil
+}
+
+// ListGroupEdges returns every direct subgroup relation of the realm's
+// groups, ordered by group, then subgroup. A realm without subgroups (or
+// no realm) gives an empty slice.
+func (s *Store) ListGroupEdges(ctx context.Context, realmID int64) ([]storage.GroupEdge, error) {
+	var rows []groupSubgroup
+	err := s.r.NewSelect().Model(&rows).
+		Column("group_id", "subgroup_id").
+		Where("realm_id = ?", realmID).
+		OrderExpr("group_id ASC, subgroup_id ASC").
+		Scan(ctx)
+	if err != nil {
+		return nil, wrapErr(fmt.Sprintf("list user group subgroups of realm %d", realmID), err)
+	}
+	out := make([]storage.GroupEdge, len(rows))
+	for i, r := range rows {
+		out[i] = storage.GroupEdge{GroupID: r.GroupID, SubgroupID: r.SubgroupID}
+	}
+	return out, nil
+}
+
 // AddGroupMembers adds direct members, skipping those already present.
 // A group or user that is missing or of another realm gives
 // storage.ErrNotFound (and adds nobody).

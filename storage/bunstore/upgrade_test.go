@@ -15,10 +15,10 @@ import (
 	"github.com/teamchat/chat/storage"
 )
 
-// The upgrade tests build a database at schema 0001 (bun's migrator with
-// only the first migration, as a binary of that version did), fill it
-// through plain SQL, since the Go records have outgrown that schema, and
-// check that Open applies the later migrations and keeps the data.
+// The upgrade tests build a database at an older schema (bun's migrator
+// with only the first migrations, as a binary of that version did), fill
+// it through plain SQL, since the Go records have outgrown that schema,
+// and check that Open applies the later migrations and keeps the data.
 
 func TestSQLiteUpgradeFrom0001(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chat.db")
@@ -64,7 +64,7 @@ func testUpgradeFrom0001(t *testing.T, openOld func() *bun.DB, open func() (*Sto
 	s, err := open()
 	require.NoError(t, err, "upgrade")
 	check0001Rows(t, s, rows)
-	assert.Equal(t, []string{"0001_initial", "0002_users_settings_drafts_profile_fields"}, appliedMigrations(t, s.writer))
+	assert.Equal(t, migrationNames(schemaMigrations), appliedMigrations(t, s.writer))
 	useNewSchema(t, s, rows)
 	require.NoError(t, s.Close())
 
@@ -76,18 +76,21 @@ func testUpgradeFrom0001(t *testing.T, openOld func() *bun.DB, open func() (*Sto
 	require.NoError(t, err)
 	assert.True(t, realm.EmailChangesDisabled, "kept across reopen")
 
-	// 0002's down migration restores schema 0001 (and its data); opening
-	// applies 0002 again.
+	// The upgrade applied 0002 onwards as one group: rolling it back runs
+	// their down migrations, newest first, and restores schema 0001 (and
+	// its data); opening applies them again.
 	migrator := migrate.NewMigrator(s.writer, newMigrations(schemaMigrations), migrate.WithMarkAppliedOnSuccess(true))
 	group, err := migrator.Rollback(ctx)
 	require.NoError(t, err)
-	require.Len(t, group.Migrations, 1)
-	assert.Equal(t, "0002_users_settings_drafts_profile_fields", group.Migrations[0].Name)
+	assert.Equal(t, migrationNames(schemaMigrations[1:]), appliedNames(group.Migrations))
+	assert.Equal(t, []string{"0001_initial"}, appliedMigrations(t, s.writer))
 	var n int
 	require.NoError(t, s.writer.QueryRowContext(ctx, "SELECT count(*) FROM users").Scan(&n))
 	assert.Equal(t, 2, n)
 	_, err = s.writer.ExecContext(ctx, "SELECT settings FROM users")
-	assert.Error(t, err, "column dropped by the down migration")
+	assert.Error(t, err, "column dropped by the down migration of 0002")
+	_, err = s.writer.ExecContext(ctx, "SELECT can_manage_group_id FROM user_groups")
+	assert.Error(t, err, "column dropped by the down migration of 0003")
 	require.NoError(t, s.Close())
 
 	s, err = open()
@@ -205,4 +208,233 @@ func appliedMigrations(t *testing.T, db bun.IDB) []string {
 	err := db.NewSelect().TableExpr("bun_migrations").Column("name").OrderExpr("name ASC").Scan(t.Context(), &names)
 	require.NoError(t, err)
 	return names
+}
+
+// migrationNames lists the names of ms, in order.
+func migrationNames(ms []schemaMigration) []string {
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.name
+	}
+	return names
+}
+
+// appliedNames lists the names of bun's migrations ms, in order.
+func appliedNames(ms migrate.MigrationSlice) []string {
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		names[i] = m.Name
+	}
+	return names
+}
+
+func TestSQLiteUpgradeFrom0002(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chat.db")
+	testUpgradeFrom0002(t,
+		func() *bun.DB {
+			sqldb, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=1&_journal_mode=WAL")
+			require.NoError(t, err)
+			sqldb.SetMaxOpenConns(1)
+			return bun.NewDB(sqldb, sqlitedialect.New())
+		},
+		func() (*Store, error) { return OpenSQLite(t.Context(), path) })
+}
+
+func TestPostgresUpgradeFrom0002(t *testing.T) {
+	dsn, schema := NewTestPostgresSchema(t)
+	testUpgradeFrom0002(t,
+		func() *bun.DB {
+			connector, err := newPostgresConnector(dsn, postgresConfig{schema: schema})
+			require.NoError(t, err)
+			return bun.NewDB(sql.OpenDB(connector), pgdialect.New())
+		},
+		func() (*Store, error) { return OpenPostgres(t.Context(), dsn, WithSchema(schema)) })
+}
+
+// schema0002Rows is what testUpgradeFrom0002 writes at schema 0002.
+type schema0002Rows struct {
+	realm       storage.Realm
+	creator     storage.User
+	member      storage.User
+	groups      []storage.UserGroup // ordered by ID: named, system, anonymous, other realm's
+	memberships []storage.GroupMembership
+	edges       []storage.GroupEdge
+	otherRealm  int64
+}
+
+func testUpgradeFrom0002(t *testing.T, openOld func() *bun.DB, open func() (*Store, error)) {
+	ctx := t.Context()
+
+	old := openOld()
+	require.NoError(t, migrateDBWith(ctx, old, schemaMigrations[:2]))
+	rows := write0002Rows(t, old)
+	assert.Equal(t, migrationNames(schemaMigrations[:2]), appliedMigrations(t, old))
+	_, err := old.ExecContext(ctx, "SELECT can_manage_group_id FROM user_groups")
+	require.Error(t, err, "no group settings at 0002")
+	require.NoError(t, old.Close())
+
+	s, err := open()
+	require.NoError(t, err, "upgrade")
+	assert.Equal(t, migrationNames(schemaMigrations), appliedMigrations(t, s.writer))
+	check0002Rows(t, s, rows)
+
+	// The new columns are written and read like any other.
+	g := rows.groups[0]
+	g.CanAddMembersGroupID = rows.groups[1].ID
+	g.CanJoinGroupID = rows.groups[2].ID
+	g.CanLeaveGroupID = g.ID
+	g.CanManageGroupID = rows.groups[1].ID
+	g.CanMentionGroupID = rows.groups[2].ID
+	g.CanRemoveMembersGroupID = rows.groups[1].ID
+	require.NoError(t, s.UpdateGroup(ctx, &g))
+	got, err := s.GetGroup(ctx, g.RealmID, g.ID)
+	require.NoError(t, err)
+	assert.Equal(t, g, *got)
+	anon := storage.UserGroup{RealmID: rows.realm.ID, CanManageGroupID: g.ID}
+	require.NoError(t, s.CreateGroup(ctx, &anon))
+	got, err = s.GetGroup(ctx, anon.RealmID, anon.ID)
+	require.NoError(t, err)
+	assert.Equal(t, anon, *got)
+	require.NoError(t, s.Close())
+
+	// Opening again changes nothing.
+	s, err = open()
+	require.NoError(t, err, "reopen")
+	assert.Equal(t, len(schemaMigrations), migrationCount(t, s))
+	got, err = s.GetGroup(ctx, g.RealmID, g.ID)
+	require.NoError(t, err)
+	assert.Equal(t, g, *got, "kept across reopen")
+
+	// 0003 alone was the last group: its down migration restores schema
+	// 0002, keeping the groups; opening applies it again, settings 0.
+	migrator := migrate.NewMigrator(s.writer, newMigrations(schemaMigrations), migrate.WithMarkAppliedOnSuccess(true))
+	group, err := migrator.Rollback(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0003_user_group_settings"}, appliedNames(group.Migrations))
+	assert.Equal(t, migrationNames(schemaMigrations[:2]), appliedMigrations(t, s.writer))
+	var n int
+	require.NoError(t, s.writer.QueryRowContext(ctx, "SELECT count(*) FROM user_groups").Scan(&n))
+	assert.Equal(t, len(rows.groups)+1, n)
+	for _, c := range []string{"can_add_members_group_id", "can_join_group_id", "can_leave_group_id",
+		"can_manage_group_id", "can_mention_group_id", "can_remove_members_group_id"} {
+		_, err = s.writer.ExecContext(ctx, "SELECT "+c+" FROM user_groups")
+		assert.Error(t, err, "%s dropped by the down migration", c)
+	}
+	require.NoError(t, s.Close())
+
+	s, err = open()
+	require.NoError(t, err, "upgrade after rollback")
+	defer s.Close()
+	check0002Rows(t, s, rows)
+	assert.Equal(t, len(schemaMigrations), migrationCount(t, s))
+}
+
+// write0002Rows writes, through the 0002 columns only, a realm whose bot
+// setting names one of its groups, users, named, system and anonymous
+// groups with members and subgroups, and another realm's group.
+func write0002Rows(t *testing.T, db *bun.DB) schema0002Rows {
+	ctx := t.Context()
+	var rows schema0002Rows
+	insert := func(query string, args ...any) int64 {
+		t.Helper()
+		var id int64
+		require.NoError(t, db.QueryRowContext(ctx, query+" RETURNING id", args...).Scan(&id), query)
+		return id
+	}
+	exec := func(query string, args ...any) {
+		t.Helper()
+		_, err := db.ExecContext(ctx, query, args...)
+		require.NoError(t, err, query)
+	}
+
+	rows.realm = storage.Realm{
+		StringID: "acme", Name: "Acme", Host: "acme.example.com", EmailAddressVisibility: 1,
+		NameChangesDisabled: true,
+	}
+	rows.realm.ID = insert(`INSERT INTO realms (string_id, name, host, name_changes_disabled) VALUES (?, ?, ?, TRUE)`,
+		rows.realm.StringID, rows.realm.Name, rows.realm.Host)
+	rows.otherRealm = insert(`INSERT INTO realms (string_id, host) VALUES ('other', 'other.example.com')`)
+
+	rows.creator = storage.User{
+		RealmID: rows.realm.ID, Email: "creator@example.com", Role: 400, IsActive: true,
+		AvatarSource: "G", AvatarVersion: 1, Settings: `{"x":1}`,
+	}
+	rows.creator.ID = insert(`INSERT INTO users (realm_id, email, settings) VALUES (?, ?, ?)`,
+		rows.realm.ID, rows.creator.Email, rows.creator.Settings)
+	rows.member = storage.User{
+		RealmID: rows.realm.ID, Email: "member@example.com", Role: 400, IsActive: true,
+		AvatarSource: "G", AvatarVersion: 1,
+	}
+	rows.member.ID = insert(`INSERT INTO users (realm_id, email) VALUES (?, ?)`, rows.realm.ID, rows.member.Email)
+	foreignUser := insert(`INSERT INTO users (realm_id, email) VALUES (?, 'f@example.com')`, rows.otherRealm)
+
+	team := storage.UserGroup{
+		RealmID: rows.realm.ID, Name: "team", Description: "the team",
+		CreatorID: ptr(rows.creator.ID), DateCreated: ptr(int64(1_700_000_000)),
+	}
+	team.ID = insert(`INSERT INTO user_groups (realm_id, name, description, creator_id, date_created) VALUES (?, ?, ?, ?, ?)`,
+		team.RealmID, team.Name, team.Description, *team.CreatorID, *team.DateCreated)
+	sys := storage.UserGroup{RealmID: rows.realm.ID, Name: "role:members", IsSystemGroup: true, Deactivated: true}
+	sys.ID = insert(`INSERT INTO user_groups (realm_id, name, is_system_group, deactivated) VALUES (?, ?, TRUE, TRUE)`,
+		sys.RealmID, sys.Name)
+	anon := storage.UserGroup{RealmID: rows.realm.ID}
+	anon.ID = insert(`INSERT INTO user_groups (realm_id) VALUES (?)`, anon.RealmID)
+	foreign := storage.UserGroup{RealmID: rows.otherRealm, Name: "team"}
+	foreign.ID = insert(`INSERT INTO user_groups (realm_id, name) VALUES (?, ?)`, foreign.RealmID, foreign.Name)
+	rows.groups = []storage.UserGroup{team, sys, anon, foreign}
+
+	rows.realm.CanCreateBotsGroupID = anon.ID
+	exec(`UPDATE realms SET can_create_bots_group_id = ? WHERE id = ?`, anon.ID, rows.realm.ID)
+
+	member := func(realmID, groupID, userID int64) {
+		exec(`INSERT INTO user_group_members (realm_id, group_id, user_id) VALUES (?, ?, ?)`, realmID, groupID, userID)
+	}
+	member(rows.realm.ID, anon.ID, rows.member.ID)
+	member(rows.realm.ID, team.ID, rows.member.ID)
+	member(rows.realm.ID, team.ID, rows.creator.ID)
+	member(rows.otherRealm, foreign.ID, foreignUser)
+	rows.memberships = []storage.GroupMembership{
+		{GroupID: team.ID, UserID: rows.creator.ID},
+		{GroupID: team.ID, UserID: rows.member.ID},
+		{GroupID: anon.ID, UserID: rows.member.ID},
+	}
+	subgroup := func(realmID, groupID, subgroupID int64) {
+		exec(`INSERT INTO user_group_subgroups (realm_id, group_id, subgroup_id) VALUES (?, ?, ?)`, realmID, groupID, subgroupID)
+	}
+	subgroup(rows.realm.ID, sys.ID, team.ID)
+	subgroup(rows.realm.ID, anon.ID, sys.ID)
+	subgroup(rows.realm.ID, anon.ID, team.ID)
+	rows.edges = []storage.GroupEdge{
+		{GroupID: sys.ID, SubgroupID: team.ID},
+		{GroupID: anon.ID, SubgroupID: team.ID},
+		{GroupID: anon.ID, SubgroupID: sys.ID},
+	}
+	return rows
+}
+
+// check0002Rows reads the rows back through the Store: the groups'
+// settings added by 0003 are 0 (not set), everything else is kept.
+func check0002Rows(t *testing.T, s *Store, rows schema0002Rows) {
+	t.Helper()
+	ctx := t.Context()
+	realm, err := s.GetRealm(ctx, rows.realm.ID)
+	require.NoError(t, err)
+	assert.Equal(t, rows.realm, *realm)
+	users, err := s.ListUsers(ctx, rows.realm.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []storage.User{rows.creator, rows.member}, users)
+	for _, want := range rows.groups {
+		got, err := s.GetGroup(ctx, want.RealmID, want.ID)
+		require.NoError(t, err)
+		assert.Equal(t, want, *got)
+	}
+	groups, err := s.ListGroups(ctx, rows.realm.ID)
+	require.NoError(t, err)
+	assert.Equal(t, rows.groups[:2], groups)
+	memberships, err := s.ListGroupMemberships(ctx, rows.realm.ID)
+	require.NoError(t, err)
+	assert.Equal(t, rows.memberships, memberships)
+	edges, err := s.ListGroupEdges(ctx, rows.realm.ID)
+	require.NoError(t, err)
+	assert.Equal(t, rows.edges, edges)
 }

@@ -32,6 +32,17 @@
 // change a new ID. Realm.CanCreateBotsGroupID and
 // CanCreateWriteOnlyBotsGroupID are 0 on a new realm and round-trip any
 // group ID of the realm.
+//
+// For groups: the six permission settings (CanAddMembersGroupID, ...) are
+// 0 when not given and round-trip any group ID of the realm, including the
+// group's own and anonymous groups'. UpdateGroup matches the group by realm
+// and ID (another realm's group is ErrNotFound and stays untouched), writes
+// only the named columns when given, keeps the row unchanged when it fails,
+// and treats a creator as CreateGroup does; anonymous groups keep their
+// empty name without conflicting with each other. ListGroupMemberships and
+// ListGroupEdges list the direct rows of all the realm's groups (named,
+// anonymous, system and deactivated), never another realm's, and follow
+// removals.
 package storagetest
 
 import (

@@ -39,6 +39,16 @@ func routes() []endpoint {
 		authed("PATCH", "/realm/profile_fields", (*S).ReorderProfileFields),
 		authed("DELETE", "/realm/profile_fields/{field_id:int}", (*S).DeleteProfileField),
 
+		authed("GET", "/user_groups", (*S).GetUserGroups),
+		authed("POST", "/user_groups/create", (*S).CreateUserGroup),
+		authed("PATCH", "/user_groups/{user_group_id:int}", (*S).UpdateUserGroup),
+		authed("GET", "/user_groups/{user_group_id:int}/members", (*S).GetUserGroupMembers),
+		authed("POST", "/user_groups/{user_group_id:int}/members", (*S).UpdateUserGroupMembers),
+		authed("GET", "/user_groups/{user_group_id:int}/members/{user_id:int}", (*S).IsUserGroupMember),
+		authed("GET", "/user_groups/{user_group_id:int}/subgroups", (*S).GetUserGroupSubgroups),
+		authed("POST", "/user_groups/{user_group_id:int}/subgroups", (*S).UpdateUserGroupSubgroups),
+		authed("POST", "/user_groups/{user_group_id:int}/deactivate", (*S).DeactivateUserGroup),
+
 		authedNoArgs("GET", "/bots", (*S).GetBots),
 		authed("POST", "/bots", (*S).CreateBot),
 		authed("PATCH", "/bots/{bot_id:int}", (*S).UpdateBot),
