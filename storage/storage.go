@@ -64,7 +64,8 @@ type Realm struct {
 	// CanCreateBotsGroupID and CanCreateWriteOnlyBotsGroupID are the user
 	// groups (named system groups, or anonymous groups) whose members may
 	// create bots of any kind, and incoming-webhook bots only. Zero means
-	// not set (treated as role:administrators).
+	// not set (treated as role:administrators). The store does not check
+	// these IDs: callers write 0 or a group of the same realm.
 	CanCreateBotsGroupID          int64 `bun:"can_create_bots_group_id"`
 	CanCreateWriteOnlyBotsGroupID int64 `bun:"can_create_write_only_bots_group_id"`
 }
@@ -114,7 +115,8 @@ type UserGroup struct {
 	Deactivated   bool   `bun:"deactivated"`
 	// The group's permission settings: the IDs of the groups (named, or
 	// anonymous) whose members may add members, join, leave, manage,
-	// mention the group, and remove members. 0 means not set.
+	// mention the group, and remove members. 0 means not set. The store does
+	// not check these IDs: callers write 0 or a group of the same realm.
 	CanAddMembersGroupID    int64 `bun:"can_add_members_group_id"`
 	CanJoinGroupID          int64 `bun:"can_join_group_id"`
 	CanLeaveGroupID         int64 `bun:"can_leave_group_id"`
@@ -234,7 +236,8 @@ type GroupStore interface {
 	UserGroupIDs(ctx context.Context, realmID, userID int64) ([]int64, error)
 	// UpdateGroup writes the named columns of g (all columns when none are
 	// named). A name taken by another named group of the realm gives
-	// ErrConflict; a missing group ErrNotFound.
+	// ErrConflict; a missing group, or another realm's, ErrNotFound. The
+	// store does not prevent subgroup cycles: package chat refuses them.
 	UpdateGroup(ctx context.Context, g *UserGroup, columns ...string) error
 	// ListGroupMemberships returns every direct membership of the realm's
 	// groups (named and anonymous), ordered by group, then user.
@@ -250,7 +253,8 @@ type DraftStore interface {
 	CreateDraft(ctx context.Context, d *Draft) error
 	// GetDraft finds a draft of the user; another user's draft is ErrNotFound.
 	GetDraft(ctx context.Context, realmID, userID, draftID int64) (*Draft, error)
-	// ListDrafts returns the user's drafts, newest timestamp first (then by ID).
+	// ListDrafts returns the user's drafts, newest timestamp first (then by
+	// ascending ID).
 	ListDrafts(ctx context.Context, realmID, userID int64) ([]Draft, error)
 	// UpdateDraft writes every column of d (matched by realm, user and ID).
 	UpdateDraft(ctx context.Context, d *Draft) error
