@@ -30,6 +30,9 @@ type Store interface {
 	DraftStore
 	ProfileFieldStore
 	EmailChangeStore
+	StreamStore
+	SubscriptionStore
+	UserTopicStore
 	// InTx runs fn inside one transaction. The Store passed to fn sees the
 	// transaction's writes; fn's error (or a panic) rolls everything back.
 	// Nested calls on the transaction's Store run in the same transaction.
@@ -186,6 +189,81 @@ type EmailChange struct {
 	DateCreated int64  `bun:"date_created"`
 }
 
+// Stream is a channel ("stream" is its name in storage and on the wire).
+type Stream struct {
+	ID                         int64  `bun:"id,pk,autoincrement"`
+	RealmID                    int64  `bun:"realm_id"`
+	Name                       string `bun:"name"`
+	Description                string `bun:"description"`
+	RenderedDescription        string `bun:"rendered_description"`
+	InviteOnly                 bool   `bun:"invite_only"`
+	IsWebPublic                bool   `bun:"is_web_public"`
+	HistoryPublicToSubscribers bool   `bun:"history_public_to_subscribers"`
+	// MessageRetentionDays: nil inherits the organization's, -1 keeps forever.
+	MessageRetentionDays *int   `bun:"message_retention_days"`
+	DateCreated          int64  `bun:"date_created"`
+	CreatorID            *int64 `bun:"creator_id"`
+	IsArchived           bool   `bun:"is_archived"`
+	// IsDefault: new users of the realm are subscribed to it.
+	IsDefault bool `bun:"is_default"`
+	// FirstMessageID is the oldest message's ID, nil while there is none.
+	FirstMessageID *int64 `bun:"first_message_id"`
+	// Permission settings: IDs of the groups (named or anonymous) whose
+	// members may add subscribers, remove subscribers, administer, post,
+	// and subscribe themselves. The store does not check them.
+	CanAddSubscribersGroupID    int64 `bun:"can_add_subscribers_group_id"`
+	CanRemoveSubscribersGroupID int64 `bun:"can_remove_subscribers_group_id"`
+	CanAdministerChannelGroupID int64 `bun:"can_administer_channel_group_id"`
+	CanSendMessageGroupID       int64 `bun:"can_send_message_group_id"`
+	CanSubscribeGroupID         int64 `bun:"can_subscribe_group_id"`
+}
+
+// Subscription is a user's membership of a channel with its personal
+// settings. An unsubscribed user keeps the row with Active false (and the
+// settings, restored when they come back).
+type Subscription struct {
+	RealmID  int64  `bun:"realm_id"`
+	UserID   int64  `bun:"user_id,pk"`
+	StreamID int64  `bun:"stream_id,pk"`
+	Active   bool   `bun:"active"`
+	Color    string `bun:"color"`
+	IsMuted  bool   `bun:"is_muted"`
+	PinToTop bool   `bun:"pin_to_top"`
+	// Notification settings: nil inherits the user's default.
+	DesktopNotifications   *bool `bun:"desktop_notifications"`
+	EmailNotifications     *bool `bun:"email_notifications"`
+	PushNotifications      *bool `bun:"push_notifications"`
+	AudibleNotifications   *bool `bun:"audible_notifications"`
+	WildcardMentionsNotify *bool `bun:"wildcard_mentions_notify"`
+}
+
+// SubscriptionPeriod is one span during which a user was subscribed to a
+// channel, as message-ID bounds (which messages they received) and times.
+// The open period of an active subscription has nil ends.
+type SubscriptionPeriod struct {
+	ID       int64 `bun:"id,pk,autoincrement"`
+	RealmID  int64 `bun:"realm_id"`
+	UserID   int64 `bun:"user_id"`
+	StreamID int64 `bun:"stream_id"`
+	// StartMessageID is the newest message ID of the realm when the period
+	// began: the user received messages with greater IDs.
+	StartMessageID int64  `bun:"start_message_id"`
+	EndMessageID   *int64 `bun:"end_message_id"`
+	StartedAt      int64  `bun:"started_at"`
+	EndedAt        *int64 `bun:"ended_at"`
+}
+
+// UserTopic is a user's visibility policy for one topic of a channel
+// (1 muted, 2 unmuted, 3 followed; "no policy" is the absence of a row).
+type UserTopic struct {
+	RealmID          int64  `bun:"realm_id"`
+	UserID           int64  `bun:"user_id"`
+	StreamID         int64  `bun:"stream_id"`
+	TopicName        string `bun:"topic_name"`
+	VisibilityPolicy int    `bun:"visibility_policy"`
+	LastUpdated      int64  `bun:"last_updated"`
+}
+
 // RealmStore persists organizations.
 type RealmStore interface {
 	// CreateRealm inserts r and sets r.ID. A taken Host or StringID gives ErrConflict.
@@ -294,4 +372,55 @@ type EmailChangeStore interface {
 	GetEmailChangeByKey(ctx context.Context, realmID int64, key string) (*EmailChange, error)
 	// DeleteEmailChange removes a pending change.
 	DeleteEmailChange(ctx context.Context, realmID, id int64) error
+}
+
+// StreamStore persists channels.
+type StreamStore interface {
+	// CreateStream inserts c and sets c.ID. A name used by another channel
+	// of the realm (compared case-insensitively) gives ErrConflict.
+	CreateStream(ctx context.Context, c *Stream) error
+	GetStream(ctx context.Context, realmID, streamID int64) (*Stream, error)
+	// GetStreamByName finds a channel by name, case-insensitively.
+	GetStreamByName(ctx context.Context, realmID int64, name string) (*Stream, error)
+	// ListStreams returns every channel of the realm (archived too) by ID.
+	ListStreams(ctx context.Context, realmID int64) ([]Stream, error)
+	// UpdateStream writes the named columns of c (all when none are named);
+	// a taken name gives ErrConflict, a missing channel ErrNotFound.
+	UpdateStream(ctx context.Context, c *Stream, columns ...string) error
+}
+
+// SubscriptionStore persists subscriptions and their history.
+type SubscriptionStore interface {
+	// Subscribe makes sub active: it inserts the row (with sub's settings)
+	// or reactivates an inactive one (keeping its stored settings, and
+	// copying them into sub), and opens a period starting at
+	// startMessageID. Subscribing an active subscription gives ErrConflict.
+	Subscribe(ctx context.Context, sub *Subscription, startMessageID, now int64) error
+	// Unsubscribe deactivates an active subscription and closes its open
+	// period at endMessageID. A missing or inactive one gives ErrNotFound.
+	Unsubscribe(ctx context.Context, realmID, userID, streamID, endMessageID, now int64) error
+	// GetSubscription returns the row, active or not.
+	GetSubscription(ctx context.Context, realmID, userID, streamID int64) (*Subscription, error)
+	// ListUserSubscriptions returns the user's rows (active and not), by channel ID.
+	ListUserSubscriptions(ctx context.Context, realmID, userID int64) ([]Subscription, error)
+	// ListRealmSubscriptions returns the realm's active rows, by channel then user.
+	ListRealmSubscriptions(ctx context.Context, realmID int64) ([]Subscription, error)
+	// ListStreamSubscribers returns the IDs of the channel's active subscribers, ascending.
+	ListStreamSubscribers(ctx context.Context, realmID, streamID int64) ([]int64, error)
+	// UpdateSubscription writes the named setting columns of sub (all
+	// settings when none are named); a missing row gives ErrNotFound.
+	UpdateSubscription(ctx context.Context, sub *Subscription, columns ...string) error
+	// ListSubscriptionPeriods returns the user's periods in the channel, oldest first.
+	ListSubscriptionPeriods(ctx context.Context, realmID, userID, streamID int64) ([]SubscriptionPeriod, error)
+}
+
+// UserTopicStore persists per-topic visibility policies.
+type UserTopicStore interface {
+	// SetUserTopic inserts or replaces the policy of (user, channel, topic);
+	// topics are matched case-insensitively and keep the case last written.
+	SetUserTopic(ctx context.Context, t *UserTopic) error
+	// DeleteUserTopic removes the policy; a missing one is no error.
+	DeleteUserTopic(ctx context.Context, realmID, userID, streamID int64, topic string) error
+	// ListUserTopics returns the user's policies by channel, then topic.
+	ListUserTopics(ctx context.Context, realmID, userID int64) ([]UserTopic, error)
 }
