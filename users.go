@@ -558,7 +558,10 @@ func (s *Service) addUser(ctx context.Context, realm *storage.Realm, req Provisi
 		if err := st.CreateUser(ctx, u); err != nil {
 			return err
 		}
-		return s.addToRoleGroups(ctx, st, realm, u)
+		if err := s.addToRoleGroups(ctx, st, realm, u); err != nil {
+			return err
+		}
+		return s.subscribeToDefaultChannels(ctx, st, u)
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, "", BadRequest("Email is already in use.")

@@ -394,10 +394,11 @@ type SubscriptionStore interface {
 	// Subscribe makes sub active: it inserts the row (with sub's settings)
 	// or reactivates an inactive one (keeping its stored settings, and
 	// copying them into sub), and opens a period starting at
-	// startMessageID. Subscribing an active subscription gives ErrConflict.
+	// startMessageID. Subscribing an active subscription gives ErrConflict,
+	// and leaves an enclosing transaction usable.
 	Subscribe(ctx context.Context, sub *Subscription, startMessageID, now int64) error
 	// Unsubscribe deactivates an active subscription and closes its open
-	// period at endMessageID. A missing or inactive one gives ErrNotFound.
+	// period (if any) at endMessageID. A missing or inactive one gives ErrNotFound.
 	Unsubscribe(ctx context.Context, realmID, userID, streamID, endMessageID, now int64) error
 	// GetSubscription returns the row, active or not.
 	GetSubscription(ctx context.Context, realmID, userID, streamID int64) (*Subscription, error)
@@ -405,10 +406,13 @@ type SubscriptionStore interface {
 	ListUserSubscriptions(ctx context.Context, realmID, userID int64) ([]Subscription, error)
 	// ListRealmSubscriptions returns the realm's active rows, by channel then user.
 	ListRealmSubscriptions(ctx context.Context, realmID int64) ([]Subscription, error)
-	// ListStreamSubscribers returns the IDs of the channel's active subscribers, ascending.
+	// ListStreamSubscribers returns the IDs of the channel's active
+	// subscribers, ascending (empty for a missing channel).
 	ListStreamSubscribers(ctx context.Context, realmID, streamID int64) ([]int64, error)
-	// UpdateSubscription writes the named setting columns of sub (all
-	// settings when none are named); a missing row gives ErrNotFound.
+	// UpdateSubscription writes the named setting columns of sub (color,
+	// is_muted, pin_to_top and the notification columns; all of them when
+	// none are named); a missing row gives ErrNotFound, any other column
+	// name an error.
 	UpdateSubscription(ctx context.Context, sub *Subscription, columns ...string) error
 	// ListSubscriptionPeriods returns the user's periods in the channel, oldest first.
 	ListSubscriptionPeriods(ctx context.Context, realmID, userID, streamID int64) ([]SubscriptionPeriod, error)
@@ -421,6 +425,7 @@ type UserTopicStore interface {
 	SetUserTopic(ctx context.Context, t *UserTopic) error
 	// DeleteUserTopic removes the policy; a missing one is no error.
 	DeleteUserTopic(ctx context.Context, realmID, userID, streamID int64, topic string) error
-	// ListUserTopics returns the user's policies by channel, then topic.
+	// ListUserTopics returns the user's policies by channel, then by
+	// lower-cased topic name in byte order.
 	ListUserTopics(ctx context.Context, realmID, userID int64) ([]UserTopic, error)
 }

@@ -68,13 +68,25 @@
 // email change (unique (realm_id, user_id)), and confirmation keys are
 // unique per realm.
 //
+// Channels (the streams table) are unique per realm by lower(name) and
+// refer to their creator like groups do. Subscriptions, topic visibility
+// policies (user_topics) and subscription periods refer to their user and
+// channel (a period to its subscription) with composite foreign keys and
+// ON DELETE CASCADE. An unsubscribed user keeps the subscription row,
+// inactive, with its settings; each active span is a period, and a
+// partial unique index allows one open period (ended_at NULL) per
+// subscription. Topic policies are unique by
+// (user_id, stream_id, lower(topic_name)), the target of SetUserTopic's
+// upsert.
+//
 // The exceptions are the group settings of realms (CanCreateBotsGroupID,
-// CanCreateWriteOnlyBotsGroupID) and of user groups (CanAddMembersGroupID,
-// CanJoinGroupID, ...): plain BIGINT NOT NULL DEFAULT 0 columns without a
-// foreign key, 0 meaning not set, so the caller must only write 0 or a
-// group of the same realm. Migrations 0002 and 0003 in migrations.go
-// explain why (SQLite cannot add a composite foreign key to an existing
-// table).
+// CanCreateWriteOnlyBotsGroupID), of user groups (CanAddMembersGroupID,
+// CanJoinGroupID, ...) and of channels (CanAddSubscribersGroupID, ...):
+// plain BIGINT NOT NULL DEFAULT 0 columns without a foreign key, 0 meaning
+// not set, so the caller must only write 0 or a group of the same realm.
+// Migrations 0002, 0003 and 0004 in migrations.go explain why (SQLite
+// cannot add a composite foreign key to an existing table; the channel
+// settings follow for one rule).
 //
 // # Tests
 //

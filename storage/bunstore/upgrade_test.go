@@ -91,6 +91,7 @@ func testUpgradeFrom0001(t *testing.T, openOld func() *bun.DB, open func() (*Sto
 	assert.Error(t, err, "column dropped by the down migration of 0002")
 	_, err = s.writer.ExecContext(ctx, "SELECT can_manage_group_id FROM user_groups")
 	assert.Error(t, err, "column dropped by the down migration of 0003")
+	assertNoChannelTables(t, s.writer)
 	require.NoError(t, s.Close())
 
 	s, err = open()
@@ -305,12 +306,13 @@ func testUpgradeFrom0002(t *testing.T, openOld func() *bun.DB, open func() (*Sto
 	require.NoError(t, err)
 	assert.Equal(t, g, *got, "kept across reopen")
 
-	// 0003 alone was the last group: its down migration restores schema
-	// 0002, keeping the groups; opening applies it again, settings 0.
+	// The upgrade applied 0003 onwards as one group: their down migrations
+	// restore schema 0002, keeping the groups; opening applies them
+	// again, settings 0.
 	migrator := migrate.NewMigrator(s.writer, newMigrations(schemaMigrations), migrate.WithMarkAppliedOnSuccess(true))
 	group, err := migrator.Rollback(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"0003_user_group_settings"}, appliedNames(group.Migrations))
+	assert.Equal(t, migrationNames(schemaMigrations[2:]), appliedNames(group.Migrations))
 	assert.Equal(t, migrationNames(schemaMigrations[:2]), appliedMigrations(t, s.writer))
 	var n int
 	require.NoError(t, s.writer.QueryRowContext(ctx, "SELECT count(*) FROM user_groups").Scan(&n))
@@ -320,6 +322,7 @@ func testUpgradeFrom0002(t *testing.T, openOld func() *bun.DB, open func() (*Sto
 		_, err = s.writer.ExecContext(ctx, "SELECT "+c+" FROM user_groups")
 		assert.Error(t, err, "%s dropped by the down migration", c)
 	}
+	assertNoChannelTables(t, s.writer)
 	require.NoError(t, s.Close())
 
 	s, err = open()
@@ -437,4 +440,223 @@ func check0002Rows(t *testing.T, s *Store, rows schema0002Rows) {
 	edges, err := s.ListGroupEdges(ctx, rows.realm.ID)
 	require.NoError(t, err)
 	assert.Equal(t, rows.edges, edges)
+}
+
+// assertNoChannelTables checks that the tables of 0004 do not exist.
+func assertNoChannelTables(t *testing.T, db bun.IDB) {
+	t.Helper()
+	for _, table := range []string{"streams", "subscriptions", "subscription_periods", "user_topics"} {
+		_, err := db.ExecContext(t.Context(), "SELECT count(*) FROM "+table)
+		assert.Error(t, err, "no table %s", table)
+	}
+}
+
+func TestSQLiteUpgradeFrom0003(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chat.db")
+	testUpgradeFrom0003(t,
+		func() *bun.DB {
+			sqldb, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=1&_journal_mode=WAL")
+			require.NoError(t, err)
+			sqldb.SetMaxOpenConns(1)
+			return bun.NewDB(sqldb, sqlitedialect.New())
+		},
+		func() (*Store, error) { return OpenSQLite(t.Context(), path) })
+}
+
+func TestPostgresUpgradeFrom0003(t *testing.T) {
+	dsn, schema := NewTestPostgresSchema(t)
+	testUpgradeFrom0003(t,
+		func() *bun.DB {
+			connector, err := newPostgresConnector(dsn, postgresConfig{schema: schema})
+			require.NoError(t, err)
+			return bun.NewDB(sql.OpenDB(connector), pgdialect.New())
+		},
+		func() (*Store, error) { return OpenPostgres(t.Context(), dsn, WithSchema(schema)) })
+}
+
+// schema0003Rows is what testUpgradeFrom0003 writes at schema 0003.
+type schema0003Rows struct {
+	realm        storage.Realm
+	creator      storage.User
+	member       storage.User
+	group        storage.UserGroup
+	otherRealm   int64
+	foreignUser  int64
+	foreignGroup int64
+}
+
+// channelRows is what useChannels writes through the upgraded Store.
+type channelRows struct {
+	stream  storage.Stream
+	sub     storage.Subscription
+	periods []storage.SubscriptionPeriod
+	topics  []storage.UserTopic
+}
+
+func testUpgradeFrom0003(t *testing.T, openOld func() *bun.DB, open func() (*Store, error)) {
+	ctx := t.Context()
+
+	old := openOld()
+	require.NoError(t, migrateDBWith(ctx, old, schemaMigrations[:3]))
+	rows := write0003Rows(t, old)
+	assert.Equal(t, migrationNames(schemaMigrations[:3]), appliedMigrations(t, old))
+	assertNoChannelTables(t, old)
+	require.NoError(t, old.Close())
+
+	s, err := open()
+	require.NoError(t, err, "upgrade")
+	assert.Equal(t, migrationNames(schemaMigrations), appliedMigrations(t, s.writer))
+	check0003Rows(t, s, rows)
+	channels := useChannels(t, s, rows)
+	require.NoError(t, s.Close())
+
+	// Opening again changes nothing.
+	s, err = open()
+	require.NoError(t, err, "reopen")
+	assert.Equal(t, len(schemaMigrations), migrationCount(t, s))
+	check0003Rows(t, s, rows)
+	checkChannels(t, s, channels)
+
+	// 0004 alone was the last group: its down migration drops the four
+	// tables and keeps the rest; opening creates them again, empty.
+	migrator := migrate.NewMigrator(s.writer, newMigrations(schemaMigrations), migrate.WithMarkAppliedOnSuccess(true))
+	group, err := migrator.Rollback(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0004_channels"}, appliedNames(group.Migrations))
+	assert.Equal(t, migrationNames(schemaMigrations[:3]), appliedMigrations(t, s.writer))
+	assertNoChannelTables(t, s.writer)
+	var n int
+	require.NoError(t, s.writer.QueryRowContext(ctx, "SELECT count(*) FROM users").Scan(&n))
+	assert.Equal(t, 3, n)
+	require.NoError(t, s.Close())
+
+	s, err = open()
+	require.NoError(t, err, "upgrade after rollback")
+	defer s.Close()
+	assert.Equal(t, len(schemaMigrations), migrationCount(t, s))
+	check0003Rows(t, s, rows)
+	streams, err := s.ListStreams(ctx, rows.realm.ID)
+	require.NoError(t, err)
+	assert.Empty(t, streams)
+	useChannels(t, s, rows)
+}
+
+// write0003Rows writes, through the 0003 columns only, a realm with two
+// users and a group with settings, and another realm with a user and a
+// group.
+func write0003Rows(t *testing.T, db *bun.DB) schema0003Rows {
+	ctx := t.Context()
+	var rows schema0003Rows
+	insert := func(query string, args ...any) int64 {
+		t.Helper()
+		var id int64
+		require.NoError(t, db.QueryRowContext(ctx, query+" RETURNING id", args...).Scan(&id), query)
+		return id
+	}
+
+	rows.realm = storage.Realm{StringID: "acme", Name: "Acme", Host: "acme.example.com", EmailAddressVisibility: 1}
+	rows.realm.ID = insert(`INSERT INTO realms (string_id, name, host) VALUES (?, ?, ?)`,
+		rows.realm.StringID, rows.realm.Name, rows.realm.Host)
+	rows.otherRealm = insert(`INSERT INTO realms (string_id, host) VALUES ('other', 'other.example.com')`)
+
+	rows.creator = storage.User{
+		RealmID: rows.realm.ID, Email: "creator@example.com", Role: 200, IsActive: true,
+		AvatarSource: "G", AvatarVersion: 1, Settings: `{"x":1}`,
+	}
+	rows.creator.ID = insert(`INSERT INTO users (realm_id, email, role, settings) VALUES (?, ?, ?, ?)`,
+		rows.realm.ID, rows.creator.Email, rows.creator.Role, rows.creator.Settings)
+	rows.member = storage.User{
+		RealmID: rows.realm.ID, Email: "member@example.com", Role: 400, IsActive: true,
+		AvatarSource: "G", AvatarVersion: 1,
+	}
+	rows.member.ID = insert(`INSERT INTO users (realm_id, email) VALUES (?, ?)`, rows.realm.ID, rows.member.Email)
+	rows.foreignUser = insert(`INSERT INTO users (realm_id, email) VALUES (?, 'f@example.com')`, rows.otherRealm)
+
+	rows.group = storage.UserGroup{RealmID: rows.realm.ID, Name: "role:administrators", IsSystemGroup: true}
+	rows.group.ID = insert(`INSERT INTO user_groups (realm_id, name, is_system_group) VALUES (?, ?, TRUE)`,
+		rows.group.RealmID, rows.group.Name)
+	rows.group.CanManageGroupID = rows.group.ID
+	_, err := db.ExecContext(ctx, `UPDATE user_groups SET can_manage_group_id = ? WHERE id = ?`, rows.group.ID, rows.group.ID)
+	require.NoError(t, err)
+	rows.foreignGroup = insert(`INSERT INTO user_groups (realm_id, name) VALUES (?, 'team')`, rows.otherRealm)
+	return rows
+}
+
+// check0003Rows reads the rows of write0003Rows back through the Store.
+func check0003Rows(t *testing.T, s *Store, rows schema0003Rows) {
+	t.Helper()
+	ctx := t.Context()
+	realm, err := s.GetRealm(ctx, rows.realm.ID)
+	require.NoError(t, err)
+	assert.Equal(t, rows.realm, *realm)
+	users, err := s.ListUsers(ctx, rows.realm.ID)
+	require.NoError(t, err)
+	assert.Equal(t, []storage.User{rows.creator, rows.member}, users)
+	group, err := s.GetGroup(ctx, rows.group.RealmID, rows.group.ID)
+	require.NoError(t, err)
+	assert.Equal(t, rows.group, *group)
+}
+
+// useChannels writes a channel created by an upgraded user, a
+// subscription with two periods and topic policies, and checks that the
+// new tables' foreign keys refer to the upgraded rows of the realm only.
+func useChannels(t *testing.T, s *Store, rows schema0003Rows) channelRows {
+	t.Helper()
+	ctx := t.Context()
+	var ch channelRows
+	realmID := rows.realm.ID
+
+	ch.stream = storage.Stream{
+		RealmID: realmID, Name: "General", CreatorID: ptr(rows.creator.ID), DateCreated: 1_700_000_000,
+		MessageRetentionDays: ptr(-1), HistoryPublicToSubscribers: true,
+		CanAdministerChannelGroupID: rows.group.ID, CanSubscribeGroupID: rows.group.ID,
+	}
+	require.NoError(t, s.CreateStream(ctx, &ch.stream))
+	ch.stream.FirstMessageID = ptr(int64(7))
+	require.NoError(t, s.UpdateStream(ctx, &ch.stream, "first_message_id"))
+	err := s.CreateStream(ctx, &storage.Stream{RealmID: realmID, Name: "general"})
+	assert.ErrorIs(t, err, storage.ErrConflict, "case-insensitive name index")
+	err = s.CreateStream(ctx, &storage.Stream{RealmID: realmID, Name: "x", CreatorID: ptr(rows.foreignUser)})
+	assert.ErrorIs(t, err, storage.ErrNotFound, "creator of another realm")
+
+	ch.sub = storage.Subscription{RealmID: realmID, UserID: rows.member.ID, StreamID: ch.stream.ID, Color: "#aaaaaa", EmailNotifications: ptr(false)}
+	require.NoError(t, s.Subscribe(ctx, &ch.sub, 1, 100))
+	require.NoError(t, s.Unsubscribe(ctx, realmID, rows.member.ID, ch.stream.ID, 2, 200))
+	require.NoError(t, s.Subscribe(ctx, &storage.Subscription{RealmID: realmID, UserID: rows.member.ID, StreamID: ch.stream.ID}, 3, 300))
+	err = s.Subscribe(ctx, &storage.Subscription{RealmID: realmID, UserID: rows.foreignUser, StreamID: ch.stream.ID}, 1, 1)
+	assert.ErrorIs(t, err, storage.ErrNotFound, "subscriber of another realm")
+	ch.periods, err = s.ListSubscriptionPeriods(ctx, realmID, rows.member.ID, ch.stream.ID)
+	require.NoError(t, err)
+	require.Len(t, ch.periods, 2)
+
+	for _, topic := range []string{"lunch", "LUNCH", "Agenda"} {
+		require.NoError(t, s.SetUserTopic(ctx, &storage.UserTopic{RealmID: realmID, UserID: rows.creator.ID, StreamID: ch.stream.ID, TopicName: topic, VisibilityPolicy: 1, LastUpdated: 5}))
+	}
+	err = s.SetUserTopic(ctx, &storage.UserTopic{RealmID: realmID, UserID: rows.foreignUser, StreamID: ch.stream.ID, TopicName: "x"})
+	assert.ErrorIs(t, err, storage.ErrNotFound, "user of another realm")
+	ch.topics, err = s.ListUserTopics(ctx, realmID, rows.creator.ID)
+	require.NoError(t, err)
+	require.Len(t, ch.topics, 2)
+	assert.Equal(t, "LUNCH", ch.topics[1].TopicName)
+
+	checkChannels(t, s, ch)
+	return ch
+}
+
+// checkChannels reads the rows of useChannels back.
+func checkChannels(t *testing.T, s *Store, ch channelRows) {
+	t.Helper()
+	ctx := t.Context()
+	got, err := s.GetStreamByName(ctx, ch.stream.RealmID, "GENERAL")
+	require.NoError(t, err)
+	assert.Equal(t, ch.stream, *got)
+	subs, err := s.ListRealmSubscriptions(ctx, ch.stream.RealmID)
+	require.NoError(t, err)
+	assert.Equal(t, []storage.Subscription{ch.sub}, subs)
+	periods, err := s.ListSubscriptionPeriods(ctx, ch.sub.RealmID, ch.sub.UserID, ch.sub.StreamID)
+	require.NoError(t, err)
+	assert.Equal(t, ch.periods, periods)
+	topics, err := s.ListUserTopics(ctx, ch.stream.RealmID, ch.topics[0].UserID)
+	require.NoError(t, err)
+	assert.Equal(t, ch.topics, topics)
 }

@@ -43,6 +43,32 @@
 // ListGroupEdges list the direct rows of all the realm's groups (named,
 // anonymous, system and deactivated), never another realm's, and follow
 // removals.
+//
+// For channels: CreateStream sets only the ID; pointers (retention,
+// creator, first message) round-trip nil and non-nil, including zero
+// values; a creator that is missing or of another realm gives
+// storage.ErrNotFound on create and update; renaming a channel to another
+// case of its own name is no conflict; UpdateStream with columns writes
+// only those, and a failed update leaves the row unchanged. For
+// subscriptions: Subscribe sets sub.Active (and, reactivating, copies the
+// stored settings into sub) only on success; a user or channel that is
+// missing or of another realm than sub.RealmID, or a RealmID that is
+// neither's (even if the user has a row in its own realm), gives
+// storage.ErrNotFound and writes nothing; storage.ErrConflict from
+// Subscribe leaves a caller's transaction usable; of concurrent
+// Subscribes of one subscription exactly one succeeds; settings written
+// while inactive are kept; periods list oldest first (ascending IDs) and a
+// failed Unsubscribe closes nothing. UpdateSubscription matches inactive
+// rows too, and naming a column that is not a setting (active, realm_id,
+// user_id, stream_id, or an unknown one) is an error other than
+// ErrNotFound and ErrConflict, and writes nothing. ListStreamSubscribers,
+// ListSubscriptionPeriods and ListUserTopics give an empty list for a
+// missing channel, user or realm. For topic policies: SetUserTopic on a
+// user or channel that is missing or of another realm gives
+// storage.ErrNotFound (and never updates another realm's row); the last
+// write wins whatever its LastUpdated; ListUserTopics orders topics by
+// lower(name) bytewise (test names are ASCII, where every dialect's
+// lower() agrees).
 package storagetest
 
 import (
@@ -69,6 +95,9 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, draftTests...)
 	all = append(all, profileFieldTests...)
 	all = append(all, emailChangeTests...)
+	all = append(all, streamTests...)
+	all = append(all, subscriptionTests...)
+	all = append(all, userTopicTests...)
 	all = append(all, txTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {

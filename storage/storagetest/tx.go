@@ -21,6 +21,8 @@ var txTests = []test{
 	{"Tx/NestedRollback", testTxNestedRollback},
 	{"Tx/ReadsOwnWrites", testTxReadsOwnWrites},
 	{"Tx/NewRecords", testTxNewRecords},
+	{"Tx/SubscribeRollback", testTxSubscribeRollback},
+	{"Tx/Channels", testTxChannels},
 	{"Concurrency/CreateUsers", testConcurrentCreateUsers},
 	{"Concurrency/Transactions", testConcurrentTransactions},
 	{"Concurrency/Replacements", testConcurrentReplacements},
@@ -293,6 +295,99 @@ func testTxNewRecords(t *testing.T, s storage.Store) {
 	assert.ErrorIs(t, err, storage.ErrNotFound)
 	_, err = s.GetEmailChangeByKey(ctx, realm.ID, "new-key")
 	assert.NoError(t, err)
+}
+
+// testTxSubscribeRollback rolls back transactions that subscribe
+// (inserting and reactivating) and unsubscribe: no row, no period and no
+// change is left, though the transaction saw its own writes.
+func testTxSubscribeRollback(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	u := newUser(t, s, realm.ID, "alice@example.com")
+	fresh := newStream(t, s, realm.ID, "fresh")
+	left := newStream(t, s, realm.ID, "left")
+	joined := newStream(t, s, realm.ID, "joined")
+	leftSub := subscribe(t, s, realm.ID, u.ID, left.ID, 1, 100)
+	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, left.ID, 2, 200))
+	leftSub.Active = false
+	leftPeriods := listPeriods(t, s, realm.ID, u.ID, left.ID)
+	joinedSub := subscribe(t, s, realm.ID, u.ID, joined.ID, 3, 300)
+	joinedPeriods := listPeriods(t, s, realm.ID, u.ID, joined.ID)
+
+	errRollback := errors.New("roll back")
+	err := s.InTx(ctx, func(tx storage.Store) error {
+		sub := &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: fresh.ID, Color: "#111111"}
+		require.NoError(t, tx.Subscribe(ctx, sub, 10, 1000))
+		got, err := tx.GetSubscription(ctx, realm.ID, u.ID, fresh.ID)
+		require.NoError(t, err)
+		assert.Equal(t, *sub, *got)
+		assert.Len(t, listPeriods(t, tx, realm.ID, u.ID, fresh.ID), 1)
+
+		require.NoError(t, tx.Subscribe(ctx, &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: left.ID}, 10, 1000))
+		assert.Len(t, listPeriods(t, tx, realm.ID, u.ID, left.ID), 2)
+		require.NoError(t, tx.Unsubscribe(ctx, realm.ID, u.ID, joined.ID, 10, 1000))
+		require.NoError(t, tx.SetUserTopic(ctx, &storage.UserTopic{RealmID: realm.ID, UserID: u.ID, StreamID: fresh.ID, TopicName: "t", VisibilityPolicy: 1}))
+
+		ids, err := tx.ListStreamSubscribers(ctx, realm.ID, fresh.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []int64{u.ID}, ids)
+		ids, err = s.ListStreamSubscribers(ctx, realm.ID, fresh.ID)
+		require.NoError(t, err)
+		assert.Empty(t, ids, "uncommitted subscription visible outside the transaction")
+		return errRollback
+	})
+	require.ErrorIs(t, err, errRollback)
+
+	_, err = s.GetSubscription(ctx, realm.ID, u.ID, fresh.ID)
+	assert.ErrorIs(t, err, storage.ErrNotFound, "no row")
+	assert.Empty(t, listPeriods(t, s, realm.ID, u.ID, fresh.ID), "no period")
+	assert.Equal(t, leftSub, getSubscription(t, s, realm.ID, u.ID, left.ID), "still inactive")
+	assert.Equal(t, leftPeriods, listPeriods(t, s, realm.ID, u.ID, left.ID))
+	assert.Equal(t, joinedSub, getSubscription(t, s, realm.ID, u.ID, joined.ID), "still active")
+	assert.Equal(t, joinedPeriods, listPeriods(t, s, realm.ID, u.ID, joined.ID), "period still open")
+	assert.Empty(t, listTopics(t, s, realm.ID, u.ID))
+}
+
+// testTxChannels commits channels, subscriptions and topic policies
+// written in one transaction, with Subscribe nested in it.
+func testTxChannels(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	u := newUser(t, s, realm.ID, "alice@example.com")
+	var c *storage.Stream
+	var sub *storage.Subscription
+	err := s.InTx(ctx, func(tx storage.Store) error {
+		c = &storage.Stream{RealmID: realm.ID, Name: "general", CreatorID: ptr(u.ID)}
+		if err := tx.CreateStream(ctx, c); err != nil {
+			return err
+		}
+		got, err := tx.GetStreamByName(ctx, realm.ID, "GENERAL")
+		require.NoError(t, err)
+		assert.Equal(t, *c, *got)
+		sub = &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: c.ID, Color: "#222222"}
+		if err := tx.InTx(ctx, func(tx2 storage.Store) error { return tx2.Subscribe(ctx, sub, 0, 10) }); err != nil {
+			return err
+		}
+		if err := tx.Unsubscribe(ctx, realm.ID, u.ID, c.ID, 5, 20); err != nil {
+			return err
+		}
+		if err := tx.Subscribe(ctx, sub, 6, 30); err != nil {
+			return err
+		}
+		sub.PinToTop = true
+		if err := tx.UpdateSubscription(ctx, sub, "pin_to_top"); err != nil {
+			return err
+		}
+		return tx.SetUserTopic(ctx, &storage.UserTopic{RealmID: realm.ID, UserID: u.ID, StreamID: c.ID, TopicName: "t", VisibilityPolicy: 3})
+	})
+	require.NoError(t, err)
+	assert.Equal(t, *c, getStream(t, s, realm.ID, c.ID))
+	assert.Equal(t, *sub, getSubscription(t, s, realm.ID, u.ID, c.ID))
+	assert.Equal(t, []storage.SubscriptionPeriod{
+		closedPeriod(realm.ID, u.ID, c.ID, 0, 10, 5, 20),
+		openPeriod(realm.ID, u.ID, c.ID, 6, 30),
+	}, withoutIDs(t, listPeriods(t, s, realm.ID, u.ID, c.ID)))
+	assert.Len(t, listTopics(t, s, realm.ID, u.ID), 1)
 }
 
 const workers = 8

@@ -39,6 +39,17 @@ func routes() []endpoint {
 		authed("PATCH", "/realm/profile_fields", (*S).ReorderProfileFields),
 		authed("DELETE", "/realm/profile_fields/{field_id:int}", (*S).DeleteProfileField),
 
+		authed("GET", "/streams", (*S).GetChannels),
+		authed("GET", "/streams/{stream_id:int}", (*S).GetChannel),
+		authed("PATCH", "/streams/{stream_id:int}", (*S).UpdateChannel),
+		authed("DELETE", "/streams/{stream_id:int}", (*S).ArchiveChannel),
+		authed("GET", "/get_stream_id", (*S).GetChannelID),
+		authed("GET", "/users/me/subscriptions", (*S).GetSubscriptions),
+		authed("POST", "/users/me/subscriptions", (*S).Subscribe),
+		authed("DELETE", "/users/me/subscriptions", (*S).Unsubscribe),
+		authed("POST", "/users/me/subscriptions/properties", (*S).UpdateSubscriptionProperties),
+		authed("POST", "/user_topics", (*S).UpdateUserTopic),
+
 		authed("GET", "/user_groups", (*S).GetUserGroups),
 		authed("POST", "/user_groups/create", (*S).CreateUserGroup),
 		authed("PATCH", "/user_groups/{user_group_id:int}", (*S).UpdateUserGroup),

@@ -1,0 +1,521 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/teamchat/chat/markdown"
+	"github.com/teamchat/chat/storage"
+)
+
+// channelSetting describes one permission setting of channels.
+type channelSetting struct {
+	name  string
+	field func(c *storage.Stream) *int64
+	// def is the system group it defaults to; "" means the creator alone.
+	def string
+}
+
+var channelSettings = []channelSetting{
+	{"can_add_subscribers_group", func(c *storage.Stream) *int64 { return &c.CanAddSubscribersGroupID }, GroupNobody},
+	{"can_remove_subscribers_group", func(c *storage.Stream) *int64 { return &c.CanRemoveSubscribersGroupID }, GroupAdministrators},
+	{"can_administer_channel_group", func(c *storage.Stream) *int64 { return &c.CanAdministerChannelGroupID }, ""},
+	{"can_send_message_group", func(c *storage.Stream) *int64 { return &c.CanSendMessageGroupID }, GroupEveryone},
+	{"can_subscribe_group", func(c *storage.Stream) *int64 { return &c.CanSubscribeGroupID }, GroupNobody},
+}
+
+// Channel is a channel as GET /streams shows it.
+type Channel struct {
+	StreamID                   int64             `json:"stream_id"`
+	Name                       string            `json:"name"`
+	Description                string            `json:"description"`
+	RenderedDescription        string            `json:"rendered_description"`
+	DateCreated                int64             `json:"date_created"`
+	CreatorID                  *int64            `json:"creator_id"`
+	InviteOnly                 bool              `json:"invite_only"`
+	IsWebPublic                bool              `json:"is_web_public"`
+	StreamPostPolicy           int               `json:"stream_post_policy"`
+	MessageRetentionDays       *int              `json:"message_retention_days"`
+	HistoryPublicToSubscribers bool              `json:"history_public_to_subscribers"`
+	FirstMessageID             *int64            `json:"first_message_id"`
+	IsRecentlyActive           bool              `json:"is_recently_active"`
+	IsAnnouncementOnly         bool              `json:"is_announcement_only"`
+	StreamWeeklyTraffic        *int              `json:"stream_weekly_traffic"`
+	IsArchived                 bool              `json:"is_archived"`
+	CanAddSubscribersGroup     GroupSettingValue `json:"can_add_subscribers_group"`
+	CanRemoveSubscribersGroup  GroupSettingValue `json:"can_remove_subscribers_group"`
+	CanAdministerChannelGroup  GroupSettingValue `json:"can_administer_channel_group"`
+	CanSendMessageGroup        GroupSettingValue `json:"can_send_message_group"`
+	CanSubscribeGroup          GroupSettingValue `json:"can_subscribe_group"`
+	// IsDefault is set in GET /streams listings only.
+	IsDefault *bool `json:"is_default,omitempty"`
+}
+
+const week = 7 * 24 * 3600
+
+// channelView formats a channel. The traffic fields follow the reference:
+// a channel younger than a week has no weekly traffic yet, and counts as
+// recently active.
+func (s *Service) channelView(g *groupGraph, realmID int64, c *storage.Stream) Channel {
+	young := s.nowUnix()-c.DateCreated < week
+	v := Channel{StreamID: c.ID, Name: c.Name, Description: c.Description, RenderedDescription: c.RenderedDescription,
+		DateCreated: c.DateCreated, CreatorID: c.CreatorID, InviteOnly: c.InviteOnly, IsWebPublic: c.IsWebPublic,
+		MessageRetentionDays: c.MessageRetentionDays, HistoryPublicToSubscribers: c.HistoryPublicToSubscribers,
+		FirstMessageID: c.FirstMessageID, IsRecentlyActive: young, IsArchived: c.IsArchived}
+	if !young {
+		zero := 0 // no messages yet: nothing was sent this week
+		v.StreamWeeklyTraffic = &zero
+	}
+	for i, out := range []*GroupSettingValue{&v.CanAddSubscribersGroup, &v.CanRemoveSubscribersGroup,
+		&v.CanAdministerChannelGroup, &v.CanSendMessageGroup, &v.CanSubscribeGroup} {
+		*out = g.value(*channelSettings[i].field(c))
+	}
+	v.StreamPostPolicy = g.postPolicy(c.CanSendMessageGroupID)
+	v.IsAnnouncementOnly = v.StreamPostPolicy == 2
+	return v
+}
+
+// postPolicy is the deprecated stream_post_policy matching who may post.
+func (g *groupGraph) postPolicy(groupID int64) int {
+	if grp := g.groups[groupID]; grp != nil && grp.IsSystemGroup {
+		switch grp.Name {
+		case GroupAdministrators:
+			return 2
+		case GroupFullMembers:
+			return 3
+		case GroupModerators:
+			return 4
+		}
+	}
+	return 1
+}
+
+// channelCtx is what access decisions about channels need: the caller, the
+// group graph and the caller's active subscriptions.
+type channelCtx struct {
+	me         *storage.User
+	realm      *storage.Realm
+	graph      *groupGraph
+	subscribed map[int64]bool
+}
+
+func (s *Service) loadChannelCtx(ctx context.Context, st storage.Store, me *storage.User, realm *storage.Realm) (*channelCtx, error) {
+	graph, err := s.loadGroupGraph(ctx, st, realm.ID)
+	if err != nil {
+		return nil, err
+	}
+	subs, err := st.ListUserSubscriptions(ctx, realm.ID, me.ID)
+	if err != nil {
+		return nil, err
+	}
+	cc := &channelCtx{me: me, realm: realm, graph: graph, subscribed: map[int64]bool{}}
+	for _, sub := range subs {
+		if sub.Active {
+			cc.subscribed[sub.StreamID] = true
+		}
+	}
+	return cc, nil
+}
+
+// canAdminister: organization administrators and members of the channel's
+// can_administer_channel_group.
+func (cc *channelCtx) canAdminister(c *storage.Stream) bool {
+	return isAdmin(cc.me) || cc.graph.has(c.CanAdministerChannelGroupID, cc.me.ID)
+}
+
+// canSee reports whether the caller may know the channel exists: public
+// channels for members, private ones for subscribers and those who
+// administer them; guests only channels they are subscribed to.
+func (cc *channelCtx) canSee(c *storage.Stream) bool {
+	if cc.subscribed[c.ID] {
+		return true
+	}
+	if cc.me.Role == RoleGuest {
+		return false
+	}
+	return !c.InviteOnly || cc.canAdminister(c)
+}
+
+var errInvalidChannelID = BadRequest("Invalid channel ID")
+
+// visibleChannel loads a channel the caller may see; any other is answered
+// like a channel that does not exist.
+func (s *Service) visibleChannel(ctx context.Context, cc *channelCtx, id int64) (*storage.Stream, error) {
+	c, err := s.store.GetStream(ctx, cc.realm.ID, id)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && !cc.canSee(c) {
+		return nil, errInvalidChannelID
+	} else if err != nil {
+		return nil, s.internal(ctx, "load channel", err)
+	}
+	return c, nil
+}
+
+// channelCaller loads the caller and their channel context.
+func (s *Service) channelCaller(ctx context.Context, c Caller) (*channelCtx, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := s.loadChannelCtx(ctx, s.store, me, realm)
+	if err != nil {
+		return nil, s.internal(ctx, "load channels", err)
+	}
+	return cc, nil
+}
+
+// checkChannelName applies the channel name rules (facts §7).
+func (s *Service) checkChannelName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", BadRequest("Channel name can't be empty.")
+	}
+	if utf8.RuneCountInString(name) > s.limits.MaxStreamNameLength {
+		return "", BadRequest("Channel name too long (limit: %d characters).", s.limits.MaxStreamNameLength)
+	}
+	for i, r := range []rune(name) {
+		if unicode.IsControl(r) || r == '\ufffe' || r == '\uffff' {
+			return "", BadRequest("Invalid character in channel name, at position %d.", i+1)
+		}
+	}
+	return name, nil
+}
+
+func (s *Service) checkChannelDescription(d string) (string, error) {
+	d = strings.ReplaceAll(d, "\n", " ")
+	if utf8.RuneCountInString(d) > s.limits.MaxStreamDescLength {
+		return "", BadRequest("description is too long (limit: %d characters)", s.limits.MaxStreamDescLength)
+	}
+	return d, nil
+}
+
+// GetChannelsRequest is the input of GetChannels.
+type GetChannelsRequest struct {
+	IncludePublic           *bool `json:"include_public"`
+	IncludeWebPublic        *bool `json:"include_web_public"`
+	IncludeSubscribed       *bool `json:"include_subscribed"`
+	ExcludeArchived         *bool `json:"exclude_archived"`
+	IncludeAll              *bool `json:"include_all"`
+	IncludeAllActive        *bool `json:"include_all_active"`
+	IncludeDefault          *bool `json:"include_default"`
+	IncludeOwnerSubscribed  *bool `json:"include_owner_subscribed"`
+	IncludeCanAccessContent *bool `json:"include_can_access_content"`
+}
+
+// GetChannelsResponse is the success body of GetChannels.
+type GetChannelsResponse struct {
+	Streams []Channel `json:"streams"`
+}
+
+func flag(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// GetChannels lists channels: by default the public ones (for members) and
+// the caller's subscriptions, without archived channels. include_all (or
+// the deprecated include_all_active) lists every channel the caller may
+// see; organization administrators then see private channels too.
+func (s *Service) GetChannels(ctx context.Context, c Caller, req GetChannelsRequest) (*GetChannelsResponse, error) {
+	cc, err := s.channelCaller(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	all, err := s.store.ListStreams(ctx, cc.realm.ID)
+	if err != nil {
+		return nil, s.internal(ctx, "get channels", err)
+	}
+	includeAll := flag(req.IncludeAll, false) || flag(req.IncludeAllActive, false)
+	if includeAll && cc.me.Role == RoleGuest {
+		return nil, BadRequest("User not authorized for this query")
+	}
+	resp := &GetChannelsResponse{Streams: []Channel{}}
+	for i := range all {
+		ch := &all[i]
+		if !cc.canSee(ch) || ch.IsArchived && flag(req.ExcludeArchived, true) {
+			continue
+		}
+		include := includeAll ||
+			flag(req.IncludePublic, true) && !ch.InviteOnly && cc.me.Role != RoleGuest ||
+			flag(req.IncludeWebPublic, false) && ch.IsWebPublic ||
+			flag(req.IncludeSubscribed, true) && cc.subscribed[ch.ID] ||
+			flag(req.IncludeDefault, false) && ch.IsDefault ||
+			flag(req.IncludeCanAccessContent, false) && (cc.subscribed[ch.ID] || !ch.InviteOnly && cc.me.Role != RoleGuest)
+		if !include {
+			continue
+		}
+		v := s.channelView(cc.graph, cc.realm.ID, ch)
+		isDefault := ch.IsDefault
+		v.IsDefault = &isDefault
+		resp.Streams = append(resp.Streams, v)
+	}
+	return resp, nil
+}
+
+// GetChannelRequest is the input of GetChannel.
+type GetChannelRequest struct {
+	StreamID int64 `json:"stream_id"`
+}
+
+// GetChannelResponse is the success body of GetChannel.
+type GetChannelResponse struct {
+	Stream Channel `json:"stream"`
+}
+
+// GetChannel returns one channel the caller may see ("Invalid channel ID"
+// for any other, existing or not).
+func (s *Service) GetChannel(ctx context.Context, c Caller, req GetChannelRequest) (*GetChannelResponse, error) {
+	cc, err := s.channelCaller(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := s.visibleChannel(ctx, cc, req.StreamID)
+	if err != nil {
+		return nil, err
+	}
+	return &GetChannelResponse{Stream: s.channelView(cc.graph, cc.realm.ID, ch)}, nil
+}
+
+// GetChannelIDRequest is the input of GetChannelID.
+type GetChannelIDRequest struct {
+	Stream string `json:"stream"`
+}
+
+// GetChannelIDResponse is the success body of GetChannelID.
+type GetChannelIDResponse struct {
+	StreamID int64 `json:"stream_id"`
+}
+
+// GetChannelID finds a visible channel by name, case-insensitively.
+func (s *Service) GetChannelID(ctx context.Context, c Caller, req GetChannelIDRequest) (*GetChannelIDResponse, error) {
+	cc, err := s.channelCaller(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := s.store.GetStreamByName(ctx, cc.realm.ID, strings.TrimSpace(req.Stream))
+	if errors.Is(err, storage.ErrNotFound) || err == nil && !cc.canSee(ch) {
+		return nil, BadRequest("Invalid channel name '%s'", req.Stream)
+	} else if err != nil {
+		return nil, s.internal(ctx, "get channel id", err)
+	}
+	return &GetChannelIDResponse{StreamID: ch.ID}, nil
+}
+
+// RetentionDays is a channel's message_retention_days parameter: a number
+// of days, "unlimited" (-1 internally) or "realm_default" (nil).
+type RetentionDays struct {
+	Days *int
+}
+
+// UnmarshalJSON reads a positive integer, "unlimited" or "realm_default".
+func (r *RetentionDays) UnmarshalJSON(b []byte) error {
+	var word string
+	if err := json.Unmarshal(b, &word); err == nil {
+		switch word {
+		case "unlimited":
+			v := -1
+			r.Days = &v
+			return nil
+		case "realm_default":
+			r.Days = nil
+			return nil
+		}
+		return &Error{Kind: KindInvalid, Code: CodeRequestVariableInvalid, Msg: "Bad value for 'message_retention_days': " + word,
+			Fields: map[string]any{"var_name": "message_retention_days", "bad_value": word}}
+	}
+	var n int
+	if err := json.Unmarshal(b, &n); err != nil || n <= 0 {
+		return &Error{Kind: KindInvalid, Code: CodeRequestVariableInvalid, Msg: "Bad value for 'message_retention_days': " + string(b),
+			Fields: map[string]any{"var_name": "message_retention_days", "bad_value": string(b)}}
+	}
+	r.Days = &n
+	return nil
+}
+
+// UpdateChannelRequest is the input of UpdateChannel.
+type UpdateChannelRequest struct {
+	StreamID                   int64               `json:"stream_id"`
+	Description                *string             `json:"description"`
+	NewName                    *string             `json:"new_name"`
+	IsPrivate                  *bool               `json:"is_private"`
+	IsWebPublic                *bool               `json:"is_web_public"`
+	HistoryPublicToSubscribers *bool               `json:"history_public_to_subscribers"`
+	IsDefaultStream            *bool               `json:"is_default_stream"`
+	MessageRetentionDays       *RetentionDays      `json:"message_retention_days"`
+	CanAddSubscribersGroup     *GroupSettingUpdate `json:"can_add_subscribers_group"`
+	CanRemoveSubscribersGroup  *GroupSettingUpdate `json:"can_remove_subscribers_group"`
+	CanAdministerChannelGroup  *GroupSettingUpdate `json:"can_administer_channel_group"`
+	CanSendMessageGroup        *GroupSettingUpdate `json:"can_send_message_group"`
+	CanSubscribeGroup          *GroupSettingUpdate `json:"can_subscribe_group"`
+}
+
+func (r UpdateChannelRequest) settings() []*GroupSettingUpdate {
+	return []*GroupSettingUpdate{r.CanAddSubscribersGroup, r.CanRemoveSubscribersGroup, r.CanAdministerChannelGroup, r.CanSendMessageGroup, r.CanSubscribeGroup}
+}
+
+var errCannotAdminister = BadRequest("You do not have permission to administer this channel.")
+
+// UpdateChannel changes a channel's name, description, privacy, default
+// status, retention or permissions. Organization administrators and members
+// of its can_administer_channel_group may; the default status takes an
+// administrator and retention an owner. Everything is checked first.
+func (s *Service) UpdateChannel(ctx context.Context, c Caller, req UpdateChannelRequest) (*EmptyResponse, error) {
+	cc, err := s.channelCaller(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := s.visibleChannel(ctx, cc, req.StreamID)
+	if err != nil {
+		return nil, err
+	}
+	if !cc.canAdminister(ch) {
+		return nil, errCannotAdminister
+	}
+	next := *ch
+	var columns []string
+	if req.NewName != nil {
+		name, err := s.checkChannelName(*req.NewName)
+		if err != nil {
+			return nil, err
+		}
+		next.Name, columns = name, append(columns, "name")
+	}
+	if req.Description != nil {
+		d, err := s.checkChannelDescription(*req.Description)
+		if err != nil {
+			return nil, err
+		}
+		next.Description, next.RenderedDescription = d, markdown.Render(d)
+		columns = append(columns, "description", "rendered_description")
+	}
+	if req.IsPrivate != nil {
+		next.InviteOnly, columns = *req.IsPrivate, append(columns, "invite_only")
+		if next.InviteOnly && req.HistoryPublicToSubscribers == nil && !ch.InviteOnly {
+			next.HistoryPublicToSubscribers = false
+			columns = append(columns, "history_public_to_subscribers")
+		}
+	}
+	if req.HistoryPublicToSubscribers != nil {
+		next.HistoryPublicToSubscribers, columns = *req.HistoryPublicToSubscribers, append(columns, "history_public_to_subscribers")
+	}
+	if req.IsWebPublic != nil {
+		if *req.IsWebPublic && !isAdmin(cc.me) {
+			return nil, errAdminRequired
+		}
+		next.IsWebPublic, columns = *req.IsWebPublic, append(columns, "is_web_public")
+	}
+	if !next.InviteOnly {
+		next.HistoryPublicToSubscribers = true // public channels always share history
+	}
+	if next.InviteOnly && next.IsWebPublic {
+		return nil, BadRequest("A web-public channel cannot be private.")
+	}
+	if req.IsDefaultStream != nil {
+		if !isAdmin(cc.me) {
+			return nil, errAdminRequired
+		}
+		next.IsDefault, columns = *req.IsDefaultStream, append(columns, "is_default")
+	}
+	if next.IsDefault && next.InviteOnly {
+		return nil, BadRequest("A default channel cannot be private.")
+	}
+	if req.MessageRetentionDays != nil {
+		if cc.me.Role != RoleOwner {
+			return nil, errOwnerRequired
+		}
+		next.MessageRetentionDays, columns = req.MessageRetentionDays.Days, append(columns, "message_retention_days")
+	}
+	err = s.store.InTx(ctx, func(st storage.Store) error {
+		for i, set := range channelSettings {
+			up := req.settings()[i]
+			if up == nil {
+				continue
+			}
+			if up.Old != nil && !sameGroupSetting(cc.graph.value(*set.field(ch)), *up.Old) {
+				return errExpectationMismatch
+			}
+			id, err := s.channelGroupSetting(ctx, st, cc, set, &up.New)
+			if err != nil {
+				return err
+			}
+			*set.field(&next) = id
+			columns = append(columns, set.name+"_id")
+		}
+		if len(columns) == 0 {
+			return nil
+		}
+		columns = append(columns, "history_public_to_subscribers")
+		err := st.UpdateStream(ctx, &next, slices.Compact(sortedCopy(columns))...)
+		if errors.Is(err, storage.ErrConflict) {
+			return BadRequest("Channel '%s' already exists", next.Name)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "update channel", err)
+	}
+	return &EmptyResponse{}, nil
+}
+
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
+}
+
+// channelGroupSetting stores a channel permission value (or its default).
+func (s *Service) channelGroupSetting(ctx context.Context, st storage.Store, cc *channelCtx, set channelSetting, v *GroupSettingValue) (int64, error) {
+	if v == nil {
+		if set.def == "" {
+			v = &GroupSettingValue{DirectMembers: []int64{cc.me.ID}, DirectSubgroups: []int64{}}
+		} else {
+			id, err := systemGroupID(ctx, st, cc.realm.ID, set.def)
+			if err != nil {
+				return 0, err
+			}
+			v = &GroupSettingValue{GroupID: &id}
+		}
+	}
+	if v.GroupID != nil {
+		if g := cc.graph.groups[*v.GroupID]; g != nil && g.IsSystemGroup && g.Name == GroupInternet {
+			return 0, BadRequest("'%s' setting cannot be set to '%s' group.", set.name, g.Name)
+		}
+	}
+	return s.storeGroupSetting(ctx, st, cc.realm.ID, set.name, *v)
+}
+
+// ArchiveChannelRequest is the input of ArchiveChannel.
+type ArchiveChannelRequest struct {
+	StreamID int64 `json:"stream_id"`
+}
+
+// ArchiveChannel archives a channel (DELETE /streams/{id}). Its
+// subscriptions are kept and can still be changed. Administrators and
+// members of can_administer_channel_group may.
+func (s *Service) ArchiveChannel(ctx context.Context, c Caller, req ArchiveChannelRequest) (*EmptyResponse, error) {
+	cc, err := s.channelCaller(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := s.visibleChannel(ctx, cc, req.StreamID)
+	if err != nil {
+		return nil, err
+	}
+	if !cc.canAdminister(ch) {
+		return nil, errCannotAdminister
+	}
+	if ch.IsArchived {
+		return nil, BadRequest("Channel is already archived.")
+	}
+	ch.IsArchived, ch.IsDefault = true, false
+	if err := s.store.UpdateStream(ctx, ch, "is_archived", "is_default"); err != nil {
+		return nil, s.internal(ctx, "archive channel", err)
+	}
+	return &EmptyResponse{}, nil
+}

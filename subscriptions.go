@@ -1,0 +1,610 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/teamchat/chat/markdown"
+	"github.com/teamchat/chat/storage"
+)
+
+// Principal names a user in subscription requests: a user ID (preferred)
+// or an email.
+type Principal struct {
+	ID    int64
+	Email string
+}
+
+// UnmarshalJSON reads an integer or a string.
+func (p *Principal) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &p.ID); err == nil {
+		return nil
+	}
+	if err := json.Unmarshal(b, &p.Email); err == nil {
+		return nil
+	}
+	return BadRequest("principals is not a list of user IDs or emails")
+}
+
+// ChannelSpec is one channel to subscribe to: its name, and the
+// description to give it if it is created.
+type ChannelSpec struct {
+	Name        string  `json:"name"`
+	Description *string `json:"description"`
+}
+
+// SubscribeRequest is the input of Subscribe. The channel settings apply
+// to channels the request creates.
+type SubscribeRequest struct {
+	Subscriptions []ChannelSpec `json:"subscriptions"`
+	// Principals are the users to subscribe (default: the caller).
+	Principals *[]Principal `json:"principals"`
+	// AuthorizationErrorsFatal (default true): one inaccessible channel
+	// fails the whole request; false lists them in unauthorized instead.
+	AuthorizationErrorsFatal   *bool              `json:"authorization_errors_fatal"`
+	Announce                   *bool              `json:"announce"`
+	InviteOnly                 *bool              `json:"invite_only"`
+	IsWebPublic                *bool              `json:"is_web_public"`
+	IsDefaultStream            *bool              `json:"is_default_stream"`
+	HistoryPublicToSubscribers *bool              `json:"history_public_to_subscribers"`
+	MessageRetentionDays       *RetentionDays     `json:"message_retention_days"`
+	CanAddSubscribersGroup     *GroupSettingValue `json:"can_add_subscribers_group"`
+	CanRemoveSubscribersGroup  *GroupSettingValue `json:"can_remove_subscribers_group"`
+	CanAdministerChannelGroup  *GroupSettingValue `json:"can_administer_channel_group"`
+	CanSendMessageGroup        *GroupSettingValue `json:"can_send_message_group"`
+	CanSubscribeGroup          *GroupSettingValue `json:"can_subscribe_group"`
+}
+
+func (r SubscribeRequest) settings() []*GroupSettingValue {
+	return []*GroupSettingValue{r.CanAddSubscribersGroup, r.CanRemoveSubscribersGroup, r.CanAdministerChannelGroup, r.CanSendMessageGroup, r.CanSubscribeGroup}
+}
+
+// SubscribeResponse is the success body of Subscribe: channel names keyed
+// by user ID (as a string).
+type SubscribeResponse struct {
+	Subscribed        map[string][]string `json:"subscribed"`
+	AlreadySubscribed map[string][]string `json:"already_subscribed"`
+	// Unauthorized lists inaccessible channels (only when
+	// authorization_errors_fatal is false).
+	Unauthorized []string `json:"unauthorized,omitempty"`
+}
+
+// subscriptionColors is the palette new subscriptions take colors from.
+var subscriptionColors = []string{"#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55", "#b0a5fd",
+	"#addfe5", "#f5ce6e", "#c2726a", "#94c849", "#bd86e5", "#ee7e4a", "#a6dcbf", "#95a5fd", "#53a063"}
+
+// resolvePrincipals turns principals into active users of the realm
+// ("No such user" for anything else).
+func (s *Service) resolvePrincipals(ctx context.Context, cc *channelCtx, ps *[]Principal) ([]*storage.User, error) {
+	if ps == nil {
+		return []*storage.User{cc.me}, nil
+	}
+	if len(*ps) == 0 {
+		return nil, BadRequest("principals cannot be empty")
+	}
+	var out []*storage.User
+	seen := map[int64]bool{}
+	for _, p := range *ps {
+		var u *storage.User
+		var err error
+		if p.Email != "" {
+			u, err = s.userByAPIOrRealEmail(ctx, cc.realm, cc.me, p.Email)
+		} else {
+			u, err = s.store.GetUser(ctx, cc.realm.ID, p.ID)
+		}
+		if errors.Is(err, storage.ErrNotFound) || err != nil && AsError(err) == errNoSuchUser || err == nil && !u.IsActive {
+			return nil, errNoSuchUser
+		} else if err != nil {
+			return nil, s.internal(ctx, "principals", err)
+		}
+		if !seen[u.ID] {
+			seen[u.ID] = true
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+// canAddSubscribers: members (not guests; the reference's organization
+// default for adding subscribers) may add others to channels they can
+// see; so may members of a channel's can_add_subscribers_group and those
+// who administer it.
+func (cc *channelCtx) canAddSubscribers(c *storage.Stream) bool {
+	return cc.me.Role <= RoleMember || cc.graph.has(c.CanAddSubscribersGroupID, cc.me.ID) || cc.canAdminister(c)
+}
+
+// canSubscribeSelf: public channels for members; private channels for
+// their can_subscribe_group and administrators.
+func (cc *channelCtx) canSubscribeSelf(c *storage.Stream) bool {
+	if c.IsArchived {
+		return false
+	}
+	if !c.InviteOnly && cc.me.Role != RoleGuest {
+		return true
+	}
+	return cc.graph.has(c.CanSubscribeGroupID, cc.me.ID) || cc.canAdminister(c)
+}
+
+// Subscribe subscribes users to channels, creating those that do not
+// exist. Members may create public and private channels, administrators
+// web-public and default ones, owners set a retention period; guests create
+// none. Subscribing other users takes the permission to add subscribers.
+func (s *Service) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (*SubscribeResponse, error) {
+	cc, err := s.channelCaller(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Subscriptions) == 0 {
+		return nil, BadRequest("Nothing to do: subscriptions is empty")
+	}
+	users, err := s.resolvePrincipals(ctx, cc, req.Principals)
+	if err != nil {
+		return nil, err
+	}
+	others := len(users) > 1 || users[0].ID != cc.me.ID
+	fatal := flag(req.AuthorizationErrorsFatal, true)
+	resp := &SubscribeResponse{Subscribed: map[string][]string{}, AlreadySubscribed: map[string][]string{}}
+
+	type plan struct {
+		existing *storage.Stream
+		create   *storage.Stream
+	}
+	var plans []plan
+	for _, spec := range req.Subscriptions {
+		name, err := s.checkChannelName(spec.Name)
+		if err != nil {
+			return nil, err
+		}
+		ch, err := s.store.GetStreamByName(ctx, cc.realm.ID, name)
+		switch {
+		case err == nil:
+			allowed := cc.canSee(ch) && !ch.IsArchived && (!others || cc.canAddSubscribers(ch)) &&
+				(others || cc.subscribed[ch.ID] || cc.canSubscribeSelf(ch))
+			if !allowed {
+				if fatal {
+					return nil, BadRequest("Unable to access channel (%s).", name)
+				}
+				resp.Unauthorized = append(resp.Unauthorized, name)
+				continue
+			}
+			plans = append(plans, plan{existing: ch})
+		case errors.Is(err, storage.ErrNotFound):
+			created, err := s.newChannel(cc, name, spec, req)
+			if err != nil {
+				return nil, err
+			}
+			plans = append(plans, plan{create: created})
+		default:
+			return nil, s.internal(ctx, "subscribe", err)
+		}
+	}
+	err = s.store.InTx(ctx, func(st storage.Store) error {
+		for _, p := range plans {
+			ch := p.existing
+			if p.create != nil {
+				ch = p.create
+				for i, set := range channelSettings {
+					id, err := s.channelGroupSetting(ctx, st, cc, set, req.settings()[i])
+					if err != nil {
+						return err
+					}
+					*set.field(ch) = id
+				}
+				if err := st.CreateStream(ctx, ch); err != nil {
+					if errors.Is(err, storage.ErrConflict) {
+						return BadRequest("Channel '%s' already exists", ch.Name)
+					}
+					return err
+				}
+			}
+			for _, u := range users {
+				done, err := s.subscribeUser(ctx, st, u, ch)
+				if err != nil {
+					return err
+				}
+				key := strconv.FormatInt(u.ID, 10)
+				if done {
+					resp.Subscribed[key] = append(resp.Subscribed[key], ch.Name)
+				} else {
+					resp.AlreadySubscribed[key] = append(resp.AlreadySubscribed[key], ch.Name)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "subscribe", err)
+	}
+	return resp, nil
+}
+
+// newChannel validates and prepares a channel the request creates.
+func (s *Service) newChannel(cc *channelCtx, name string, spec ChannelSpec, req SubscribeRequest) (*storage.Stream, error) {
+	if cc.me.Role == RoleGuest {
+		return nil, BadRequest("Not allowed for guest users")
+	}
+	ch := &storage.Stream{RealmID: cc.realm.ID, Name: name, DateCreated: s.nowUnix(), CreatorID: &cc.me.ID,
+		InviteOnly: flag(req.InviteOnly, false), IsWebPublic: flag(req.IsWebPublic, false), IsDefault: flag(req.IsDefaultStream, false)}
+	if spec.Description != nil {
+		d, err := s.checkChannelDescription(*spec.Description)
+		if err != nil {
+			return nil, err
+		}
+		ch.Description, ch.RenderedDescription = d, markdown.Render(d)
+	}
+	if (ch.IsWebPublic || ch.IsDefault) && !isAdmin(cc.me) {
+		return nil, errAdminRequired
+	}
+	if ch.InviteOnly && (ch.IsWebPublic || ch.IsDefault) {
+		return nil, BadRequest("A default or web-public channel cannot be private.")
+	}
+	ch.HistoryPublicToSubscribers = !ch.InviteOnly || flag(req.HistoryPublicToSubscribers, false)
+	if req.MessageRetentionDays != nil {
+		if cc.me.Role != RoleOwner {
+			return nil, errOwnerRequired
+		}
+		ch.MessageRetentionDays = req.MessageRetentionDays.Days
+	}
+	return ch, nil
+}
+
+// subscribeUser subscribes u to ch; false means u already was.
+func (s *Service) subscribeUser(ctx context.Context, st storage.Store, u *storage.User, ch *storage.Stream) (bool, error) {
+	existing, err := st.ListUserSubscriptions(ctx, u.RealmID, u.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, sub := range existing {
+		if sub.StreamID == ch.ID && sub.Active {
+			return false, nil
+		}
+	}
+	sub := &storage.Subscription{RealmID: u.RealmID, UserID: u.ID, StreamID: ch.ID, Active: true,
+		Color: subscriptionColors[len(existing)%len(subscriptionColors)]}
+	// No message has been sent yet in any channel: the period starts at 0.
+	if err := st.Subscribe(ctx, sub, 0, s.nowUnix()); err != nil {
+		if errors.Is(err, storage.ErrConflict) {
+			return false, nil
+		}
+		return false, err
+	}
+	return true, nil
+}
+
+// UnsubscribeRequest is the input of Unsubscribe.
+type UnsubscribeRequest struct {
+	// Subscriptions are channel names.
+	Subscriptions []string `json:"subscriptions"`
+	// Principals are the users to unsubscribe (default: the caller).
+	Principals *[]Principal `json:"principals"`
+}
+
+// UnsubscribeResponse is the success body of Unsubscribe.
+type UnsubscribeResponse struct {
+	Removed    []string `json:"removed"`
+	NotRemoved []string `json:"not_removed"`
+}
+
+// Unsubscribe removes users from channels (archived ones too). Others may
+// be unsubscribed by administrators, by a bot's owner (the bot, from
+// channels the owner can see), and by members of a channel's
+// can_remove_subscribers_group who can see it.
+func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequest) (*UnsubscribeResponse, error) {
+	cc, err := s.channelCaller(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	users, err := s.resolvePrincipals(ctx, cc, req.Principals)
+	if err != nil {
+		return nil, err
+	}
+	var channels []*storage.Stream
+	for _, name := range req.Subscriptions {
+		ch, err := s.store.GetStreamByName(ctx, cc.realm.ID, strings.TrimSpace(name))
+		if errors.Is(err, storage.ErrNotFound) || err == nil && !cc.canSee(ch) {
+			return nil, (&Error{Kind: KindInvalid, Code: CodeStreamDoesNotExist, Msg: fmt.Sprintf("Channel '%s' does not exist", name)}).With("stream", name)
+		} else if err != nil {
+			return nil, s.internal(ctx, "unsubscribe", err)
+		}
+		for _, u := range users {
+			if u.ID == cc.me.ID {
+				continue
+			}
+			ownBot := u.IsBot && u.BotOwnerID != nil && *u.BotOwnerID == cc.me.ID
+			if !isAdmin(cc.me) && !ownBot && !cc.graph.has(ch.CanRemoveSubscribersGroupID, cc.me.ID) {
+				return nil, errInsufficient
+			}
+		}
+		channels = append(channels, ch)
+	}
+	resp := &UnsubscribeResponse{Removed: []string{}, NotRemoved: []string{}}
+	err = s.store.InTx(ctx, func(st storage.Store) error {
+		for _, ch := range channels {
+			for _, u := range users {
+				err := st.Unsubscribe(ctx, cc.realm.ID, u.ID, ch.ID, 0, s.nowUnix())
+				switch {
+				case errors.Is(err, storage.ErrNotFound):
+					resp.NotRemoved = append(resp.NotRemoved, ch.Name)
+				case err != nil:
+					return err
+				default:
+					resp.Removed = append(resp.Removed, ch.Name)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "unsubscribe", err)
+	}
+	return resp, nil
+}
+
+// SubscriptionInfo is one subscribed channel with the user's settings.
+type SubscriptionInfo struct {
+	Channel
+	Subscribers            []int64 `json:"subscribers,omitempty"`
+	Color                  string  `json:"color"`
+	IsMuted                bool    `json:"is_muted"`
+	InHomeView             bool    `json:"in_home_view"`
+	PinToTop               bool    `json:"pin_to_top"`
+	DesktopNotifications   *bool   `json:"desktop_notifications"`
+	EmailNotifications     *bool   `json:"email_notifications"`
+	PushNotifications      *bool   `json:"push_notifications"`
+	AudibleNotifications   *bool   `json:"audible_notifications"`
+	WildcardMentionsNotify *bool   `json:"wildcard_mentions_notify"`
+}
+
+// GetSubscriptionsRequest is the input of GetSubscriptions.
+type GetSubscriptionsRequest struct {
+	IncludeSubscribers *bool `json:"include_subscribers"`
+}
+
+// GetSubscriptionsResponse is the success body of GetSubscriptions.
+type GetSubscriptionsResponse struct {
+	Subscriptions []SubscriptionInfo `json:"subscriptions"`
+}
+
+// GetSubscriptions lists the caller's subscribed channels (archived ones
+// included) with their personal settings.
+func (s *Service) GetSubscriptions(ctx context.Context, c Caller, req GetSubscriptionsRequest) (*GetSubscriptionsResponse, error) {
+	cc, err := s.channelCaller(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	subs, err := s.store.ListUserSubscriptions(ctx, cc.realm.ID, cc.me.ID)
+	if err != nil {
+		return nil, s.internal(ctx, "get subscriptions", err)
+	}
+	var subscribers map[int64][]int64
+	if flag(req.IncludeSubscribers, false) {
+		all, err := s.store.ListRealmSubscriptions(ctx, cc.realm.ID)
+		if err != nil {
+			return nil, s.internal(ctx, "get subscriptions", err)
+		}
+		subscribers = map[int64][]int64{}
+		for _, sub := range all {
+			subscribers[sub.StreamID] = append(subscribers[sub.StreamID], sub.UserID)
+		}
+	}
+	resp := &GetSubscriptionsResponse{Subscriptions: []SubscriptionInfo{}}
+	for _, sub := range subs {
+		if !sub.Active {
+			continue
+		}
+		ch, err := s.store.GetStream(ctx, cc.realm.ID, sub.StreamID)
+		if err != nil {
+			return nil, s.internal(ctx, "get subscriptions", err)
+		}
+		info := SubscriptionInfo{Channel: s.channelView(cc.graph, cc.realm.ID, ch), Color: sub.Color,
+			IsMuted: sub.IsMuted, InHomeView: !sub.IsMuted, PinToTop: sub.PinToTop,
+			DesktopNotifications: sub.DesktopNotifications, EmailNotifications: sub.EmailNotifications,
+			PushNotifications: sub.PushNotifications, AudibleNotifications: sub.AudibleNotifications,
+			WildcardMentionsNotify: sub.WildcardMentionsNotify}
+		if subscribers != nil {
+			info.Subscribers = nonNil(subscribers[ch.ID])
+		}
+		resp.Subscriptions = append(resp.Subscriptions, info)
+	}
+	return resp, nil
+}
+
+// SubscriptionProperty is one change of UpdateSubscriptionProperties.
+type SubscriptionProperty struct {
+	StreamID int64           `json:"stream_id"`
+	Property string          `json:"property"`
+	Value    json.RawMessage `json:"value"`
+}
+
+// UpdateSubscriptionPropertiesRequest is the input of UpdateSubscriptionProperties.
+type UpdateSubscriptionPropertiesRequest struct {
+	SubscriptionData []SubscriptionProperty `json:"subscription_data"`
+}
+
+var hexColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+
+// UpdateSubscriptionProperties changes personal settings of the caller's
+// subscriptions: color (hex), is_muted (in_home_view is its legacy
+// inverse), pin_to_top and the notification settings. The whole batch is
+// checked first: one bad entry changes nothing.
+func (s *Service) UpdateSubscriptionProperties(ctx context.Context, c Caller, req UpdateSubscriptionPropertiesRequest) (*EmptyResponse, error) {
+	cc, err := s.channelCaller(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.SubscriptionData) == 0 {
+		return nil, MissingArgument("subscription_data")
+	}
+	changed := map[int64]*storage.Subscription{}
+	columns := map[int64][]string{}
+	for i, p := range req.SubscriptionData {
+		sub := changed[p.StreamID]
+		if sub == nil {
+			sub, err = s.store.GetSubscription(ctx, cc.realm.ID, cc.me.ID, p.StreamID)
+			if errors.Is(err, storage.ErrNotFound) || err == nil && !sub.Active {
+				return nil, BadRequest("Not subscribed to channel ID %d", p.StreamID)
+			} else if err != nil {
+				return nil, s.internal(ctx, "subscription properties", err)
+			}
+			changed[p.StreamID] = sub
+		}
+		where := fmt.Sprintf("subscription_data[%d][\"value\"]", i)
+		var b bool
+		isBool := json.Unmarshal(p.Value, &b) == nil
+		switch p.Property {
+		case "color":
+			var color string
+			if json.Unmarshal(p.Value, &color) != nil || !hexColor.MatchString(color) {
+				return nil, BadRequest("%s is not a valid hex color code", where)
+			}
+			sub.Color = color
+			columns[p.StreamID] = append(columns[p.StreamID], "color")
+			continue
+		case "is_muted", "in_home_view", "pin_to_top", "desktop_notifications", "email_notifications",
+			"push_notifications", "audible_notifications", "wildcard_mentions_notify":
+			if !isBool {
+				return nil, BadRequest("%s is not a boolean", where)
+			}
+		default:
+			return nil, BadRequest("Unknown subscription property: %s", p.Property)
+		}
+		column := p.Property
+		switch p.Property {
+		case "is_muted":
+			sub.IsMuted = b
+		case "in_home_view":
+			sub.IsMuted, column = !b, "is_muted"
+		case "pin_to_top":
+			sub.PinToTop = b
+		case "desktop_notifications":
+			sub.DesktopNotifications = &b
+		case "email_notifications":
+			sub.EmailNotifications = &b
+		case "push_notifications":
+			sub.PushNotifications = &b
+		case "audible_notifications":
+			sub.AudibleNotifications = &b
+		case "wildcard_mentions_notify":
+			sub.WildcardMentionsNotify = &b
+		}
+		columns[p.StreamID] = append(columns[p.StreamID], column)
+	}
+	err = s.store.InTx(ctx, func(st storage.Store) error {
+		for id, sub := range changed {
+			if err := st.UpdateSubscription(ctx, sub, columns[id]...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "subscription properties", err)
+	}
+	return &EmptyResponse{}, nil
+}
+
+// Topic visibility policies.
+const (
+	TopicPolicyNone     = 0
+	TopicPolicyMuted    = 1
+	TopicPolicyUnmuted  = 2
+	TopicPolicyFollowed = 3
+)
+
+// EmptyTopicDisplayName is how the empty topic is shown to clients that do
+// not support it (realm_empty_topic_display_name).
+const EmptyTopicDisplayName = "general chat"
+
+// UpdateUserTopicRequest is the input of UpdateUserTopic.
+type UpdateUserTopicRequest struct {
+	StreamID         int64  `json:"stream_id"`
+	Topic            string `json:"topic"`
+	VisibilityPolicy int    `json:"visibility_policy"`
+}
+
+// UpdateUserTopic sets the caller's visibility policy for a topic of a
+// channel they can see: 0 none (removes any), 1 muted, 2 unmuted, 3
+// followed. It works whether or not the topic has messages. "(no topic)"
+// and the empty-topic display name mean the empty topic.
+func (s *Service) UpdateUserTopic(ctx context.Context, c Caller, req UpdateUserTopicRequest) (*EmptyResponse, error) {
+	cc, err := s.channelCaller(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if req.VisibilityPolicy < TopicPolicyNone || req.VisibilityPolicy > TopicPolicyFollowed {
+		return nil, BadRequest("Invalid visibility_policy: allowed values are 0, 1, 2, 3")
+	}
+	topic := strings.TrimSpace(req.Topic)
+	if topic == "(no topic)" || topic == EmptyTopicDisplayName {
+		topic = ""
+	}
+	if utf8.RuneCountInString(topic) > s.limits.MaxTopicLength {
+		return nil, BadRequest("topic is too long (limit: %d characters)", s.limits.MaxTopicLength)
+	}
+	if strings.ContainsRune(topic, 0) {
+		return nil, BadRequest("topic must not contain null bytes")
+	}
+	ch, err := s.visibleChannel(ctx, cc, req.StreamID)
+	if err != nil {
+		return nil, err
+	}
+	if req.VisibilityPolicy == TopicPolicyNone {
+		err = s.store.DeleteUserTopic(ctx, cc.realm.ID, cc.me.ID, ch.ID, topic)
+	} else {
+		err = s.store.SetUserTopic(ctx, &storage.UserTopic{RealmID: cc.realm.ID, UserID: cc.me.ID, StreamID: ch.ID,
+			TopicName: topic, VisibilityPolicy: req.VisibilityPolicy, LastUpdated: s.nowUnix()})
+	}
+	if err != nil {
+		return nil, s.internal(ctx, "update user topic", err)
+	}
+	return &EmptyResponse{}, nil
+}
+
+// UserTopic is a stored topic policy.
+type UserTopic struct {
+	StreamID         int64  `json:"stream_id"`
+	TopicName        string `json:"topic_name"`
+	LastUpdated      int64  `json:"last_updated"`
+	VisibilityPolicy int    `json:"visibility_policy"`
+}
+
+// GetUserTopics lists the caller's topic policies (in-process; clients get
+// them at registration in the reference).
+func (s *Service) GetUserTopics(ctx context.Context, c Caller) ([]UserTopic, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.store.ListUserTopics(ctx, realm.ID, me.ID)
+	if err != nil {
+		return nil, s.internal(ctx, "get user topics", err)
+	}
+	out := make([]UserTopic, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, UserTopic{StreamID: r.StreamID, TopicName: r.TopicName, LastUpdated: r.LastUpdated, VisibilityPolicy: r.VisibilityPolicy})
+	}
+	return out, nil
+}
+
+// subscribeToDefaultChannels subscribes a new account to the organization's
+// default channels.
+func (s *Service) subscribeToDefaultChannels(ctx context.Context, st storage.Store, u *storage.User) error {
+	channels, err := st.ListStreams(ctx, u.RealmID)
+	if err != nil {
+		return err
+	}
+	for i := range channels {
+		if channels[i].IsDefault && !channels[i].IsArchived {
+			if _, err := s.subscribeUser(ctx, st, u, &channels[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
