@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -39,6 +40,15 @@ func subscribe(t *testing.T, h *chattest.Harness, by chattest.User, name string,
 	}
 	_, err := h.Service.Subscribe(context.Background(), by.Caller, chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: name}}, Principals: &ps})
 	require.NoError(t, err)
+}
+
+func listsChannel(list []chat.Channel, id int64) bool {
+	for _, c := range list {
+		if c.StreamID == id {
+			return true
+		}
+	}
+	return false
 }
 
 type channelKind string
@@ -92,6 +102,25 @@ func TestChannelPermissionMatrix(t *testing.T) {
 					assert.Equal(t, chat.AsError(errMissing).Msg, chat.AsError(err).Msg, "no existence leak")
 					requireError(t, errByName, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel name '"+name+"'")
 				}
+
+				// Listings: every channel the caller can see (include_all), and subscriptions.
+				all, err := h.Service.GetChannels(ctx, caller.Caller, chat.GetChannelsRequest{IncludeAll: ptr(true), ExcludeArchived: ptr(false)})
+				if isGuest {
+					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "User not authorized for this query")
+				} else {
+					require.NoError(t, err)
+					assert.Equal(t, canSee, listsChannel(all.Streams, id), "GET /streams include_all")
+				}
+				mine, err := h.Service.GetChannels(ctx, caller.Caller, chat.GetChannelsRequest{ExcludeArchived: ptr(false)})
+				require.NoError(t, err)
+				assert.Equal(t, subscribed || kind == kindPublic && !isGuest, listsChannel(mine.Streams, id), "GET /streams defaults")
+				subs, err := h.Service.GetSubscriptions(ctx, caller.Caller, chat.GetSubscriptionsRequest{})
+				require.NoError(t, err)
+				var subscribedIDs []int64
+				for _, sub := range subs.Subscriptions {
+					subscribedIDs = append(subscribedIDs, sub.StreamID)
+				}
+				assert.Equal(t, subscribed, slices.Contains(subscribedIDs, id), "GET /users/me/subscriptions")
 
 				// Administering: organization administrators (and the creator, not a caller).
 				_, err = h.Service.UpdateChannel(ctx, caller.Caller, chat.UpdateChannelRequest{StreamID: id, Description: ptr("new words")})

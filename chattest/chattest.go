@@ -11,6 +11,7 @@ package chattest
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -101,13 +102,23 @@ func WithRealm(req chat.CreateRealmRequest) Option {
 	return func(c *config) { c.realm = req }
 }
 
+// defaultStore is a temporary SQLite file, or a fresh PostgreSQL schema
+// when TEAMCHAT_TEST_STORE=postgres (with TEAMCHAT_POSTGRES_DSN set), so a
+// whole test suite can run on either database.
+func defaultStore(t testing.TB) storage.Store {
+	if os.Getenv("TEAMCHAT_TEST_STORE") == "postgres" {
+		return bunstore.OpenTestPostgres(t)
+	}
+	return bunstore.OpenTestSQLite(t)
+}
+
 // Start is the harness clock's initial time.
 var Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // New starts a harness; everything it opened is closed when t ends.
 func New(t testing.TB, opts ...Option) *Harness {
 	t.Helper()
-	cfg := config{store: func(t testing.TB) storage.Store { return bunstore.OpenTestSQLite(t) }}
+	cfg := config{store: defaultStore}
 	for _, o := range opts {
 		o(&cfg)
 	}
