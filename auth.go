@@ -136,8 +136,16 @@ func (s *Service) Authenticate(ctx context.Context, realmID int64, email, apiKey
 	if !wellFormedAPIKey(apiKey) {
 		return Caller{}, Unauthorized("Malformed API key")
 	}
-	realm, err := s.store.GetRealm(ctx, realmID)
+	realm, u, err := s.store.GetRealmUserByEmail(ctx, realmID, email)
 	if errors.Is(err, storage.ErrNotFound) {
+		// An unknown email: the organization's state still decides the
+		// answer, and the key is compared anyway so timing tells nothing.
+		if r, err := s.store.GetRealm(ctx, realmID); err == nil && r.Deactivated {
+			return Caller{}, errRealmDeactivated
+		} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return Caller{}, s.internal(ctx, "authenticate", err)
+		}
+		subtle.ConstantTimeCompare([]byte("--------------------------------"), []byte(apiKey))
 		return Caller{}, Unauthorized("Invalid API key")
 	} else if err != nil {
 		return Caller{}, s.internal(ctx, "authenticate", err)
@@ -145,14 +153,7 @@ func (s *Service) Authenticate(ctx context.Context, realmID int64, email, apiKey
 	if realm.Deactivated {
 		return Caller{}, errRealmDeactivated
 	}
-	u, err := s.store.GetUserByEmail(ctx, realmID, email)
-	stored := "--------------------------------" // same length: compare in constant time either way
-	if err == nil {
-		stored = u.APIKey
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return Caller{}, s.internal(ctx, "authenticate", err)
-	}
-	if subtle.ConstantTimeCompare([]byte(stored), []byte(apiKey)) != 1 || u == nil {
+	if subtle.ConstantTimeCompare([]byte(u.APIKey), []byte(apiKey)) != 1 {
 		return Caller{}, Unauthorized("Invalid API key")
 	}
 	if !u.IsActive {
@@ -165,20 +166,22 @@ func (s *Service) Authenticate(ctx context.Context, realmID int64, email, apiKey
 // authenticated operation starts here: roles and deactivation take effect on
 // the next call.
 func (s *Service) actor(ctx context.Context, c Caller) (*storage.User, *storage.Realm, error) {
-	realm, err := s.store.GetRealm(ctx, c.RealmID)
+	realm, u, err := s.store.GetRealmUser(ctx, c.RealmID, c.UserID)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil, Unauthorized("Invalid organization")
+		// Tell an unknown organization from an unknown user.
+		if r, err := s.store.GetRealm(ctx, c.RealmID); errors.Is(err, storage.ErrNotFound) {
+			return nil, nil, Unauthorized("Invalid organization")
+		} else if err != nil {
+			return nil, nil, s.internal(ctx, "load realm", err)
+		} else if r.Deactivated {
+			return nil, nil, errRealmDeactivated
+		}
+		return nil, nil, Unauthorized("Invalid user")
 	} else if err != nil {
-		return nil, nil, s.internal(ctx, "load realm", err)
+		return nil, nil, s.internal(ctx, "load caller", err)
 	}
 	if realm.Deactivated {
 		return nil, nil, errRealmDeactivated
-	}
-	u, err := s.store.GetUser(ctx, c.RealmID, c.UserID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil, Unauthorized("Invalid user")
-	} else if err != nil {
-		return nil, nil, s.internal(ctx, "load user", err)
 	}
 	if !u.IsActive {
 		return nil, nil, errUserDeactivated

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/teamchat/chat/storage"
@@ -98,6 +99,7 @@ type Service struct {
 	logins *attemptLimiter
 
 	notifyEmailChange func(context.Context, EmailChangeNotice) error
+	realmHosts        sync.Map // exact host -> realm ID (see RealmForHost)
 }
 
 // Option configures a Service.

@@ -285,6 +285,12 @@ type UserStore interface {
 	GetUser(ctx context.Context, realmID, userID int64) (*User, error)
 	// GetUserByEmail looks the user up by real email, case-insensitively.
 	GetUserByEmail(ctx context.Context, realmID int64, email string) (*User, error)
+	// GetRealmUser returns a user together with their realm, in one lookup
+	// (the hot path of every authenticated call). A missing user, or realm,
+	// gives ErrNotFound.
+	GetRealmUser(ctx context.Context, realmID, userID int64) (*Realm, *User, error)
+	// GetRealmUserByEmail is GetRealmUser by real email, case-insensitively.
+	GetRealmUserByEmail(ctx context.Context, realmID int64, email string) (*Realm, *User, error)
 	// ListUsers returns the realm's users (active and not) ordered by ID.
 	ListUsers(ctx context.Context, realmID int64) ([]User, error)
 	// UpdateUser writes the named columns of u (all columns when none are named).

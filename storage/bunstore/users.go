@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/uptrace/bun"
+
 	"github.com/teamchat/chat/storage"
 )
 
@@ -69,4 +71,38 @@ func (s *Store) UpdateUser(ctx context.Context, u *storage.User, columns ...stri
 		return wrapErr(op, err)
 	}
 	return checkAffected(op, res)
+}
+
+// realmUserRow reads a user and their realm with one join.
+type realmUserRow struct {
+	bun.BaseModel `bun:"table:users,alias:u"`
+	storage.User
+	Realm *storage.Realm `bun:"rel:belongs-to,join:realm_id=id"`
+}
+
+// GetRealmUser returns a user with their realm in one query.
+func (s *Store) GetRealmUser(ctx context.Context, realmID, userID int64) (*storage.Realm, *storage.User, error) {
+	row := new(realmUserRow)
+	err := s.r.NewSelect().Model(row).Relation("Realm").
+		Where("u.realm_id = ?", realmID).
+		Where("u.id = ?", userID).
+		Scan(ctx)
+	if err != nil {
+		return nil, nil, wrapErr(fmt.Sprintf("get user %d with realm %d", userID, realmID), err)
+	}
+	return row.Realm, &row.User, nil
+}
+
+// GetRealmUserByEmail returns a user, found by real email
+// case-insensitively, with their realm in one query.
+func (s *Store) GetRealmUserByEmail(ctx context.Context, realmID int64, email string) (*storage.Realm, *storage.User, error) {
+	row := new(realmUserRow)
+	err := s.r.NewSelect().Model(row).Relation("Realm").
+		Where("u.realm_id = ?", realmID).
+		Where("lower(u.email) = lower(?)", email).
+		Scan(ctx)
+	if err != nil {
+		return nil, nil, wrapErr(fmt.Sprintf("get user by email with realm %d", realmID), err)
+	}
+	return row.Realm, &row.User, nil
 }

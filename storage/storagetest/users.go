@@ -11,6 +11,7 @@ import (
 
 var userTests = []test{
 	{"User/RoundTrip", testUserRoundTrip},
+	{"User/WithRealm", testGetRealmUser},
 	{"User/NotFound", testUserNotFound},
 	{"User/EmailCaseInsensitive", testUserEmailCaseInsensitive},
 	{"User/Conflict", testUserConflict},
@@ -333,4 +334,37 @@ func testUserUpdateConflict(t *testing.T, s storage.Store) {
 	got, err := s.GetUser(ctx, realm.ID, b.ID)
 	require.NoError(t, err)
 	assert.Equal(t, *b, *got)
+}
+
+func testGetRealmUser(t *testing.T, st storage.Store) {
+	ctx := t.Context()
+	r1 := newRealm(t, st, "ru-one")
+	r2 := newRealm(t, st, "ru-two")
+	u := &storage.User{RealmID: r1.ID, Email: "Mixed.Case@Example.com", FullName: "Ru", Role: 400, IsActive: true, Settings: `{"a":1}`}
+	require.NoError(t, st.CreateUser(ctx, u))
+
+	realm, got, err := st.GetRealmUser(ctx, r1.ID, u.ID)
+	require.NoError(t, err)
+	assert.Equal(t, r1.ID, realm.ID)
+	assert.Equal(t, r1.Host, realm.Host)
+	want, err := st.GetUser(ctx, r1.ID, u.ID)
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "the same user record as GetUser")
+	wantRealm, err := st.GetRealm(ctx, r1.ID)
+	require.NoError(t, err)
+	assert.Equal(t, wantRealm, realm, "the same realm record as GetRealm")
+
+	realm, got, err = st.GetRealmUserByEmail(ctx, r1.ID, "mixed.case@EXAMPLE.com")
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, wantRealm, realm)
+
+	_, _, err = st.GetRealmUser(ctx, r2.ID, u.ID)
+	require.ErrorIs(t, err, storage.ErrNotFound, "other realm")
+	_, _, err = st.GetRealmUser(ctx, r1.ID, u.ID+1000)
+	require.ErrorIs(t, err, storage.ErrNotFound)
+	_, _, err = st.GetRealmUserByEmail(ctx, r2.ID, u.Email)
+	require.ErrorIs(t, err, storage.ErrNotFound)
+	_, _, err = st.GetRealmUserByEmail(ctx, r1.ID, "nobody@example.com")
+	require.ErrorIs(t, err, storage.ErrNotFound)
 }
