@@ -437,10 +437,9 @@ func (s *Service) UpdateChannel(ctx context.Context, c Caller, req UpdateChannel
 			if up == nil {
 				continue
 			}
-			if up.Old != nil && !sameGroupSetting(cc.graph.value(*set.field(ch)), *up.Old) {
-				return errExpectationMismatch
-			}
-			id, err := s.channelGroupSetting(ctx, st, cc, set, &up.New)
+			id, err := updateGroupSetting(cc.graph.value(*set.field(ch)), up, func(v GroupSettingValue) (int64, error) {
+				return s.channelGroupSetting(ctx, st, cc, set, &v)
+			})
 			if err != nil {
 				return err
 			}

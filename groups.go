@@ -231,6 +231,16 @@ func (s *Service) groupSettingValue(ctx context.Context, st storage.Store, realm
 	return GroupSettingValue{DirectMembers: members, DirectSubgroups: subs}, nil
 }
 
+// updateGroupSetting applies an update: when it names the value it expects
+// to replace, that must match the current value (else
+// EXPECTATION_MISMATCH); then store keeps the new value and gives its group ID.
+func updateGroupSetting(current GroupSettingValue, up *GroupSettingUpdate, store func(GroupSettingValue) (int64, error)) (int64, error) {
+	if up.Old != nil && !sameGroupSetting(current, *up.Old) {
+		return 0, errExpectationMismatch
+	}
+	return store(up.New)
+}
+
 // sameGroupSetting compares two values as sets.
 func sameGroupSetting(a, b GroupSettingValue) bool {
 	if (a.GroupID == nil) != (b.GroupID == nil) {

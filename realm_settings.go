@@ -137,16 +137,13 @@ func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequ
 			if g.update == nil {
 				continue
 			}
-			if g.update.Old != nil {
-				current, err := s.realmGroupSetting(ctx, st, realm, *g.id)
-				if err != nil {
-					return err
-				}
-				if !sameGroupSetting(current, *g.update.Old) {
-					return errExpectationMismatch
-				}
+			current, err := s.realmGroupSetting(ctx, st, realm, *g.id)
+			if err != nil {
+				return err
 			}
-			id, err := s.storeGroupSetting(ctx, st, realm.ID, g.name, g.update.New)
+			id, err := updateGroupSetting(current, g.update, func(v GroupSettingValue) (int64, error) {
+				return s.storeGroupSetting(ctx, st, realm.ID, g.name, v)
+			})
 			if err != nil {
 				return err
 			}

@@ -574,9 +574,14 @@ type UserTopic struct {
 	VisibilityPolicy int    `json:"visibility_policy"`
 }
 
+// GetUserTopicsResponse is the result of GetUserTopics.
+type GetUserTopicsResponse struct {
+	UserTopics []UserTopic `json:"user_topics"`
+}
+
 // GetUserTopics lists the caller's topic policies (in-process; clients get
 // them at registration in the reference).
-func (s *Service) GetUserTopics(ctx context.Context, c Caller) ([]UserTopic, error) {
+func (s *Service) GetUserTopics(ctx context.Context, c Caller) (*GetUserTopicsResponse, error) {
 	me, realm, err := s.actor(ctx, c)
 	if err != nil {
 		return nil, err
@@ -585,9 +590,9 @@ func (s *Service) GetUserTopics(ctx context.Context, c Caller) ([]UserTopic, err
 	if err != nil {
 		return nil, s.internal(ctx, "get user topics", err)
 	}
-	out := make([]UserTopic, 0, len(rows))
+	out := &GetUserTopicsResponse{UserTopics: make([]UserTopic, 0, len(rows))}
 	for _, r := range rows {
-		out = append(out, UserTopic{StreamID: r.StreamID, TopicName: r.TopicName, LastUpdated: r.LastUpdated, VisibilityPolicy: r.VisibilityPolicy})
+		out.UserTopics = append(out.UserTopics, UserTopic{StreamID: r.StreamID, TopicName: r.TopicName, LastUpdated: r.LastUpdated, VisibilityPolicy: r.VisibilityPolicy})
 	}
 	return out, nil
 }

@@ -434,10 +434,9 @@ func (s *Service) UpdateUserGroup(ctx context.Context, c Caller, req UpdateUserG
 			if up == nil {
 				continue
 			}
-			if up.Old != nil && !sameGroupSetting(graph.value(*set.field(group)), *up.Old) {
-				return errExpectationMismatch
-			}
-			id, err := s.newGroupSetting(ctx, st, graph, realm.ID, me, set, &up.New)
+			id, err := updateGroupSetting(graph.value(*set.field(group)), up, func(v GroupSettingValue) (int64, error) {
+				return s.newGroupSetting(ctx, st, graph, realm.ID, me, set, &v)
+			})
 			if err != nil {
 				return err
 			}
