@@ -291,3 +291,56 @@ func (s *Service) setRoleGroups(ctx context.Context, st storage.Store, realm *st
 	}
 	return s.addToRoleGroups(ctx, st, realm, u)
 }
+
+// PromoteFullMembers brings role:fullmembers in step with the realm's
+// waiting period: members whose accounts are old enough become full
+// members, and (after the period grows) younger ones stop being. It is a
+// server-maintenance operation with no Caller, the counterpart of the
+// reference's daily job; UpdateRealm runs it when the period changes and
+// examples/server runs it every hour. It returns how many memberships
+// changed.
+func (s *Service) PromoteFullMembers(ctx context.Context, realmID int64) (int, error) {
+	changed := 0
+	err := s.store.InTx(ctx, func(st storage.Store) error {
+		realm, err := st.GetRealm(ctx, realmID)
+		if err != nil {
+			return err
+		}
+		full, err := systemGroupID(ctx, st, realmID, GroupFullMembers)
+		if err != nil {
+			return err
+		}
+		current, err := st.GroupMembers(ctx, realmID, full)
+		if err != nil {
+			return err
+		}
+		users, err := st.ListUsers(ctx, realmID)
+		if err != nil {
+			return err
+		}
+		var add, remove []int64
+		for i := range users {
+			u := &users[i]
+			if u.Role != RoleMember {
+				continue
+			}
+			want := s.isFullMember(realm, u)
+			has := slices.Contains(current, u.ID)
+			switch {
+			case want && !has:
+				add = append(add, u.ID)
+			case !want && has:
+				remove = append(remove, u.ID)
+			}
+		}
+		if err := st.AddGroupMembers(ctx, realmID, full, add); err != nil {
+			return err
+		}
+		changed = len(add) + len(remove)
+		return st.RemoveGroupMembers(ctx, realmID, full, remove)
+	})
+	if err != nil {
+		return 0, s.internal(ctx, "promote full members", err)
+	}
+	return changed, nil
+}

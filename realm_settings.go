@@ -157,5 +157,10 @@ func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequ
 	if err != nil {
 		return nil, s.internal(ctx, "update realm", err)
 	}
+	if req.WaitingPeriodThreshold != nil {
+		if _, err := s.PromoteFullMembers(ctx, realm.ID); err != nil {
+			return nil, err
+		}
+	}
 	return &EmptyResponse{}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -336,4 +337,39 @@ func TestDeactivateUserGroup(t *testing.T) {
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "You can't make changes to a deactivated user group.")
 	_, err = h.Service.DeactivateUserGroup(ctx, h.Owner.Caller, chat.DeactivateUserGroupRequest{UserGroupID: groupID(t, h, chat.GroupModerators)})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+}
+
+func TestPromoteFullMembers(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	old := h.NewUser(t, chat.RoleMember)
+	full := groupID(t, h, chat.GroupFullMembers)
+	isFull := func(u chattest.User) bool {
+		resp, err := h.Service.IsUserGroupMember(ctx, h.Owner.Caller, chat.IsUserGroupMemberRequest{UserGroupID: full, UserID: u.ID})
+		require.NoError(t, err)
+		return resp.IsUserGroupMember
+	}
+	require.True(t, isFull(old), "a waiting period of 0 days makes members full members at once")
+
+	h.Clock.Advance(5 * 24 * time.Hour)
+	_, err := h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{WaitingPeriodThreshold: ptr(3)})
+	require.NoError(t, err)
+	young := h.NewUser(t, chat.RoleMember)
+	assert.True(t, isFull(old), "5 days old")
+	assert.False(t, isFull(young), "new accounts wait")
+	assert.True(t, isFull(h.NewUser(t, chat.RoleModerator)), "moderators are full members through the nested groups")
+
+	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{WaitingPeriodThreshold: ptr(10)})
+	require.NoError(t, err)
+	assert.False(t, isFull(old), "a longer period demotes accounts younger than it")
+
+	h.Clock.Advance(11 * 24 * time.Hour)
+	n, err := h.Service.PromoteFullMembers(ctx, h.RealmID)
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	assert.True(t, isFull(old))
+	assert.True(t, isFull(young), "accounts age into full membership")
+	n, err = h.Service.PromoteFullMembers(ctx, h.RealmID)
+	require.NoError(t, err)
+	assert.Zero(t, n, "idempotent")
 }
