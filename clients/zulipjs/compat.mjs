@@ -313,6 +313,304 @@ async function main() {
     assert.ok(res.allowed_methods?.includes('GET') && res.allowed_methods?.includes('POST'), `allowed_methods: ${show(res)}`);
   });
 
+  // Channels. zulip-js POSTs `subscriptions`/`principals` as JSON in a
+  // multipart body, but puts DELETE parameters in the query string with
+  // arrays comma-joined (URLSearchParams stringifies them). Its form-data
+  // stringifies numbers but throws on a boolean POST value (TypeError
+  // ERR_INVALID_ARG_TYPE while sending): callers pass 'true' as a string.
+  const pubName = `zulip-js ${tag} général`;
+  const privName = `zulip-js ${tag} private`;
+  const sharedName = `zulip-js ${tag} shared`;
+  const mateName = `zulip-js ${tag} member's`;
+  const ownerKeyStr = String(me.user_id);
+  const mateKeyStr = String(newUserID);
+  let mate; // the new user again: `member` holds the key regenerated above
+  let pubID;
+  let privID;
+  let sharedID;
+  let mateID;
+
+  await step('users.me.subscriptions.add([{name, description}]) creates a public channel (POST /users/me/subscriptions)', async () => {
+    mate = await zulip({ username: newEmail, password: newPassword, realm: site });
+    assert.equal(typeof mate.config.apiKey, 'string', `no api_key for the new user: ${show(mate.config)}`);
+    const res = success(
+      await owner.users.me.subscriptions.add({ subscriptions: [{ name: pubName, description: 'Everything *public*' }] }),
+      'subscriptions.add public',
+    );
+    assert.deepEqual(res.subscribed, { [ownerKeyStr]: [pubName] }, `subscribed (keyed by user ID string): ${show(res)}`);
+    assert.deepEqual(res.already_subscribed, {}, `already_subscribed: ${show(res)}`);
+    const again = success(
+      await owner.users.me.subscriptions.add({ subscriptions: [{ name: pubName }] }),
+      'subscriptions.add public again',
+    );
+    assert.deepEqual(again.subscribed, {}, `subscribed on a repeat: ${show(again)}`);
+    assert.deepEqual(again.already_subscribed, { [ownerKeyStr]: [pubName] }, `already_subscribed on a repeat: ${show(again)}`);
+  });
+
+  await step("users.me.subscriptions.add({subscriptions, invite_only: 'true'}) creates a private channel", async () => {
+    const res = success(
+      await owner.users.me.subscriptions.add({ subscriptions: [{ name: privName }], invite_only: 'true' }),
+      'subscriptions.add private',
+    );
+    assert.deepEqual(res.subscribed, { [ownerKeyStr]: [privName] }, `subscribed: ${show(res)}`);
+    assert.deepEqual(res.already_subscribed, {}, `already_subscribed: ${show(res)}`);
+  });
+
+  await step('users.me.subscriptions.add({subscriptions, principals: [owner id, member id]})', async () => {
+    const res = success(
+      await owner.users.me.subscriptions.add({ subscriptions: [{ name: sharedName }], principals: [me.user_id, newUserID] }),
+      'subscriptions.add with principals',
+    );
+    assert.deepEqual(res.subscribed, { [ownerKeyStr]: [sharedName], [mateKeyStr]: [sharedName] }, `subscribed: ${show(res)}`);
+    assert.deepEqual(res.already_subscribed, {}, `already_subscribed: ${show(res)}`);
+    // Principals by email, mixed with an ID: both already subscribed.
+    const again = success(
+      await owner.users.me.subscriptions.add({ subscriptions: [{ name: sharedName }], principals: [newEmail, me.user_id] }),
+      'subscriptions.add with email principals',
+    );
+    assert.deepEqual(again.subscribed, {}, `subscribed on a repeat: ${show(again)}`);
+    assert.deepEqual(again.already_subscribed, { [ownerKeyStr]: [sharedName], [mateKeyStr]: [sharedName] }, `already_subscribed: ${show(again)}`);
+    failure(
+      await owner.users.me.subscriptions.add({ subscriptions: [{ name: sharedName }], principals: [999999999] }),
+      'subscriptions.add with an unknown principal',
+      'BAD_REQUEST',
+    );
+  });
+
+  await step('streams.retrieve() (GET /streams) lists the new channels', async () => {
+    const res = success(await owner.streams.retrieve(), 'streams.retrieve');
+    assert.ok(Array.isArray(res.streams), `streams: ${show(res)}`);
+    const byName = (n) => res.streams.find((s) => s.name === n);
+    for (const [n, inviteOnly] of [[pubName, false], [privName, true], [sharedName, false]]) {
+      const s = byName(n);
+      assert.ok(s, `${n} missing from ${show(res.streams)}`);
+      assert.ok(Number.isInteger(s.stream_id) && s.stream_id > 0, `stream_id: ${show(s)}`);
+      assert.equal(s.invite_only, inviteOnly, `invite_only of ${n}: ${show(s)}`);
+      assert.equal(s.creator_id, me.user_id, `creator_id of ${n}: ${show(s)}`);
+      assert.equal(s.is_archived, false, `is_archived of ${n}: ${show(s)}`);
+      for (const k of ['description', 'rendered_description', 'date_created', 'is_web_public', 'history_public_to_subscribers', 'can_administer_channel_group']) {
+        assert.ok(k in s, `field ${k} missing in ${show(s)}`);
+      }
+    }
+    pubID = byName(pubName).stream_id;
+    privID = byName(privName).stream_id;
+    sharedID = byName(sharedName).stream_id;
+    assert.equal(byName(pubName).description, 'Everything *public*', `description: ${show(byName(pubName))}`);
+    assert.match(byName(pubName).rendered_description, /<em>public<\/em>/, `rendered_description: ${show(byName(pubName))}`);
+
+    // The member sees the public channels but not the private one.
+    const seen = success(await mate.streams.retrieve(), 'member streams.retrieve');
+    const names = seen.streams.map((s) => s.name);
+    assert.ok(names.includes(pubName) && names.includes(sharedName), `member should see public channels: ${show(names)}`);
+    assert.ok(!names.includes(privName), `member should not see the private channel: ${show(names)}`);
+  });
+
+  await step('callEndpoint GET /streams/{id}; a private channel is hidden from a non-subscriber', async () => {
+    const res = success(await owner.callEndpoint(`/streams/${pubID}`), 'GET /streams/{id}');
+    assert.equal(res.stream?.stream_id, pubID, `stream: ${show(res)}`);
+    assert.equal(res.stream.name, pubName, `name: ${show(res)}`);
+    assert.equal(res.stream.invite_only, false, `invite_only: ${show(res)}`);
+    const priv = success(await owner.callEndpoint(`/streams/${privID}`), 'GET /streams/{private id}');
+    assert.equal(priv.stream?.invite_only, true, `invite_only: ${show(priv)}`);
+    failure(await mate.callEndpoint(`/streams/${privID}`), 'member GET /streams/{private id}', 'BAD_REQUEST');
+    failure(await owner.callEndpoint('/streams/999999999'), 'GET /streams/{unknown id}', 'BAD_REQUEST');
+  });
+
+  await step('streams.getStreamId(name) and ({stream}) (GET /get_stream_id); an unknown name fails', async () => {
+    const byString = success(await owner.streams.getStreamId(pubName), 'streams.getStreamId(string)');
+    assert.equal(byString.stream_id, pubID, `stream_id: ${show(byString)}`);
+    const byObject = success(await mate.streams.getStreamId({ stream: sharedName }), 'streams.getStreamId({stream})');
+    assert.equal(byObject.stream_id, sharedID, `stream_id: ${show(byObject)}`);
+    const res = failure(await owner.streams.getStreamId(`no such channel ${tag}`), 'streams.getStreamId(unknown)', 'BAD_REQUEST');
+    assert.match(res.msg, /channel|stream/i, `unknown channel message: ${show(res)}`);
+  });
+
+  await step('streams.subscriptions.retrieve({include_subscribers: true}) (GET /users/me/subscriptions)', async () => {
+    const res = success(await owner.streams.subscriptions.retrieve({ include_subscribers: true }), 'subscriptions.retrieve');
+    assert.ok(Array.isArray(res.subscriptions), `subscriptions: ${show(res)}`);
+    const shared = res.subscriptions.find((s) => s.stream_id === sharedID);
+    assert.ok(shared, `${sharedName} missing from ${show(res.subscriptions)}`);
+    assert.equal(shared.name, sharedName);
+    assert.deepEqual([...shared.subscribers].sort((a, b) => a - b), [me.user_id, newUserID].sort((a, b) => a - b), `subscribers: ${show(shared)}`);
+    assert.match(shared.color, /^#[0-9a-f]{6}$/i, `color: ${show(shared)}`);
+    assert.equal(shared.is_muted, false, `is_muted: ${show(shared)}`);
+    assert.equal(shared.in_home_view, true, `in_home_view: ${show(shared)}`);
+    const pub = res.subscriptions.find((s) => s.stream_id === pubID);
+    assert.deepEqual(pub?.subscribers, [me.user_id], `subscribers of ${pubName}: ${show(pub)}`);
+    assert.ok(res.subscriptions.some((s) => s.stream_id === privID), `private channel missing from ${show(res.subscriptions)}`);
+
+    const plain = success(await owner.streams.subscriptions.retrieve(), 'subscriptions.retrieve without include_subscribers');
+    const s = plain.subscriptions.find((x) => x.stream_id === sharedID);
+    assert.ok(s && !('subscribers' in s), `subscribers listed without include_subscribers: ${show(s)}`);
+
+    const mine = success(await mate.streams.subscriptions.retrieve(), 'member subscriptions.retrieve');
+    const mineIDs = mine.subscriptions.map((x) => x.stream_id);
+    assert.ok(mineIDs.includes(sharedID), `member should be subscribed to ${sharedName}: ${show(mine)}`);
+    assert.ok(!mineIDs.includes(pubID) && !mineIDs.includes(privID), `member subscribed to the owner's channels: ${show(mine)}`);
+  });
+
+  await step('callEndpoint POST /users/me/subscriptions/properties (color, is_muted)', async () => {
+    success(
+      await owner.callEndpoint('/users/me/subscriptions/properties', 'POST', {
+        subscription_data: [
+          { stream_id: sharedID, property: 'color', value: '#1a2b3c' },
+          { stream_id: sharedID, property: 'is_muted', value: true },
+        ],
+      }),
+      'subscriptions/properties',
+    );
+    const res = success(await owner.streams.subscriptions.retrieve(), 'subscriptions.retrieve after properties');
+    const s = res.subscriptions.find((x) => x.stream_id === sharedID);
+    assert.equal(s?.color, '#1a2b3c', `color: ${show(s)}`);
+    assert.equal(s.is_muted, true, `is_muted: ${show(s)}`);
+    assert.equal(s.in_home_view, false, `in_home_view should be the inverse of is_muted: ${show(s)}`);
+    // Only the owner's subscription changed.
+    const other = success(await mate.streams.subscriptions.retrieve(), 'member subscriptions.retrieve after properties');
+    const theirs = other.subscriptions.find((x) => x.stream_id === sharedID);
+    assert.equal(theirs?.is_muted, false, `member's is_muted: ${show(other)}`);
+    failure(
+      await owner.callEndpoint('/users/me/subscriptions/properties', 'POST', {
+        subscription_data: [{ stream_id: sharedID, property: 'volume', value: 1 }],
+      }),
+      'subscriptions/properties with an unknown property',
+      'BAD_REQUEST',
+    );
+  });
+
+  await step('callEndpoint POST /user_topics mutes a topic', async () => {
+    success(
+      await owner.callEndpoint('/user_topics', 'POST', { stream_id: sharedID, topic: `lunch ☕ ${tag}`, visibility_policy: 1 }),
+      'POST /user_topics mute',
+    );
+    success(
+      await owner.callEndpoint('/user_topics', 'POST', { stream_id: sharedID, topic: `lunch ☕ ${tag}`, visibility_policy: 0 }),
+      'POST /user_topics unmute',
+    );
+    failure(
+      await owner.callEndpoint('/user_topics', 'POST', { stream_id: sharedID, topic: 'lunch' }),
+      'POST /user_topics without visibility_policy',
+      'REQUEST_VARIABLE_MISSING',
+    );
+  });
+
+  await step('callEndpoint PATCH /streams/{id} (description in the query string) by the creator, a member', async () => {
+    const made = success(await mate.users.me.subscriptions.add({ subscriptions: [{ name: mateName }] }), 'member subscriptions.add');
+    assert.deepEqual(made.subscribed, { [mateKeyStr]: [mateName] }, `subscribed: ${show(made)}`);
+    mateID = success(await mate.streams.getStreamId(mateName), 'member getStreamId').stream_id;
+
+    success(await mate.callEndpoint(`/streams/${mateID}`, 'PATCH', { description: 'Now **bold** & new' }), 'PATCH /streams/{id} by the creator');
+    const res = success(await mate.callEndpoint(`/streams/${mateID}`), 'GET /streams/{id} after PATCH');
+    assert.equal(res.stream?.creator_id, newUserID, `creator_id: ${show(res)}`);
+    assert.equal(res.stream.description, 'Now **bold** & new', `description: ${show(res)}`);
+    assert.match(res.stream.rendered_description, /<strong>bold<\/strong>/, `rendered_description: ${show(res)}`);
+
+    // The member did not create the shared channel and is no administrator.
+    failure(await mate.callEndpoint(`/streams/${sharedID}`, 'PATCH', { description: 'mine' }), 'member PATCH of a channel it does not administer', 'BAD_REQUEST');
+  });
+
+  await step('streams.deleteById({stream_id}) archives a channel (DELETE /streams/{id})', async () => {
+    success(await mate.streams.deleteById({ stream_id: mateID }), 'streams.deleteById by the creator');
+    const res = success(await mate.callEndpoint(`/streams/${mateID}`), 'GET /streams/{id} after archiving');
+    assert.equal(res.stream?.is_archived, true, `is_archived: ${show(res)}`);
+    const list = success(await mate.streams.retrieve(), 'streams.retrieve after archiving');
+    assert.ok(!list.streams.some((s) => s.stream_id === mateID), `archived channel listed by default: ${show(list.streams)}`);
+    failure(await mate.streams.deleteById({ stream_id: mateID }), 'streams.deleteById again');
+    failure(await mate.streams.deleteById({ stream_id: sharedID }), 'streams.deleteById by a non-administrator', 'BAD_REQUEST');
+  });
+
+  await step('users.me.subscriptions.remove({subscriptions: [a, b]}) (DELETE, comma-joined query) gives removed/not_removed', async () => {
+    const res = success(
+      await owner.users.me.subscriptions.remove({ subscriptions: [pubName, privName] }),
+      'subscriptions.remove',
+    );
+    assert.deepEqual([...res.removed].sort(), [pubName, privName].sort(), `removed: ${show(res)}`);
+    assert.deepEqual(res.not_removed, [], `not_removed: ${show(res)}`);
+    // A caller that JSON-encodes the list itself.
+    const again = success(
+      await owner.users.me.subscriptions.remove({ subscriptions: JSON.stringify([pubName]) }),
+      'subscriptions.remove again (JSON list)',
+    );
+    assert.deepEqual(again.removed, [], `removed on a repeat: ${show(again)}`);
+    assert.deepEqual(again.not_removed, [pubName], `not_removed on a repeat: ${show(again)}`);
+    const mine = success(await owner.streams.subscriptions.retrieve(), 'subscriptions.retrieve after remove');
+    const ids = mine.subscriptions.map((s) => s.stream_id);
+    assert.ok(!ids.includes(pubID) && !ids.includes(privID), `still subscribed: ${show(ids)}`);
+    assert.ok(ids.includes(sharedID), `shared channel lost: ${show(ids)}`);
+
+    const unknown = failure(
+      await owner.users.me.subscriptions.remove({ subscriptions: [`no such channel ${tag}`] }),
+      'subscriptions.remove of an unknown channel',
+      'STREAM_DOES_NOT_EXIST',
+    );
+    assert.equal(unknown.stream, `no such channel ${tag}`, `stream: ${show(unknown)}`);
+  });
+
+  await step('users.me.subscriptions.remove({subscriptions, principals}) by an administrator', async () => {
+    // zulip-js's own form: principals: [id] goes out comma-joined in the
+    // query string (?principals=7).
+    const res = success(
+      await owner.users.me.subscriptions.remove({ subscriptions: [sharedName], principals: [newUserID] }),
+      'subscriptions.remove with principals',
+    );
+    assert.deepEqual(res.removed, [sharedName], `removed: ${show(res)}`);
+    assert.deepEqual(res.not_removed, [], `not_removed: ${show(res)}`);
+    const theirs = success(await mate.streams.subscriptions.retrieve(), 'member subscriptions.retrieve after remove');
+    assert.ok(!theirs.subscriptions.some((s) => s.stream_id === sharedID), `member still subscribed: ${show(theirs)}`);
+    const mine = success(await owner.streams.subscriptions.retrieve({ include_subscribers: true }), 'owner subscriptions.retrieve');
+    assert.deepEqual(mine.subscriptions.find((s) => s.stream_id === sharedID)?.subscribers, [me.user_id], `subscribers: ${show(mine)}`);
+  });
+
+  // User groups (no zulip-js methods: callEndpoint throughout).
+  const groupName = `zulip-js ${tag} helpers`;
+  let groupID;
+
+  await step('callEndpoint POST /user_groups/create (members as a JSON list)', async () => {
+    const res = success(
+      await owner.callEndpoint('/user_groups/create', 'POST', { name: groupName, description: 'Helps ✓', members: [newUserID] }),
+      'POST /user_groups/create',
+    );
+    assert.ok(Number.isInteger(res.group_id) && res.group_id > 0, `group_id: ${show(res)}`);
+    groupID = res.group_id;
+    failure(
+      await owner.callEndpoint('/user_groups/create', 'POST', { name: `${groupName} bad`, description: '', members: [999999999] }),
+      'POST /user_groups/create with an unknown member',
+      'BAD_REQUEST',
+    );
+    failure(
+      await owner.callEndpoint('/user_groups/create', 'POST', { name: `${groupName} none`, description: '' }),
+      'POST /user_groups/create without members',
+      'REQUEST_VARIABLE_MISSING',
+    );
+  });
+
+  await step('callEndpoint GET /user_groups lists the group', async () => {
+    const res = success(await mate.callEndpoint('/user_groups'), 'GET /user_groups');
+    assert.ok(Array.isArray(res.user_groups), `user_groups: ${show(res)}`);
+    const g = res.user_groups.find((x) => x.id === groupID);
+    assert.ok(g, `group ${groupID} missing from ${show(res.user_groups)}`);
+    assert.equal(g.name, groupName, `name: ${show(g)}`);
+    assert.equal(g.description, 'Helps ✓', `description: ${show(g)}`);
+    assert.deepEqual(g.members, [newUserID], `members: ${show(g)}`);
+    assert.equal(g.is_system_group, false, `is_system_group: ${show(g)}`);
+    assert.ok(res.user_groups.some((x) => x.is_system_group), `no system groups in ${show(res.user_groups)}`);
+  });
+
+  await step('callEndpoint POST /user_groups/{id}/members (add, delete), GET members and members/{user_id}', async () => {
+    const base = `/user_groups/${groupID}`;
+    success(await owner.callEndpoint(`${base}/members`, 'POST', { add: [me.user_id] }), 'POST members add');
+    const res = success(await mate.callEndpoint(`${base}/members`), 'GET members');
+    assert.deepEqual([...res.members].sort((a, b) => a - b), [me.user_id, newUserID].sort((a, b) => a - b), `members: ${show(res)}`);
+    const isMember = success(await mate.callEndpoint(`${base}/members/${me.user_id}`), 'GET members/{user_id}');
+    assert.equal(isMember.is_user_group_member, true, `is_user_group_member: ${show(isMember)}`);
+
+    success(await owner.callEndpoint(`${base}/members`, 'POST', { delete: [newUserID] }), 'POST members delete');
+    const after = success(await owner.callEndpoint(`${base}/members`), 'GET members after delete');
+    assert.deepEqual(after.members, [me.user_id], `members after delete: ${show(after)}`);
+    const notMember = success(await owner.callEndpoint(`${base}/members/${newUserID}`), 'GET members/{removed user_id}');
+    assert.equal(notMember.is_user_group_member, false, `is_user_group_member: ${show(notMember)}`);
+    failure(await owner.callEndpoint('/user_groups/999999999/members'), 'GET /user_groups/{unknown}/members', 'BAD_REQUEST');
+  });
+
   console.log(`\n${passed} passed, 0 failed (zulip-js against ${site}, ${Date.now() - started} ms)`);
 }
 

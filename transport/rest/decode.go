@@ -250,13 +250,17 @@ func decodeList(target reflect.Value, name, raw string) error {
 		if err := json.Unmarshal([]byte(trimmed), &items); err != nil {
 			return chat.InvalidArgument("%s is not valid JSON", name)
 		}
-	case elem.Kind() == reflect.String || isInt(elem.Kind()):
+	case elem.Kind() == reflect.String || isInt(elem.Kind()) || reflect.PointerTo(elem).Implements(jsonUnmarshaler):
 		// zulip-js sends lists in PATCH/DELETE query strings comma-joined.
+		// Parts are strings for string lists, numbers for integer lists,
+		// and, for elements with their own decoding (an ID or an email),
+		// numbers where they are integers and strings otherwise.
 		for _, part := range strings.Split(trimmed, ",") {
 			if part = strings.TrimSpace(part); part == "" {
 				continue
 			}
-			if elem.Kind() == reflect.String {
+			_, notInt := strconv.ParseInt(part, 10, 64)
+			if elem.Kind() == reflect.String || !isInt(elem.Kind()) && notInt != nil {
 				q, _ := json.Marshal(part)
 				items = append(items, q)
 			} else {

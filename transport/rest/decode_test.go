@@ -107,6 +107,22 @@ func (g *groupSetting) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// idOrName decodes a JSON integer or string, like chat.Principal.
+type idOrName struct {
+	ID   int64
+	Name string
+}
+
+func (v *idOrName) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &v.ID); err == nil {
+		return nil
+	}
+	if err := json.Unmarshal(b, &v.Name); err == nil {
+		return nil
+	}
+	return chat.BadRequest("not an ID or a name")
+}
+
 type decodeTarget struct {
 	ID       int64             `json:"id"`
 	Name     string            `json:"name"`
@@ -118,6 +134,7 @@ type decodeTarget struct {
 	Data     *map[string]any   `json:"data"`
 	Setting  *groupSetting     `json:"setting"`
 	Items    *[]map[string]any `json:"items"`
+	Refs     *[]idOrName       `json:"refs"`
 	Internal string            `json:"-"`
 	hidden   string
 }
@@ -186,6 +203,12 @@ func TestDecode(t *testing.T) {
 		_, err = decode(with("ids", ""), nil, &got)
 		require.NoError(t, err)
 		assert.Empty(t, *got.IDs)
+		_, err = decode(with("refs", "7, a@b.com,12"), nil, &got)
+		require.NoError(t, err)
+		assert.Equal(t, []idOrName{{ID: 7}, {Name: "a@b.com"}, {ID: 12}}, *got.Refs, "IDs and emails, as zulip-js sends principals")
+		_, err = decode(with("refs", `[7, "a@b.com"]`), nil, &got)
+		require.NoError(t, err)
+		assert.Equal(t, []idOrName{{ID: 7}, {Name: "a@b.com"}}, *got.Refs)
 	})
 	t.Run("the last of repeated values counts", func(t *testing.T) {
 		var got decodeTarget
