@@ -79,10 +79,9 @@ const Password = "correct horse battery staple"
 type Option func(*config)
 
 type config struct {
-	store    func(testing.TB) storage.Store
-	opts     []chat.Option
-	realmURL string
-	realm    chat.CreateRealmRequest
+	store func(testing.TB) storage.Store
+	opts  []chat.Option
+	realm chat.CreateRealmRequest
 }
 
 // WithStore makes the harness run on the store open returns (for example a

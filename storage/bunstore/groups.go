@@ -173,7 +173,7 @@ func (s *Store) RemoveGroupMembers(ctx context.Context, realmID, groupID int64, 
 	_, err := s.w.NewDelete().Model((*groupMember)(nil)).
 		Where("realm_id = ?", realmID).
 		Where("group_id = ?", groupID).
-		Where("user_id IN (?)", bun.In(ids)).
+		Where("user_id IN (?)", bun.List(ids)).
 		Exec(ctx)
 	return wrapErr(op, err)
 }
@@ -225,7 +225,7 @@ func (s *Store) RemoveSubgroups(ctx context.Context, realmID, groupID int64, sub
 	_, err := s.w.NewDelete().Model((*groupSubgroup)(nil)).
 		Where("realm_id = ?", realmID).
 		Where("group_id = ?", groupID).
-		Where("subgroup_id IN (?)", bun.In(ids)).
+		Where("subgroup_id IN (?)", bun.List(ids)).
 		Exec(ctx)
 	return wrapErr(op, err)
 }

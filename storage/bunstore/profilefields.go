@@ -139,7 +139,7 @@ func (s *Store) DeleteProfileFieldValues(ctx context.Context, realmID, userID in
 	_, err := s.w.NewDelete().Model((*profileFieldValueRow)(nil)).
 		Where("realm_id = ?", realmID).
 		Where("user_id = ?", userID).
-		Where("field_id IN (?)", bun.In(ids)).
+		Where("field_id IN (?)", bun.List(ids)).
 		Exec(ctx)
 	return wrapErr(fmt.Sprintf("delete profile field values of user %d in realm %d", userID, realmID), err)
 }
@@ -156,7 +156,7 @@ func (s *Store) ListProfileFieldValues(ctx context.Context, realmID int64, userI
 		Where("realm_id = ?", realmID).
 		OrderExpr("user_id ASC, field_id ASC")
 	if userIDs != nil {
-		q = q.Where("user_id IN (?)", bun.In(uniqueIDs(userIDs)))
+		q = q.Where("user_id IN (?)", bun.List(uniqueIDs(userIDs)))
 	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, wrapErr(fmt.Sprintf("list profile field values of realm %d", realmID), err)

@@ -136,7 +136,8 @@ type decodeTarget struct {
 	Items    *[]map[string]any `json:"items"`
 	Refs     *[]idOrName       `json:"refs"`
 	Internal string            `json:"-"`
-	hidden   string
+	//lint:ignore U1000 present to check that unexported fields are never decoded
+	hidden string
 }
 
 func TestDecode(t *testing.T) {
