@@ -210,8 +210,9 @@ func (h *Harness) provision(t testing.TB, req chat.ProvisionUserRequest) User {
 		APIKey: resp.APIKey, Role: role, Caller: chat.Caller{RealmID: h.RealmID, UserID: resp.UserID}}
 }
 
-// Deactivate marks a user deactivated directly in the store (the
-// deactivation endpoint arrives with user management).
+// Deactivate marks a user deactivated directly in the store, bypassing the
+// rules of chat.Service.DeactivateUser (who may, the last owner), for tests
+// that need a deactivated account of any kind.
 func (h *Harness) Deactivate(t testing.TB, u User) {
 	t.Helper()
 	ctx := context.Background()
@@ -225,7 +226,8 @@ func (h *Harness) Deactivate(t testing.TB, u User) {
 	}
 }
 
-// DeactivateRealm marks the organization deactivated directly in the store.
+// DeactivateRealm marks the organization deactivated directly in the store
+// (the Service has no operation for it yet).
 func (h *Harness) DeactivateRealm(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
