@@ -265,7 +265,10 @@ func FuzzDecode(f *testing.F) {
 		f.Add("ids", s)
 		f.Add("setting", s)
 	}
-	names := []string{"id", "name", "flag", "count", "ratio", "ids", "names", "data", "setting", "items", "other"}
+	for _, s := range []string{"7,a@b.com", "a,,b", `[7,"x"]`, `{"new": 1, "old": 2}`} {
+		f.Add("refs", s)
+	}
+	names := []string{"id", "name", "flag", "count", "ratio", "ids", "names", "data", "setting", "items", "refs", "other"}
 	f.Fuzz(func(t *testing.T, key, value string) {
 		for _, name := range append(names, key) {
 			vs := url.Values{"id": {"1"}, "name": {"n"}}
