@@ -70,20 +70,20 @@ var (
 )
 
 // draftUser loads the caller and checks that they keep drafts on the server.
-func (s *Service) draftUser(ctx context.Context, c Caller) (*storage.User, error) {
-	me, _, err := s.actor(ctx, c)
+func (s *Service) draftUser(ctx context.Context, c Caller) (*storage.User, *storage.Realm, error) {
+	me, realm, err := s.actor(ctx, c)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !settingsOf(me).EnableDraftsSynchronization {
-		return nil, errDraftsDisabled
+		return nil, nil, errDraftsDisabled
 	}
-	return me, nil
+	return me, realm, nil
 }
 
 // GetDrafts lists the caller's drafts, most recently edited first.
 func (s *Service) GetDrafts(ctx context.Context, c Caller) (*GetDraftsResponse, error) {
-	me, err := s.draftUser(ctx, c)
+	me, _, err := s.draftUser(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -100,13 +100,13 @@ func (s *Service) GetDrafts(ctx context.Context, c Caller) (*GetDraftsResponse, 
 
 // CreateDrafts stores new drafts; all are validated before any is stored.
 func (s *Service) CreateDrafts(ctx context.Context, c Caller, req CreateDraftsRequest) (*CreateDraftsResponse, error) {
-	me, err := s.draftUser(ctx, c)
+	me, realm, err := s.draftUser(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	rows := make([]storage.Draft, len(req.Drafts))
 	for i, in := range req.Drafts {
-		if err := s.checkDraft(ctx, me, in, fmt.Sprintf("drafts[%d]", i), &rows[i]); err != nil {
+		if err := s.checkDraft(ctx, me, realm, in, fmt.Sprintf("drafts[%d]", i), &rows[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -128,12 +128,12 @@ func (s *Service) CreateDrafts(ctx context.Context, c Caller, req CreateDraftsRe
 
 // EditDraft replaces one of the caller's drafts.
 func (s *Service) EditDraft(ctx context.Context, c Caller, req EditDraftRequest) (*EmptyResponse, error) {
-	me, err := s.draftUser(ctx, c)
+	me, realm, err := s.draftUser(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	var row storage.Draft
-	if err := s.checkDraft(ctx, me, req.Draft, "draft", &row); err != nil {
+	if err := s.checkDraft(ctx, me, realm, req.Draft, "draft", &row); err != nil {
 		return nil, err
 	}
 	row.ID = req.DraftID
@@ -148,7 +148,7 @@ func (s *Service) EditDraft(ctx context.Context, c Caller, req EditDraftRequest)
 
 // DeleteDraft deletes one of the caller's drafts.
 func (s *Service) DeleteDraft(ctx context.Context, c Caller, req DeleteDraftRequest) (*EmptyResponse, error) {
-	me, err := s.draftUser(ctx, c)
+	me, _, err := s.draftUser(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func (s *Service) DeleteDraft(ctx context.Context, c Caller, req DeleteDraftRequ
 }
 
 // checkDraft validates a client draft (where names it in errors) and fills row.
-func (s *Service) checkDraft(ctx context.Context, me *storage.User, in DraftInput, where string, row *storage.Draft) error {
+func (s *Service) checkDraft(ctx context.Context, me *storage.User, realm *storage.Realm, in DraftInput, where string, row *storage.Draft) error {
 	missing := func(key string) error {
 		return BadRequest(`%s["%s"] field is missing: Field required`, where, key)
 	}
@@ -194,7 +194,13 @@ func (s *Service) checkDraft(ctx context.Context, me *storage.User, in DraftInpu
 		if len(*in.To) != 1 {
 			return BadRequest("Must specify exactly 1 channel ID for channel messages")
 		}
-		// The channel is not checked yet: channels arrive with their own issue.
+		cc, err := s.loadChannelCtx(ctx, s.store, me, realm)
+		if err != nil {
+			return s.internal(ctx, "check draft", err)
+		}
+		if _, err := s.visibleChannel(ctx, cc, (*in.To)[0]); err != nil {
+			return err
+		}
 		to = *in.To
 		row.Topic = truncateTopic(strings.TrimSpace(*in.Topic), s.limits.MaxTopicLength)
 	case "private":

@@ -181,12 +181,14 @@ func TestDrafts(t *testing.T) {
 	h := chattest.New(t)
 	u := h.NewUser(t, chat.RoleMember)
 	other := h.NewUser(t, chat.RoleMember)
+	channel := newChannel(t, h, "drafts here", false)
+	hidden := newChannel(t, h, "drafts hidden", true)
 	d := func(typ string, to []int64, topic, content string) chat.DraftInput {
 		return chat.DraftInput{Type: &typ, To: &to, Topic: &topic, Content: &content}
 	}
 	created, err := h.Service.CreateDrafts(ctx, u.Caller, chat.CreateDraftsRequest{Drafts: []chat.DraftInput{
 		d("private", []int64{other.ID}, "ignored", "hello"),
-		d("stream", []int64{5}, "  greetings  ", "hi all"),
+		d("stream", []int64{channel}, "  greetings  ", "hi all"),
 		d("", []int64{1, 2}, "x", "unaddressed"),
 	}})
 	require.NoError(t, err)
@@ -216,6 +218,8 @@ func TestDrafts(t *testing.T) {
 		msg string
 	}{
 		{d("stream", []int64{1, 2}, "t", "c"), "Must specify exactly 1 channel ID for channel messages"},
+		{d("stream", []int64{9999}, "t", "c"), "Invalid channel ID"},
+		{d("stream", []int64{hidden}, "t", "c"), "Invalid channel ID"},
 		{d("private", []int64{9999}, "", "c"), "Invalid user ID 9999"},
 		{d("group", nil, "", "c"), `Invalid drafts[0]["type"]: allowed values are "", "stream", "private"`},
 		{d("", nil, "", "a\x00b"), "Content must not contain null bytes"},

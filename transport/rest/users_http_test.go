@@ -154,8 +154,12 @@ func TestBotsHTTP(t *testing.T) {
 func TestDraftsHTTP(t *testing.T) {
 	e := newEnv(t)
 	u := e.NewUser(t, chat.RoleMember)
+	_, err := e.Service.Subscribe(ctxBg, u.Caller, chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "plans"}}})
+	require.NoError(t, err)
+	ch, err := e.Service.GetChannelID(ctxBg, u.Caller, chat.GetChannelIDRequest{Stream: "plans"})
+	require.NoError(t, err)
 	r := e.do(t, request{method: "POST", path: "/api/v1/drafts", user: &u, params: url.Values{
-		"drafts": {`[{"type": "stream", "to": [3], "topic": "plans", "content": "draft one"}, {"type": "", "to": [], "topic": "", "content": "two", "timestamp": 1700000000}]`}}}).
+		"drafts": {fmt.Sprintf(`[{"type": "stream", "to": [%d], "topic": "plans", "content": "draft one"}, {"type": "", "to": [], "topic": "", "content": "two", "timestamp": 1700000000}]`, ch.StreamID)}}}).
 		ok(t, "POST", "/drafts")
 	ids := r.body["ids"].([]any)
 	require.Len(t, ids, 2)
@@ -163,7 +167,7 @@ func TestDraftsHTTP(t *testing.T) {
 	assert.EqualValues(t, 2, r.body["count"])
 	id := int64(ids[0].(float64))
 	e.do(t, request{method: "PATCH", path: fmt.Sprintf("/api/v1/drafts/%d", id), user: &u, params: url.Values{
-		"draft": {`{"type": "stream", "to": [3], "topic": "plans", "content": "edited"}`}}}).ok(t, "PATCH", "/drafts/{draft_id}")
+		"draft": {fmt.Sprintf(`{"type": "stream", "to": [%d], "topic": "plans", "content": "edited"}`, ch.StreamID)}}}).ok(t, "PATCH", "/drafts/{draft_id}")
 	e.do(t, request{method: "PATCH", path: "/api/v1/drafts/9999", user: &u, params: url.Values{
 		"draft": {`{"type": "", "to": [], "topic": "", "content": "x"}`}}}).fails(t, 404, chat.CodeBadRequest, "Draft does not exist")
 	e.do(t, request{method: "POST", path: "/api/v1/drafts", user: &u, params: url.Values{"drafts": {`[{"type": "stream", "to": [1, 2], "topic": "t", "content": "c"}]`}}}).
