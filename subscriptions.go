@@ -256,14 +256,11 @@ func (s *Service) newChannel(cc *channelCtx, name string, spec ChannelSpec, req 
 
 // subscribeUser subscribes u to ch; false means u already was.
 func (s *Service) subscribeUser(ctx context.Context, st storage.Store, u *storage.User, ch *storage.Stream) (bool, error) {
+	// The count of existing rows picks the new subscription's color; an
+	// active subscription is reported by Subscribe as ErrConflict.
 	existing, err := st.ListUserSubscriptions(ctx, u.RealmID, u.ID)
 	if err != nil {
 		return false, err
-	}
-	for _, sub := range existing {
-		if sub.StreamID == ch.ID && sub.Active {
-			return false, nil
-		}
 	}
 	sub := &storage.Subscription{RealmID: u.RealmID, UserID: u.ID, StreamID: ch.ID, Active: true,
 		Color: subscriptionColors[len(existing)%len(subscriptionColors)]}
@@ -393,14 +390,19 @@ func (s *Service) GetSubscriptions(ctx context.Context, c Caller, req GetSubscri
 			subscribers[sub.StreamID] = append(subscribers[sub.StreamID], sub.UserID)
 		}
 	}
+	channels, err := s.store.ListStreams(ctx, cc.realm.ID)
+	if err != nil {
+		return nil, s.internal(ctx, "get subscriptions", err)
+	}
+	byID := make(map[int64]*storage.Stream, len(channels))
+	for i := range channels {
+		byID[channels[i].ID] = &channels[i]
+	}
 	resp := &GetSubscriptionsResponse{Subscriptions: []SubscriptionInfo{}}
 	for _, sub := range subs {
-		if !sub.Active {
+		ch := byID[sub.StreamID]
+		if !sub.Active || ch == nil {
 			continue
-		}
-		ch, err := s.store.GetStream(ctx, cc.realm.ID, sub.StreamID)
-		if err != nil {
-			return nil, s.internal(ctx, "get subscriptions", err)
 		}
 		info := SubscriptionInfo{Channel: s.channelView(cc.graph, cc.realm.ID, ch), Color: sub.Color,
 			IsMuted: sub.IsMuted, InHomeView: !sub.IsMuted, PinToTop: sub.PinToTop,
