@@ -94,7 +94,11 @@ func (s *Service) inRealmGroup(ctx context.Context, realm *storage.Realm, groupI
 			return false, err
 		}
 	}
-	return s.inGroup(ctx, s.store, realm.ID, groupID, u.ID)
+	scope, err := callerScope(ctx, s.store, realm.ID, u.ID)
+	if err != nil {
+		return false, err
+	}
+	return scope.in(groupID), nil
 }
 
 // botNameFree checks that no other active bot of the realm has the name.

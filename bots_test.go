@@ -55,8 +55,8 @@ func TestCreateBot(t *testing.T) {
 		mods, err := h.Store.GetGroupByName(ctx, h.RealmID, chat.GroupModerators)
 		require.NoError(t, err)
 		_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{
-			CanCreateBotsGroup:          &chat.GroupSettingUpdate{New: chat.GroupSettingValue{GroupID: &mods.ID}},
-			CanCreateWriteOnlyBotsGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{DirectMembers: []int64{member.ID}, DirectSubgroups: []int64{}}},
+			CanCreateBotsGroup:          &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &mods.ID}},
+			CanCreateWriteOnlyBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{DirectMembers: []int64{member.ID}, DirectSubgroups: []int64{}}},
 		})
 		require.NoError(t, err)
 		_, err = h.Service.CreateBot(ctx, member.Caller, chat.CreateBotRequest{FullName: "Generic Two", ShortName: "g2"})

@@ -13,21 +13,20 @@ import (
 	"github.com/teamchat/chat/storage"
 )
 
-// channelSetting describes one permission setting of channels.
-type channelSetting struct {
-	name  string
-	field func(c *storage.Stream) *int64
-	// def is the system group it defaults to; "" means the creator alone.
-	def string
+// channelSettings are the permission settings of channels, with the
+// reference's defaults for new channels ("" is the creator alone).
+var channelSettings = []settingDescriptor[storage.Stream]{
+	newSetting[storage.Stream]("can_add_subscribers_group", GroupNobody, GroupInternet),
+	newSetting[storage.Stream]("can_remove_subscribers_group", GroupAdministrators, GroupInternet),
+	newSetting[storage.Stream]("can_administer_channel_group", "", GroupInternet),
+	newSetting[storage.Stream]("can_send_message_group", GroupEveryone, GroupInternet),
+	newSetting[storage.Stream]("can_subscribe_group", GroupNobody, GroupInternet),
 }
 
-var channelSettings = []channelSetting{
-	{"can_add_subscribers_group", func(c *storage.Stream) *int64 { return &c.CanAddSubscribersGroupID }, GroupNobody},
-	{"can_remove_subscribers_group", func(c *storage.Stream) *int64 { return &c.CanRemoveSubscribersGroupID }, GroupAdministrators},
-	{"can_administer_channel_group", func(c *storage.Stream) *int64 { return &c.CanAdministerChannelGroupID }, ""},
-	{"can_send_message_group", func(c *storage.Stream) *int64 { return &c.CanSendMessageGroupID }, GroupEveryone},
-	{"can_subscribe_group", func(c *storage.Stream) *int64 { return &c.CanSubscribeGroupID }, GroupNobody},
-}
+var (
+	channelViewField   = settingFields[GroupSettingValue, Channel](channelSettings)
+	channelUpdateField = settingFields[*GroupSettingUpdate, UpdateChannelRequest](channelSettings)
+)
 
 // Channel is a channel as GET /streams shows it.
 type Channel struct {
@@ -58,10 +57,10 @@ type Channel struct {
 
 const week = 7 * 24 * 3600
 
-// channelView formats a channel. The traffic fields follow the reference:
-// a channel younger than a week has no weekly traffic yet, and counts as
-// recently active.
-func (s *Service) channelView(g *groupGraph, realmID int64, c *storage.Stream) Channel {
+// channelView formats a channel whose settings' groups g has loaded. The
+// traffic fields follow the reference: a channel younger than a week has
+// no weekly traffic yet, and counts as recently active.
+func (s *Service) channelView(g *groupScope, c *storage.Stream) Channel {
 	young := s.nowUnix()-c.DateCreated < week
 	v := Channel{StreamID: c.ID, Name: c.Name, Description: c.Description, RenderedDescription: c.RenderedDescription,
 		DateCreated: c.DateCreated, CreatorID: c.CreatorID, InviteOnly: c.InviteOnly, IsWebPublic: c.IsWebPublic,
@@ -71,41 +70,39 @@ func (s *Service) channelView(g *groupGraph, realmID int64, c *storage.Stream) C
 		zero := 0 // no messages yet: nothing was sent this week
 		v.StreamWeeklyTraffic = &zero
 	}
-	for i, out := range []*GroupSettingValue{&v.CanAddSubscribersGroup, &v.CanRemoveSubscribersGroup,
-		&v.CanAdministerChannelGroup, &v.CanSendMessageGroup, &v.CanSubscribeGroup} {
-		*out = g.value(*channelSettings[i].field(c))
+	for i, set := range channelSettings {
+		*channelViewField[i](&v) = g.value(*set.field(c))
 	}
-	v.StreamPostPolicy = g.postPolicy(c.CanSendMessageGroupID)
+	v.StreamPostPolicy = postPolicy(g.systemName(c.CanSendMessageGroupID))
 	v.IsAnnouncementOnly = v.StreamPostPolicy == 2
 	return v
 }
 
 // postPolicy is the deprecated stream_post_policy matching who may post.
-func (g *groupGraph) postPolicy(groupID int64) int {
-	if grp := g.groups[groupID]; grp != nil && grp.IsSystemGroup {
-		switch grp.Name {
-		case GroupAdministrators:
-			return 2
-		case GroupFullMembers:
-			return 3
-		case GroupModerators:
-			return 4
-		}
+func postPolicy(systemGroup string) int {
+	switch systemGroup {
+	case GroupAdministrators:
+		return 2
+	case GroupFullMembers:
+		return 3
+	case GroupModerators:
+		return 4
 	}
 	return 1
 }
 
-// channelCtx is what access decisions about channels need: the caller, the
-// group graph and the caller's active subscriptions.
+// channelCtx is what access decisions about channels need: the caller,
+// the groups they are in and their active subscriptions. Its cost follows
+// the caller's memberships, not the organization.
 type channelCtx struct {
 	me         *storage.User
 	realm      *storage.Realm
-	graph      *groupGraph
+	groups     *groupScope
 	subscribed map[int64]bool
 }
 
 func (s *Service) loadChannelCtx(ctx context.Context, st storage.Store, me *storage.User, realm *storage.Realm) (*channelCtx, error) {
-	graph, err := s.loadGroupGraph(ctx, st, realm.ID)
+	groups, err := callerScope(ctx, st, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +110,7 @@ func (s *Service) loadChannelCtx(ctx context.Context, st storage.Store, me *stor
 	if err != nil {
 		return nil, err
 	}
-	cc := &channelCtx{me: me, realm: realm, graph: graph, subscribed: map[int64]bool{}}
+	cc := &channelCtx{me: me, realm: realm, groups: groups, subscribed: map[int64]bool{}}
 	for _, sub := range subs {
 		if sub.Active {
 			cc.subscribed[sub.StreamID] = true
@@ -125,7 +122,7 @@ func (s *Service) loadChannelCtx(ctx context.Context, st storage.Store, me *stor
 // canAdminister: organization administrators and members of the channel's
 // can_administer_channel_group.
 func (cc *channelCtx) canAdminister(c *storage.Stream) bool {
-	return isAdmin(cc.me) || cc.graph.has(c.CanAdministerChannelGroupID, cc.me.ID)
+	return isAdmin(cc.me) || cc.groups.in(c.CanAdministerChannelGroupID)
 }
 
 // canSee reports whether the caller may know the channel exists: public
@@ -235,7 +232,7 @@ func (s *Service) GetChannels(ctx context.Context, c Caller, req GetChannelsRequ
 	if includeAll && cc.me.Role == RoleGuest {
 		return nil, BadRequest("User not authorized for this query")
 	}
-	resp := &GetChannelsResponse{Streams: []Channel{}}
+	var shown []*storage.Stream
 	for i := range all {
 		ch := &all[i]
 		if !cc.canSee(ch) || ch.IsArchived && flag(req.ExcludeArchived, true) {
@@ -247,10 +244,16 @@ func (s *Service) GetChannels(ctx context.Context, c Caller, req GetChannelsRequ
 			flag(req.IncludeSubscribed, true) && cc.subscribed[ch.ID] ||
 			flag(req.IncludeDefault, false) && ch.IsDefault ||
 			flag(req.IncludeCanAccessContent, false) && (cc.subscribed[ch.ID] || !ch.InviteOnly && cc.me.Role != RoleGuest)
-		if !include {
-			continue
+		if include {
+			shown = append(shown, ch)
 		}
-		v := s.channelView(cc.graph, cc.realm.ID, ch)
+	}
+	if err := cc.groups.load(ctx, s.store, cc.realm.ID, settingIDs(channelSettings, shown...)...); err != nil {
+		return nil, s.internal(ctx, "get channels", err)
+	}
+	resp := &GetChannelsResponse{Streams: make([]Channel, 0, len(shown))}
+	for _, ch := range shown {
+		v := s.channelView(cc.groups, ch)
 		isDefault := ch.IsDefault
 		v.IsDefault = &isDefault
 		resp.Streams = append(resp.Streams, v)
@@ -279,7 +282,10 @@ func (s *Service) GetChannel(ctx context.Context, c Caller, req GetChannelReques
 	if err != nil {
 		return nil, err
 	}
-	return &GetChannelResponse{Stream: s.channelView(cc.graph, cc.realm.ID, ch)}, nil
+	if err := cc.groups.load(ctx, s.store, cc.realm.ID, settingIDs(channelSettings, ch)...); err != nil {
+		return nil, s.internal(ctx, "get channel", err)
+	}
+	return &GetChannelResponse{Stream: s.channelView(cc.groups, ch)}, nil
 }
 
 // GetChannelIDRequest is the input of GetChannelID.
@@ -355,10 +361,6 @@ type UpdateChannelRequest struct {
 	CanSubscribeGroup          *GroupSettingUpdate `json:"can_subscribe_group"`
 }
 
-func (r UpdateChannelRequest) settings() []*GroupSettingUpdate {
-	return []*GroupSettingUpdate{r.CanAddSubscribersGroup, r.CanRemoveSubscribersGroup, r.CanAdministerChannelGroup, r.CanSendMessageGroup, r.CanSubscribeGroup}
-}
-
 var errCannotAdminister = BadRequest("You do not have permission to administer this channel.")
 
 // UpdateChannel changes a channel's name, description, privacy, default
@@ -431,30 +433,35 @@ func (s *Service) UpdateChannel(ctx context.Context, c Caller, req UpdateChannel
 		}
 		next.MessageRetentionDays, columns = req.MessageRetentionDays.Days, append(columns, "message_retention_days")
 	}
-	err = s.store.InTx(ctx, func(st storage.Store) error {
+	err = s.write(ctx, cc.realm.ID, func(w *writeTx) error {
+		if err := cc.groups.load(ctx, w, cc.realm.ID, settingIDs(channelSettings, ch)...); err != nil {
+			return err
+		}
 		for i, set := range channelSettings {
-			up := req.settings()[i]
+			up := *channelUpdateField[i](&req)
 			if up == nil {
 				continue
 			}
-			id, err := updateGroupSetting(cc.graph.value(*set.field(ch)), up, func(v GroupSettingValue) (int64, error) {
-				return s.channelGroupSetting(ctx, st, cc, set, &v)
+			id, err := updateGroupSetting(cc.groups.value(*set.field(ch)), up, func(v GroupSettingValue) (int64, error) {
+				return s.channelGroupSetting(ctx, w, cc, set, &v)
 			})
 			if err != nil {
 				return err
 			}
 			*set.field(&next) = id
-			columns = append(columns, set.name+"_id")
+			columns = append(columns, set.column())
 		}
 		if len(columns) == 0 {
 			return nil
 		}
 		columns = append(columns, "history_public_to_subscribers")
-		err := st.UpdateStream(ctx, &next, slices.Compact(sortedCopy(columns))...)
+		err := w.UpdateStream(ctx, &next, slices.Compact(sortedCopy(columns))...)
 		if errors.Is(err, storage.ErrConflict) {
 			return BadRequest("Channel '%s' already exists", next.Name)
+		} else if err != nil {
+			return err
 		}
-		return err
+		return s.emitChannelUpdates(ctx, w, cc.groups, ch, &next)
 	})
 	if err != nil {
 		return nil, s.internal(ctx, "update channel", err)
@@ -468,8 +475,72 @@ func sortedCopy(s []string) []string {
 	return c
 }
 
+// channelAudience is who may see a channel's metadata: for a public
+// channel every member and its subscribers (guests among them), for a
+// private one its subscribers and the organization's administrators.
+func channelAudience(ctx context.Context, st storage.Store, ch *storage.Stream) (Audience, error) {
+	subs, err := st.ListStreamSubscribers(ctx, ch.RealmID, ch.ID)
+	if err != nil {
+		return Audience{}, err
+	}
+	if ch.InviteOnly {
+		return Audience{Admins: true, Users: subs}, nil
+	}
+	return Audience{Members: true, Users: subs}, nil
+}
+
+// emitChannelUpdates emits one stream update event per changed property,
+// as the reference does, to those who may see the channel (before or
+// after the change).
+func (s *Service) emitChannelUpdates(ctx context.Context, w *writeTx, groups *groupScope, old, next *storage.Stream) error {
+	aud, err := channelAudience(ctx, w, next)
+	if err != nil {
+		return err
+	}
+	if !old.InviteOnly {
+		aud.Members = true
+	}
+	ev := func(property string, value any) StreamEvent {
+		return StreamEvent{Op: "update", StreamID: next.ID, Name: old.Name, Property: property, Value: value}
+	}
+	if next.Name != old.Name {
+		w.emit(aud, ev("name", next.Name))
+	}
+	if next.Description != old.Description {
+		e := ev("description", next.Description)
+		e.RenderedDescription = &next.RenderedDescription
+		w.emit(aud, e)
+	}
+	if next.InviteOnly != old.InviteOnly {
+		e := ev("invite_only", next.InviteOnly)
+		e.HistoryPublicToSubscribers, e.IsWebPublic = &next.HistoryPublicToSubscribers, &next.IsWebPublic
+		w.emit(aud, e)
+	} else if next.HistoryPublicToSubscribers != old.HistoryPublicToSubscribers {
+		w.emit(aud, ev("history_public_to_subscribers", next.HistoryPublicToSubscribers))
+	}
+	if next.IsWebPublic != old.IsWebPublic {
+		w.emit(aud, ev("is_web_public", next.IsWebPublic))
+	}
+	if !equalPtr(next.MessageRetentionDays, old.MessageRetentionDays) {
+		w.emit(aud, ev("message_retention_days", next.MessageRetentionDays))
+	}
+	for _, set := range channelSettings {
+		if id := *set.field(next); id != *set.field(old) {
+			if err := groups.load(ctx, w, next.RealmID, id); err != nil {
+				return err
+			}
+			w.emit(aud, ev(set.name, groups.value(id)))
+		}
+	}
+	return nil
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
 // channelGroupSetting stores a channel permission value (or its default).
-func (s *Service) channelGroupSetting(ctx context.Context, st storage.Store, cc *channelCtx, set channelSetting, v *GroupSettingValue) (int64, error) {
+func (s *Service) channelGroupSetting(ctx context.Context, st storage.Store, cc *channelCtx, set settingDescriptor[storage.Stream], v *GroupSettingValue) (int64, error) {
 	if v == nil {
 		if set.def == "" {
 			v = &GroupSettingValue{DirectMembers: []int64{cc.me.ID}, DirectSubgroups: []int64{}}
@@ -482,8 +553,11 @@ func (s *Service) channelGroupSetting(ctx context.Context, st storage.Store, cc 
 		}
 	}
 	if v.GroupID != nil {
-		if g := cc.graph.groups[*v.GroupID]; g != nil && g.IsSystemGroup && g.Name == GroupInternet {
-			return 0, BadRequest("'%s' setting cannot be set to '%s' group.", set.name, g.Name)
+		if err := cc.groups.load(ctx, st, cc.realm.ID, *v.GroupID); err != nil {
+			return 0, err
+		}
+		if err := set.checkAllowed(cc.groups, *v); err != nil {
+			return 0, err
 		}
 	}
 	return s.storeGroupSetting(ctx, st, cc.realm.ID, set.name, *v)
@@ -512,8 +586,19 @@ func (s *Service) ArchiveChannel(ctx context.Context, c Caller, req ArchiveChann
 	if ch.IsArchived {
 		return nil, BadRequest("Channel is already archived.")
 	}
-	ch.IsArchived, ch.IsDefault = true, false
-	if err := s.store.UpdateStream(ctx, ch, "is_archived", "is_default"); err != nil {
+	err = s.write(ctx, cc.realm.ID, func(w *writeTx) error {
+		ch.IsArchived, ch.IsDefault = true, false
+		if err := w.UpdateStream(ctx, ch, "is_archived", "is_default"); err != nil {
+			return err
+		}
+		aud, err := channelAudience(ctx, w, ch)
+		if err != nil {
+			return err
+		}
+		w.emit(aud, StreamEvent{Op: "delete", Deleted: []streamRef{{ch.ID}}, StreamIDs: []int64{ch.ID}})
+		return nil
+	})
+	if err != nil {
 		return nil, s.internal(ctx, "archive channel", err)
 	}
 	return &EmptyResponse{}, nil

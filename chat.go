@@ -100,6 +100,9 @@ type Service struct {
 
 	notifyEmailChange func(context.Context, EmailChangeNotice) error
 	realmHosts        sync.Map // exact host -> realm ID (see RealmForHost)
+
+	sinks     []func(Event)
+	publishMu sync.Mutex // one transaction's events reach the sinks at a time
 }
 
 // Option configures a Service.

@@ -1,346 +1,788 @@
 package chat
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/teamchat/chat/storage"
 )
 
-// System group names. Every organization has these groups from its
-// creation; their membership follows the users' roles.
-const (
-	GroupInternet       = "role:internet"
-	GroupEveryone       = "role:everyone"
-	GroupMembers        = "role:members"
-	GroupFullMembers    = "role:fullmembers"
-	GroupModerators     = "role:moderators"
-	GroupAdministrators = "role:administrators"
-	GroupOwners         = "role:owners"
-	GroupNobody         = "role:nobody"
+// userGroupSettings are the permission settings of user groups, with the
+// reference's defaults for new groups and the system groups each may not hold.
+var userGroupSettings = []settingDescriptor[storage.UserGroup]{
+	newSetting[storage.UserGroup]("can_add_members_group", "", GroupInternet, GroupEveryone),
+	newSetting[storage.UserGroup]("can_join_group", GroupNobody, GroupInternet),
+	newSetting[storage.UserGroup]("can_leave_group", GroupEveryone, GroupInternet),
+	newSetting[storage.UserGroup]("can_manage_group", "", GroupInternet, GroupEveryone),
+	newSetting[storage.UserGroup]("can_mention_group", GroupEveryone, GroupInternet, GroupOwners),
+	newSetting[storage.UserGroup]("can_remove_members_group", GroupNobody, GroupInternet, GroupEveryone),
+}
+
+// Each setting's field in the view and the requests, found by wire name.
+var (
+	userGroupViewField   = settingFields[GroupSettingValue, UserGroup](userGroupSettings)
+	userGroupCreateField = settingFields[*GroupSettingValue, CreateUserGroupRequest](userGroupSettings)
+	userGroupUpdateField = settingFields[*GroupSettingUpdate, UpdateUserGroupRequest](userGroupSettings)
 )
 
-// systemGroups lists the system groups with their descriptions, each
-// followed by the system group that is its direct subgroup: every role's
-// group is contained in the group of the next less privileged role, as in
-// the reference (owners ⊂ administrators ⊂ moderators ⊂ fullmembers ⊂
-// members ⊂ everyone ⊂ internet).
-var systemGroups = []struct{ name, description, subgroup string }{
-	{GroupOwners, "Owners of this organization", ""},
-	{GroupAdministrators, "Administrators of this organization, including owners", GroupOwners},
-	{GroupModerators, "Moderators of this organization, including administrators", GroupAdministrators},
-	{GroupFullMembers, "Members of this organization, not including new accounts and guests", GroupModerators},
-	{GroupMembers, "Everyone except guests", GroupFullMembers},
-	{GroupEveryone, "Everyone including guests", GroupMembers},
-	{GroupInternet, "Everyone on the internet", GroupEveryone},
-	{GroupNobody, "Nobody", ""},
+// UserGroup is a named user group as the API shows it.
+type UserGroup struct {
+	ID                    int64             `json:"id"`
+	Name                  string            `json:"name"`
+	Description           string            `json:"description"`
+	Members               []int64           `json:"members"`
+	DirectSubgroupIDs     []int64           `json:"direct_subgroup_ids"`
+	IsSystemGroup         bool              `json:"is_system_group"`
+	CreatorID             *int64            `json:"creator_id"`
+	DateCreated           *int64            `json:"date_created"`
+	Deactivated           bool              `json:"deactivated"`
+	CanAddMembersGroup    GroupSettingValue `json:"can_add_members_group"`
+	CanJoinGroup          GroupSettingValue `json:"can_join_group"`
+	CanLeaveGroup         GroupSettingValue `json:"can_leave_group"`
+	CanManageGroup        GroupSettingValue `json:"can_manage_group"`
+	CanMentionGroup       GroupSettingValue `json:"can_mention_group"`
+	CanRemoveMembersGroup GroupSettingValue `json:"can_remove_members_group"`
 }
 
-// createSystemGroups makes the system groups of a new realm and returns
-// their IDs by name.
-func createSystemGroups(ctx context.Context, st storage.Store, realmID int64, now int64) (map[string]int64, error) {
-	ids := make(map[string]int64, len(systemGroups))
-	for _, sg := range systemGroups {
-		g := &storage.UserGroup{RealmID: realmID, Name: sg.name, Description: sg.description,
-			IsSystemGroup: true, DateCreated: &now}
-		if err := st.CreateGroup(ctx, g); err != nil {
-			return nil, err
+// view formats a loaded named group (its settings' groups loaded too).
+func (g *groupScope) view(u *storage.UserGroup) UserGroup {
+	v := UserGroup{ID: u.ID, Name: u.Name, Description: u.Description, Members: uniqueSorted(nonNil(g.members[u.ID])),
+		DirectSubgroupIDs: uniqueSorted(nonNil(g.subs[u.ID])), IsSystemGroup: u.IsSystemGroup, CreatorID: u.CreatorID,
+		DateCreated: u.DateCreated, Deactivated: u.Deactivated}
+	for i, set := range userGroupSettings {
+		*userGroupViewField[i](&v) = g.value(*set.field(u))
+	}
+	return v
+}
+
+// settingIDs lists the groups that hold the settings of the records.
+func settingIDs[R any](sets []settingDescriptor[R], recs ...*R) []int64 {
+	var ids []int64
+	for _, r := range recs {
+		for _, set := range sets {
+			ids = append(ids, *set.field(r))
 		}
-		ids[sg.name] = g.ID
-		if sg.subgroup != "" {
-			if err := st.AddSubgroups(ctx, realmID, g.ID, []int64{ids[sg.subgroup]}); err != nil {
-				return nil, err
-			}
-		}
-	}
-	// System groups are managed by roles: nobody may change their
-	// membership; everyone may mention them (the reference's settings).
-	for _, sg := range systemGroups {
-		g := &storage.UserGroup{ID: ids[sg.name], RealmID: realmID,
-			CanAddMembersGroupID: ids[GroupNobody], CanJoinGroupID: ids[GroupNobody], CanLeaveGroupID: ids[GroupNobody],
-			CanManageGroupID: ids[GroupNobody], CanMentionGroupID: ids[GroupEveryone], CanRemoveMembersGroupID: ids[GroupNobody]}
-		if err := st.UpdateGroup(ctx, g, "can_add_members_group_id", "can_join_group_id", "can_leave_group_id",
-			"can_manage_group_id", "can_mention_group_id", "can_remove_members_group_id"); err != nil {
-			return nil, err
-		}
-	}
-	return ids, nil
-}
-
-// roleGroups returns the system groups a user of this role is a direct
-// member of. Members are direct members of role:members, and also of
-// role:fullmembers once their account is older than the realm's waiting
-// period.
-func roleGroups(role int, fullMember bool) []string {
-	switch role {
-	case RoleOwner:
-		return []string{GroupOwners}
-	case RoleAdministrator:
-		return []string{GroupAdministrators}
-	case RoleModerator:
-		return []string{GroupModerators}
-	case RoleGuest:
-		return []string{GroupEveryone}
-	default:
-		if fullMember {
-			return []string{GroupMembers, GroupFullMembers}
-		}
-		return []string{GroupMembers}
-	}
-}
-
-// addToRoleGroups makes a new user a direct member of their role's system groups.
-func (s *Service) addToRoleGroups(ctx context.Context, st storage.Store, realm *storage.Realm, u *storage.User) error {
-	full := u.Role == RoleMember && s.isFullMember(realm, u)
-	for _, name := range roleGroups(u.Role, full) {
-		g, err := st.GetGroupByName(ctx, realm.ID, name)
-		if err != nil {
-			return err
-		}
-		if err := st.AddGroupMembers(ctx, realm.ID, g.ID, []int64{u.ID}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// isFullMember reports whether the account is older than the realm's
-// waiting period (in days).
-func (s *Service) isFullMember(realm *storage.Realm, u *storage.User) bool {
-	return s.nowUnix()-u.DateJoined >= int64(realm.WaitingPeriodThreshold)*86400
-}
-
-// GroupSettingValue is who holds a group-based permission: a user group
-// (GroupID), or a set of users and groups ({direct_members,
-// direct_subgroups}). On the wire it is an integer or that object.
-type GroupSettingValue struct {
-	GroupID         *int64
-	DirectMembers   []int64
-	DirectSubgroups []int64
-}
-
-// MarshalJSON writes the integer or the object form.
-func (v GroupSettingValue) MarshalJSON() ([]byte, error) {
-	if v.GroupID != nil {
-		return json.Marshal(*v.GroupID)
-	}
-	return json.Marshal(struct {
-		DirectMembers   []int64 `json:"direct_members"`
-		DirectSubgroups []int64 `json:"direct_subgroups"`
-	}{nonNil(v.DirectMembers), nonNil(v.DirectSubgroups)})
-}
-
-// UnmarshalJSON reads the integer or the object form.
-func (v *GroupSettingValue) UnmarshalJSON(b []byte) error {
-	var id int64
-	if err := json.Unmarshal(b, &id); err == nil {
-		*v = GroupSettingValue{GroupID: &id}
-		return nil
-	}
-	var obj struct {
-		DirectMembers   *[]int64 `json:"direct_members"`
-		DirectSubgroups *[]int64 `json:"direct_subgroups"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&obj); err != nil || obj.DirectMembers == nil || obj.DirectSubgroups == nil {
-		return BadRequest("Invalid group setting value: it must be a user group ID or an object with direct_members and direct_subgroups")
-	}
-	*v = GroupSettingValue{DirectMembers: *obj.DirectMembers, DirectSubgroups: *obj.DirectSubgroups}
-	return nil
-}
-
-// GroupSettingUpdate is how a permission is changed: the new value, and
-// optionally the value the client believes is current (a mismatch is
-// EXPECTATION_MISMATCH, so concurrent edits are not lost).
-type GroupSettingUpdate struct {
-	New GroupSettingValue  `json:"new"`
-	Old *GroupSettingValue `json:"old,omitempty"`
-}
-
-func nonNil(ids []int64) []int64 {
-	if ids == nil {
-		return []int64{}
 	}
 	return ids
 }
 
-var errExpectationMismatch = &Error{Kind: KindInvalid, Code: "EXPECTATION_MISMATCH", Msg: "'old' value does not match the expected value."}
+// requireMemberOrAdmin refuses guests and bots, as the reference's
+// member-or-admin endpoints do.
+func requireMemberOrAdmin(u *storage.User) error {
+	if u.Role == RoleGuest {
+		return BadRequest("Not allowed for guest users")
+	}
+	if u.IsBot {
+		return BadRequest("This endpoint does not accept bot requests.")
+	}
+	return nil
+}
 
-// storeGroupSetting turns a value into the ID of the group that holds the
-// permission: a named group of the realm as it is, or a new anonymous group
-// with the given direct members and subgroups.
-func (s *Service) storeGroupSetting(ctx context.Context, st storage.Store, realmID int64, setting string, v GroupSettingValue) (int64, error) {
-	if v.GroupID != nil {
-		g, err := st.GetGroup(ctx, realmID, *v.GroupID)
-		if errors.Is(err, storage.ErrNotFound) || err == nil && (g.Name == "" || g.Deactivated) {
-			return 0, BadRequest("Invalid user group ID: %d", *v.GroupID)
-		} else if err != nil {
-			return 0, err
-		}
-		return g.ID, nil
+// GetUserGroupsRequest is the input of GetUserGroups.
+type GetUserGroupsRequest struct {
+	IncludeDeactivatedGroups *bool `json:"include_deactivated_groups"`
+}
+
+// GetUserGroupsResponse is the success body of GetUserGroups.
+type GetUserGroupsResponse struct {
+	UserGroups []UserGroup `json:"user_groups"`
+}
+
+// GetUserGroups lists the organization's named groups, system groups
+// included. Guests and bots may not. Its cost follows the answer: the
+// groups with their members and settings.
+func (s *Service) GetUserGroups(ctx context.Context, c Caller, req GetUserGroupsRequest) (*GetUserGroupsResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
 	}
-	for _, id := range v.DirectMembers {
-		if _, err := st.GetUser(ctx, realmID, id); errors.Is(err, storage.ErrNotFound) {
-			return 0, BadRequest("Invalid user ID: %d", id)
-		} else if err != nil {
-			return 0, err
+	if err := requireMemberOrAdmin(me); err != nil {
+		return nil, err
+	}
+	named, err := s.store.ListGroups(ctx, realm.ID)
+	if err != nil {
+		return nil, s.internal(ctx, "get user groups", err)
+	}
+	named = slices.DeleteFunc(named, func(g storage.UserGroup) bool {
+		return g.Deactivated && (req.IncludeDeactivatedGroups == nil || !*req.IncludeDeactivatedGroups)
+	})
+	scope := newGroupScope(nil)
+	var ids []int64
+	for i := range named {
+		ids = append(ids, named[i].ID)
+		ids = append(ids, settingIDs(userGroupSettings, &named[i])...)
+	}
+	if err := scope.load(ctx, s.store, realm.ID, ids...); err != nil {
+		return nil, s.internal(ctx, "get user groups", err)
+	}
+	resp := &GetUserGroupsResponse{UserGroups: make([]UserGroup, 0, len(named))}
+	for i := range named {
+		resp.UserGroups = append(resp.UserGroups, scope.view(&named[i]))
+	}
+	return resp, nil
+}
+
+// CreateUserGroupRequest is the input of CreateUserGroup.
+type CreateUserGroupRequest struct {
+	Name        string  `json:"name"`
+	Description string  `json:"description"`
+	Members     []int64 `json:"members"`
+	// Subgroups may be any named groups: the creator may add them
+	// irrespective of other permissions.
+	Subgroups             *[]int64           `json:"subgroups"`
+	CanAddMembersGroup    *GroupSettingValue `json:"can_add_members_group"`
+	CanJoinGroup          *GroupSettingValue `json:"can_join_group"`
+	CanLeaveGroup         *GroupSettingValue `json:"can_leave_group"`
+	CanManageGroup        *GroupSettingValue `json:"can_manage_group"`
+	CanMentionGroup       *GroupSettingValue `json:"can_mention_group"`
+	CanRemoveMembersGroup *GroupSettingValue `json:"can_remove_members_group"`
+}
+
+// CreateUserGroupResponse is the success body of CreateUserGroup.
+type CreateUserGroupResponse struct {
+	GroupID int64 `json:"group_id"`
+}
+
+var groupNamePrefixes = []string{"@", "role:", "user:", "stream:", "channel:"}
+
+func (s *Service) checkGroupName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", BadRequest("User group name can't be empty.")
+	}
+	if utf8.RuneCountInString(name) > s.limits.MaxGroupNameLength {
+		return "", BadRequest("User group name cannot exceed %d characters.", s.limits.MaxGroupNameLength)
+	}
+	for _, p := range groupNamePrefixes {
+		if strings.HasPrefix(name, p) {
+			return "", BadRequest("User group name cannot start with '%s'.", p)
 		}
 	}
-	for _, id := range v.DirectSubgroups {
-		if g, err := st.GetGroup(ctx, realmID, id); errors.Is(err, storage.ErrNotFound) || err == nil && g.Name == "" {
-			return 0, BadRequest("Invalid user group ID: %d", id)
-		} else if err != nil {
-			return 0, err
+	return name, nil
+}
+
+// maxGroupChange bounds the users or subgroups one request may add or remove.
+const maxGroupChange = 10000
+
+// checkIDList de-duplicates a list of IDs from a request and bounds its size.
+func checkIDList(name string, ids []int64) ([]int64, error) {
+	out := uniqueSorted(ids)
+	if len(out) > maxGroupChange {
+		return nil, BadRequest("Too many IDs in '%s' (limit: %d).", name, maxGroupChange)
+	}
+	return out, nil
+}
+
+// CreateUserGroup creates a named group. Members of the organization (not
+// guests or bots) may. Unknown or deactivated users, and unknown groups,
+// are BAD_REQUEST; settings that name a system group they may not hold
+// (can_manage_group: role:internet or role:everyone; can_mention_group:
+// role:internet or role:owners; ...) too.
+func (s *Service) CreateUserGroup(ctx context.Context, c Caller, req CreateUserGroupRequest) (*CreateUserGroupResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireMemberOrAdmin(me); err != nil {
+		return nil, err
+	}
+	name, err := s.checkGroupName(req.Name)
+	if err != nil {
+		return nil, err
+	}
+	if utf8.RuneCountInString(req.Description) > 1024 {
+		return nil, BadRequest("User group description cannot exceed 1024 characters.")
+	}
+	members, err := checkIDList("members", req.Members)
+	if err != nil {
+		return nil, err
+	}
+	var subgroups []int64
+	if req.Subgroups != nil {
+		if subgroups, err = checkIDList("subgroups", *req.Subgroups); err != nil {
+			return nil, err
 		}
 	}
 	now := s.nowUnix()
-	g := &storage.UserGroup{RealmID: realmID, Description: "anonymous group for " + setting, DateCreated: &now}
-	if err := st.CreateGroup(ctx, g); err != nil {
-		return 0, err
-	}
-	if err := st.AddGroupMembers(ctx, realmID, g.ID, v.DirectMembers); err != nil {
-		return 0, err
-	}
-	if err := st.AddSubgroups(ctx, realmID, g.ID, v.DirectSubgroups); err != nil {
-		return 0, err
-	}
-	return g.ID, nil
-}
-
-// groupSettingValue is the wire value of the group that holds a permission.
-func (s *Service) groupSettingValue(ctx context.Context, st storage.Store, realmID, groupID int64) (GroupSettingValue, error) {
-	g, err := st.GetGroup(ctx, realmID, groupID)
-	if err != nil {
-		return GroupSettingValue{}, err
-	}
-	if g.Name != "" {
-		return GroupSettingValue{GroupID: &g.ID}, nil
-	}
-	members, err := st.GroupMembers(ctx, realmID, groupID)
-	if err != nil {
-		return GroupSettingValue{}, err
-	}
-	subs, err := st.Subgroups(ctx, realmID, groupID)
-	if err != nil {
-		return GroupSettingValue{}, err
-	}
-	return GroupSettingValue{DirectMembers: members, DirectSubgroups: subs}, nil
-}
-
-// updateGroupSetting applies an update: when it names the value it expects
-// to replace, that must match the current value (else
-// EXPECTATION_MISMATCH); then store keeps the new value and gives its group ID.
-func updateGroupSetting(current GroupSettingValue, up *GroupSettingUpdate, store func(GroupSettingValue) (int64, error)) (int64, error) {
-	if up.Old != nil && !sameGroupSetting(current, *up.Old) {
-		return 0, errExpectationMismatch
-	}
-	return store(up.New)
-}
-
-// sameGroupSetting compares two values as sets.
-func sameGroupSetting(a, b GroupSettingValue) bool {
-	if (a.GroupID == nil) != (b.GroupID == nil) {
-		return false
-	}
-	if a.GroupID != nil {
-		return *a.GroupID == *b.GroupID
-	}
-	return sameSet(a.DirectMembers, b.DirectMembers) && sameSet(a.DirectSubgroups, b.DirectSubgroups)
-}
-
-func sameSet(a, b []int64) bool {
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(slices.Compact(a), slices.Compact(b))
-}
-
-// inGroup reports whether the user is a member of the group, directly or
-// through nested subgroups.
-func (s *Service) inGroup(ctx context.Context, st storage.Store, realmID, groupID, userID int64) (bool, error) {
-	graph, err := s.loadGroupGraph(ctx, st, realmID)
-	if err != nil {
-		return false, err
-	}
-	return graph.has(groupID, userID), nil
-}
-
-// systemGroupID returns the ID of a system group of the realm.
-func systemGroupID(ctx context.Context, st storage.Store, realmID int64, name string) (int64, error) {
-	g, err := st.GetGroupByName(ctx, realmID, name)
-	if err != nil {
-		return 0, err
-	}
-	return g.ID, nil
-}
-
-// setRoleGroups moves a user into the system groups of their (new) role.
-func (s *Service) setRoleGroups(ctx context.Context, st storage.Store, realm *storage.Realm, u *storage.User) error {
-	for _, sg := range systemGroups {
-		id, err := systemGroupID(ctx, st, realm.ID, sg.name)
-		if err != nil {
+	group := &storage.UserGroup{RealmID: realm.ID, Name: name, Description: req.Description, CreatorID: &me.ID, DateCreated: &now}
+	var view UserGroup
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		if err := s.checkActiveUsers(ctx, w, realm.ID, members); err != nil {
 			return err
 		}
-		if err := st.RemoveGroupMembers(ctx, realm.ID, id, []int64{u.ID}); err != nil {
+		scope := newGroupScope(nil)
+		if err := scope.load(ctx, w, realm.ID, subgroups...); err != nil {
 			return err
 		}
-	}
-	return s.addToRoleGroups(ctx, st, realm, u)
-}
-
-// PromoteFullMembers brings role:fullmembers in step with the realm's
-// waiting period: members whose accounts are old enough become full
-// members, and (after the period grows) younger ones stop being. It is a
-// server-maintenance operation with no Caller, the counterpart of the
-// reference's daily job; UpdateRealm runs it when the period changes and
-// examples/server runs it every hour. It returns how many memberships
-// changed.
-func (s *Service) PromoteFullMembers(ctx context.Context, realmID int64) (int, error) {
-	changed := 0
-	err := s.store.InTx(ctx, func(st storage.Store) error {
-		realm, err := st.GetRealm(ctx, realmID)
-		if err != nil {
-			return err
-		}
-		full, err := systemGroupID(ctx, st, realmID, GroupFullMembers)
-		if err != nil {
-			return err
-		}
-		current, err := st.GroupMembers(ctx, realmID, full)
-		if err != nil {
-			return err
-		}
-		users, err := st.ListUsers(ctx, realmID)
-		if err != nil {
-			return err
-		}
-		var add, remove []int64
-		for i := range users {
-			u := &users[i]
-			if u.Role != RoleMember {
-				continue
-			}
-			want := s.isFullMember(realm, u)
-			has := slices.Contains(current, u.ID)
-			switch {
-			case want && !has:
-				add = append(add, u.ID)
-			case !want && has:
-				remove = append(remove, u.ID)
+		for _, id := range subgroups {
+			if sg := scope.named(id); sg == nil || sg.Deactivated {
+				return BadRequest("Invalid user group ID: %d", id)
 			}
 		}
-		if err := st.AddGroupMembers(ctx, realmID, full, add); err != nil {
+		for i, set := range userGroupSettings {
+			id, err := s.newGroupSetting(ctx, w, realm.ID, me, set, *userGroupCreateField[i](&req))
+			if err != nil {
+				return err
+			}
+			*set.field(group) = id
+		}
+		if err := w.CreateGroup(ctx, group); err != nil {
+			if errors.Is(err, storage.ErrConflict) {
+				return BadRequest("User group '%s' already exists.", name)
+			}
 			return err
 		}
-		changed = len(add) + len(remove)
-		return st.RemoveGroupMembers(ctx, realmID, full, remove)
+		if err := w.AddGroupMembers(ctx, realm.ID, group.ID, members); err != nil {
+			return err
+		}
+		if err := w.AddSubgroups(ctx, realm.ID, group.ID, subgroups); err != nil {
+			return err
+		}
+		if err := scope.load(ctx, w, realm.ID, append(settingIDs(userGroupSettings, group), group.ID)...); err != nil {
+			return err
+		}
+		view = scope.view(group)
+		w.emit(everyone, UserGroupEvent{Op: "add", Group: &view})
+		return nil
 	})
 	if err != nil {
-		return 0, s.internal(ctx, "promote full members", err)
+		return nil, s.internal(ctx, "create user group", err)
 	}
-	return changed, nil
+	return &CreateUserGroupResponse{GroupID: group.ID}, nil
+}
+
+// newGroupSetting stores the value of a setting of a new group (or its
+// default) after checking it against the setting's rules.
+func (s *Service) newGroupSetting(ctx context.Context, st storage.Store, realmID int64, me *storage.User, set settingDescriptor[storage.UserGroup], v *GroupSettingValue) (int64, error) {
+	if v == nil {
+		if set.def == "" {
+			v = &GroupSettingValue{DirectMembers: []int64{me.ID}, DirectSubgroups: []int64{}}
+		} else {
+			id, err := systemGroupID(ctx, st, realmID, set.def)
+			if err != nil {
+				return 0, err
+			}
+			v = &GroupSettingValue{GroupID: &id}
+		}
+	}
+	if v.GroupID != nil {
+		scope := newGroupScope(nil)
+		if err := scope.load(ctx, st, realmID, *v.GroupID); err != nil {
+			return 0, err
+		}
+		if err := set.checkAllowed(scope, *v); err != nil {
+			return 0, err
+		}
+	}
+	return s.storeGroupSetting(ctx, st, realmID, set.name, *v)
+}
+
+// checkActiveUsers checks, with one query, that every ID is an active
+// user of the realm.
+func (s *Service) checkActiveUsers(ctx context.Context, st storage.Store, realmID int64, ids []int64) error {
+	ids = uniqueSorted(ids)
+	if len(ids) == 0 {
+		return nil
+	}
+	active := true
+	users, err := st.FindUsers(ctx, realmID, storage.UserFilter{IDs: ids, Active: &active})
+	if err != nil {
+		return err
+	}
+	if missing := firstMissing(ids, users, func(u storage.User) int64 { return u.ID }); missing != 0 {
+		return BadRequest("Invalid user ID: %d", missing)
+	}
+	return nil
+}
+
+var errNoSuchGroup = BadRequest("Invalid user group")
+
+// groupForUpdate loads a named, non-system group of the realm, its direct
+// members and subgroups, the groups of its settings, and the caller's
+// groups.
+func (s *Service) groupForUpdate(ctx context.Context, st storage.Store, realmID, groupID int64, me *storage.User) (*groupScope, *storage.UserGroup, error) {
+	scope, err := callerScope(ctx, st, realmID, me.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := scope.load(ctx, st, realmID, groupID); err != nil {
+		return nil, nil, err
+	}
+	g := scope.named(groupID)
+	if g == nil {
+		return nil, nil, errNoSuchGroup
+	}
+	if g.IsSystemGroup {
+		return nil, nil, errInsufficient
+	}
+	if err := scope.load(ctx, st, realmID, settingIDs(userGroupSettings, g)...); err != nil {
+		return nil, nil, err
+	}
+	return scope, g, nil
+}
+
+// canManage: administrators manage every group; others need can_manage_group.
+func (g *groupScope) canManage(me *storage.User, group *storage.UserGroup) bool {
+	return isAdmin(me) || g.in(group.CanManageGroupID)
+}
+
+// UpdateUserGroupRequest is the input of UpdateUserGroup.
+type UpdateUserGroupRequest struct {
+	UserGroupID           int64               `json:"user_group_id"`
+	Name                  *string             `json:"name"`
+	Description           *string             `json:"description"`
+	CanAddMembersGroup    *GroupSettingUpdate `json:"can_add_members_group"`
+	CanJoinGroup          *GroupSettingUpdate `json:"can_join_group"`
+	CanLeaveGroup         *GroupSettingUpdate `json:"can_leave_group"`
+	CanManageGroup        *GroupSettingUpdate `json:"can_manage_group"`
+	CanMentionGroup       *GroupSettingUpdate `json:"can_mention_group"`
+	CanRemoveMembersGroup *GroupSettingUpdate `json:"can_remove_members_group"`
+}
+
+// UpdateUserGroup renames a group, changes its description or its
+// permission settings. Administrators and members of can_manage_group may;
+// system groups cannot be changed.
+func (s *Service) UpdateUserGroup(ctx context.Context, c Caller, req UpdateUserGroupRequest) (*EmptyResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireMemberOrAdmin(me); err != nil {
+		return nil, err
+	}
+	changed := req.Name != nil || req.Description != nil
+	for i := range userGroupSettings {
+		changed = changed || *userGroupUpdateField[i](&req) != nil
+	}
+	if !changed {
+		return nil, BadRequest("No new data supplied")
+	}
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		scope, group, err := s.groupForUpdate(ctx, w, realm.ID, req.UserGroupID, me)
+		if err != nil {
+			return err
+		}
+		if !scope.canManage(me, group) {
+			return errInsufficient
+		}
+		next := *group
+		var columns []string
+		data := map[string]any{}
+		if req.Name != nil {
+			name, err := s.checkGroupName(*req.Name)
+			if err != nil {
+				return err
+			}
+			next.Name, columns, data["name"] = name, append(columns, "name"), name
+		}
+		if req.Description != nil {
+			if utf8.RuneCountInString(*req.Description) > 1024 {
+				return BadRequest("User group description cannot exceed 1024 characters.")
+			}
+			next.Description, columns, data["description"] = *req.Description, append(columns, "description"), *req.Description
+		}
+		for i, set := range userGroupSettings {
+			up := *userGroupUpdateField[i](&req)
+			if up == nil {
+				continue
+			}
+			id, err := updateGroupSetting(scope.value(*set.field(group)), up, func(v GroupSettingValue) (int64, error) {
+				return s.newGroupSetting(ctx, w, realm.ID, me, set, &v)
+			})
+			if err != nil {
+				return err
+			}
+			if err := scope.load(ctx, w, realm.ID, id); err != nil {
+				return err
+			}
+			*set.field(&next) = id
+			columns, data[set.name] = append(columns, set.column()), scope.value(id)
+		}
+		err = w.UpdateGroup(ctx, &next, columns...)
+		if errors.Is(err, storage.ErrConflict) {
+			return BadRequest("User group '%s' already exists.", next.Name)
+		}
+		w.emit(everyone, UserGroupEvent{Op: "update", GroupID: group.ID, Data: data})
+		return err
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "update user group", err)
+	}
+	return &EmptyResponse{}, nil
+}
+
+// UpdateUserGroupMembersRequest is the input of UpdateUserGroupMembers.
+type UpdateUserGroupMembersRequest struct {
+	UserGroupID     int64    `json:"user_group_id"`
+	Add             *[]int64 `json:"add"`
+	Delete          *[]int64 `json:"delete"`
+	AddSubgroups    *[]int64 `json:"add_subgroups"`
+	DeleteSubgroups *[]int64 `json:"delete_subgroups"`
+}
+
+// UpdateUserGroupMembers adds and removes members and subgroups. Joining
+// (adding oneself) takes can_join_group, leaving can_leave_group, adding
+// others can_add_members_group, removing others can_remove_members_group;
+// administrators and members of can_manage_group may do all, and only they
+// change subgroups. A subgroup that would make a cycle is refused.
+func (s *Service) UpdateUserGroupMembers(ctx context.Context, c Caller, req UpdateUserGroupMembersRequest) (*EmptyResponse, error) {
+	if req.Add == nil && req.Delete == nil && req.AddSubgroups == nil && req.DeleteSubgroups == nil {
+		return nil, BadRequest("Nothing to do. Specify at least one of 'add', 'delete', 'add_subgroups' or 'delete_subgroups'.")
+	}
+	return s.changeGroup(ctx, c, req)
+}
+
+// UpdateUserGroupSubgroupsRequest is the input of UpdateUserGroupSubgroups.
+type UpdateUserGroupSubgroupsRequest struct {
+	UserGroupID int64    `json:"user_group_id"`
+	Add         *[]int64 `json:"add"`
+	Delete      *[]int64 `json:"delete"`
+}
+
+// UpdateUserGroupSubgroups adds and removes subgroups (see
+// UpdateUserGroupMembers for the rules).
+func (s *Service) UpdateUserGroupSubgroups(ctx context.Context, c Caller, req UpdateUserGroupSubgroupsRequest) (*EmptyResponse, error) {
+	if req.Add == nil && req.Delete == nil {
+		return nil, BadRequest("Nothing to do. Specify at least one of 'add' or 'delete'.")
+	}
+	return s.changeGroup(ctx, c, UpdateUserGroupMembersRequest{UserGroupID: req.UserGroupID, AddSubgroups: req.Add, DeleteSubgroups: req.Delete})
+}
+
+func (s *Service) changeGroup(ctx context.Context, c Caller, req UpdateUserGroupMembersRequest) (*EmptyResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireMemberOrAdmin(me); err != nil {
+		return nil, err
+	}
+	var lists [4][]int64
+	for i, l := range []struct {
+		name string
+		ids  *[]int64
+	}{{"add", req.Add}, {"delete", req.Delete}, {"add_subgroups", req.AddSubgroups}, {"delete_subgroups", req.DeleteSubgroups}} {
+		if l.ids == nil {
+			continue
+		}
+		if lists[i], err = checkIDList(l.name, *l.ids); err != nil {
+			return nil, err
+		}
+	}
+	add, del, addSubs, delSubs := lists[0], lists[1], lists[2], lists[3]
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		scope, group, err := s.groupForUpdate(ctx, w, realm.ID, req.UserGroupID, me)
+		if err != nil {
+			return err
+		}
+		if group.Deactivated {
+			return BadRequest("You can't make changes to a deactivated user group.")
+		}
+		manage := scope.canManage(me, group)
+		direct := scope.members[group.ID]
+		for _, id := range add {
+			allowed := manage || scope.in(group.CanAddMembersGroupID) || id == me.ID && scope.in(group.CanJoinGroupID)
+			if !allowed {
+				return errInsufficient
+			}
+			if slices.Contains(direct, id) {
+				return BadRequest("User %d is already a member of this group", id)
+			}
+		}
+		if err := s.checkActiveUsers(ctx, w, realm.ID, add); err != nil {
+			return err
+		}
+		for _, id := range del {
+			allowed := manage || scope.in(group.CanRemoveMembersGroupID) || id == me.ID && scope.in(group.CanLeaveGroupID)
+			if !allowed {
+				return errInsufficient
+			}
+			if !slices.Contains(direct, id) {
+				return BadRequest("There is no member '%d' in this user group", id)
+			}
+		}
+		if (len(addSubs) > 0 || len(delSubs) > 0) && !manage {
+			return errInsufficient
+		}
+		if err := scope.load(ctx, w, realm.ID, addSubs...); err != nil {
+			return err
+		}
+		for _, id := range addSubs {
+			sg := scope.named(id)
+			switch {
+			case sg == nil || sg.Deactivated:
+				return BadRequest("Invalid user group ID: %d", id)
+			case slices.Contains(scope.subs[group.ID], id):
+				return BadRequest("User group %d is already a subgroup of this group.", id)
+			}
+			// The check runs under the realm's write lock, so no
+			// concurrent change can close a cycle behind it.
+			below, err := w.GroupClosure(ctx, realm.ID, id)
+			if err != nil {
+				return err
+			}
+			if slices.Contains(below, group.ID) {
+				return BadRequest("User group %d is a supergroup of this group: adding it would make a cycle.", id)
+			}
+		}
+		for _, id := range delSubs {
+			if !slices.Contains(scope.subs[group.ID], id) {
+				return BadRequest("User group %d is not a subgroup of this group.", id)
+			}
+		}
+		for _, ch := range []struct {
+			ids   []int64
+			apply func(context.Context, int64, int64, []int64) error
+			event UserGroupEvent
+		}{
+			{add, w.AddGroupMembers, UserGroupEvent{Op: "add_members", GroupID: group.ID, UserIDs: add}},
+			{del, w.RemoveGroupMembers, UserGroupEvent{Op: "remove_members", GroupID: group.ID, UserIDs: del}},
+			{addSubs, w.AddSubgroups, UserGroupEvent{Op: "add_subgroups", GroupID: group.ID, DirectSubgroupIDs: addSubs}},
+			{delSubs, w.RemoveSubgroups, UserGroupEvent{Op: "remove_subgroups", GroupID: group.ID, DirectSubgroupIDs: delSubs}},
+		} {
+			if len(ch.ids) == 0 {
+				continue
+			}
+			if err := ch.apply(ctx, realm.ID, group.ID, ch.ids); err != nil {
+				return err
+			}
+			w.emit(everyone, ch.event)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "update user group members", err)
+	}
+	return &EmptyResponse{}, nil
+}
+
+// GetUserGroupMembersRequest is the input of GetUserGroupMembers.
+type GetUserGroupMembersRequest struct {
+	UserGroupID int64 `json:"user_group_id"`
+	// DirectMemberOnly (default false) leaves out members of subgroups.
+	DirectMemberOnly *bool `json:"direct_member_only"`
+}
+
+// GetUserGroupMembersResponse is the success body of GetUserGroupMembers.
+type GetUserGroupMembersResponse struct {
+	Members []int64 `json:"members"`
+}
+
+// readGroup loads a named group of the realm for reading, with its direct
+// members and subgroups.
+func (s *Service) readGroup(ctx context.Context, c Caller, groupID int64) (*groupScope, *storage.UserGroup, error) {
+	_, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	scope := newGroupScope(nil)
+	if err := scope.load(ctx, s.store, realm.ID, groupID); err != nil {
+		return nil, nil, s.internal(ctx, "read user group", err)
+	}
+	g := scope.named(groupID)
+	if g == nil {
+		return nil, nil, errNoSuchGroup
+	}
+	return scope, g, nil
+}
+
+// GetUserGroupMembers lists a group's members (through subgroups unless
+// direct_member_only). Every user may read memberships.
+func (s *Service) GetUserGroupMembers(ctx context.Context, c Caller, req GetUserGroupMembersRequest) (*GetUserGroupMembersResponse, error) {
+	scope, g, err := s.readGroup(ctx, c, req.UserGroupID)
+	if err != nil {
+		return nil, err
+	}
+	if req.DirectMemberOnly != nil && *req.DirectMemberOnly {
+		return &GetUserGroupMembersResponse{Members: uniqueSorted(nonNil(scope.members[g.ID]))}, nil
+	}
+	below, err := s.store.GroupClosure(ctx, g.RealmID, g.ID)
+	if err == nil {
+		err = scope.load(ctx, s.store, g.RealmID, below...)
+	}
+	if err != nil {
+		return nil, s.internal(ctx, "get user group members", err)
+	}
+	var out []int64
+	for _, id := range below {
+		out = append(out, scope.members[id]...)
+	}
+	return &GetUserGroupMembersResponse{Members: uniqueSorted(nonNil(out))}, nil
+}
+
+// IsUserGroupMemberRequest is the input of IsUserGroupMember.
+type IsUserGroupMemberRequest struct {
+	UserGroupID      int64 `json:"user_group_id"`
+	UserID           int64 `json:"user_id"`
+	DirectMemberOnly *bool `json:"direct_member_only"`
+}
+
+// IsUserGroupMemberResponse is the success body of IsUserGroupMember.
+type IsUserGroupMemberResponse struct {
+	IsUserGroupMember bool `json:"is_user_group_member"`
+}
+
+// IsUserGroupMember reports whether a user is in a group.
+func (s *Service) IsUserGroupMember(ctx context.Context, c Caller, req IsUserGroupMemberRequest) (*IsUserGroupMemberResponse, error) {
+	scope, g, err := s.readGroup(ctx, c, req.UserGroupID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.store.GetUser(ctx, g.RealmID, req.UserID); errors.Is(err, storage.ErrNotFound) {
+		return nil, errNoSuchUser
+	} else if err != nil {
+		return nil, s.internal(ctx, "is user group member", err)
+	}
+	in := slices.Contains(scope.members[g.ID], req.UserID)
+	if req.DirectMemberOnly == nil || !*req.DirectMemberOnly {
+		theirs, err := callerScope(ctx, s.store, g.RealmID, req.UserID)
+		if err != nil {
+			return nil, s.internal(ctx, "is user group member", err)
+		}
+		in = theirs.in(g.ID)
+	}
+	return &IsUserGroupMemberResponse{IsUserGroupMember: in}, nil
+}
+
+// GetUserGroupSubgroupsRequest is the input of GetUserGroupSubgroups.
+type GetUserGroupSubgroupsRequest struct {
+	UserGroupID int64 `json:"user_group_id"`
+	// DirectSubgroupOnly (default false) leaves out nested subgroups.
+	DirectSubgroupOnly *bool `json:"direct_subgroup_only"`
+}
+
+// GetUserGroupSubgroupsResponse is the success body of GetUserGroupSubgroups.
+type GetUserGroupSubgroupsResponse struct {
+	Subgroups []int64 `json:"subgroups"`
+}
+
+// GetUserGroupSubgroups lists a group's subgroups (recursively unless
+// direct_subgroup_only).
+func (s *Service) GetUserGroupSubgroups(ctx context.Context, c Caller, req GetUserGroupSubgroupsRequest) (*GetUserGroupSubgroupsResponse, error) {
+	scope, g, err := s.readGroup(ctx, c, req.UserGroupID)
+	if err != nil {
+		return nil, err
+	}
+	if req.DirectSubgroupOnly != nil && *req.DirectSubgroupOnly {
+		return &GetUserGroupSubgroupsResponse{Subgroups: uniqueSorted(nonNil(scope.subs[g.ID]))}, nil
+	}
+	below, err := s.store.GroupClosure(ctx, g.RealmID, g.ID)
+	if err != nil {
+		return nil, s.internal(ctx, "get user group subgroups", err)
+	}
+	out := slices.DeleteFunc(below, func(id int64) bool { return id == g.ID })
+	return &GetUserGroupSubgroupsResponse{Subgroups: nonNil(out)}, nil
+}
+
+// DeactivateUserGroupRequest is the input of DeactivateUserGroup.
+type DeactivateUserGroupRequest struct {
+	UserGroupID int64 `json:"user_group_id"`
+}
+
+// DeactivateUserGroup deactivates a group that nothing uses. A group that
+// holds a permission of the organization, of another active group or of a
+// channel (directly or as a subgroup of an anonymous setting group)
+// answers CANNOT_DEACTIVATE_GROUP_IN_USE with the objections.
+func (s *Service) DeactivateUserGroup(ctx context.Context, c Caller, req DeactivateUserGroupRequest) (*EmptyResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := requireMemberOrAdmin(me); err != nil {
+		return nil, err
+	}
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		scope, group, err := s.groupForUpdate(ctx, w, realm.ID, req.UserGroupID, me)
+		if err != nil {
+			return err
+		}
+		if !scope.canManage(me, group) {
+			return errInsufficient
+		}
+		if group.Deactivated {
+			return BadRequest("User group is already deactivated.")
+		}
+		objections, err := s.groupObjections(ctx, w, realm, group.ID)
+		if err != nil {
+			return err
+		}
+		if len(objections) > 0 {
+			return &Error{Kind: KindInvalid, Code: "CANNOT_DEACTIVATE_GROUP_IN_USE",
+				Msg: "Cannot deactivate user group in use.", Fields: map[string]any{"objections": objections}}
+		}
+		next := *group
+		next.Deactivated = true
+		if err := w.UpdateGroup(ctx, &next, "deactivated"); err != nil {
+			return err
+		}
+		w.emit(everyone, UserGroupEvent{Op: "update", GroupID: group.ID, Data: map[string]any{"deactivated": true}})
+		return nil
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "deactivate user group", err)
+	}
+	return &EmptyResponse{}, nil
+}
+
+// groupObjections lists where a group is used, in the reference's shape:
+// the settings that name it directly, or through an anonymous group that
+// has it as a direct subgroup.
+func (s *Service) groupObjections(ctx context.Context, st storage.Store, realm *storage.Realm, target int64) ([]map[string]any, error) {
+	holders := []int64{target}
+	parents, err := st.SupergroupIDs(ctx, realm.ID, target)
+	if err != nil {
+		return nil, err
+	}
+	scope := newGroupScope(nil)
+	if err := scope.load(ctx, st, realm.ID, parents...); err != nil {
+		return nil, err
+	}
+	for _, id := range parents {
+		if g := scope.groups[id]; g != nil && g.Name == "" {
+			holders = append(holders, id)
+		}
+	}
+	uses := func(id int64) bool { return slices.Contains(holders, id) }
+	var out []map[string]any
+	var realmSettings []string
+	for _, set := range realmGroupSettings {
+		if id := *set.field(realm); id != 0 && uses(id) {
+			realmSettings = append(realmSettings, set.name)
+		}
+	}
+	if len(realmSettings) > 0 {
+		out = append(out, map[string]any{"type": "realm", "settings": realmSettings})
+	}
+	groups, err := st.ListGroupsUsingGroups(ctx, realm.ID, holders)
+	if err != nil {
+		return nil, err
+	}
+	for i := range groups {
+		if groups[i].ID == target {
+			continue
+		}
+		var settings []string
+		for _, set := range userGroupSettings {
+			if uses(*set.field(&groups[i])) {
+				settings = append(settings, set.name)
+			}
+		}
+		out = append(out, map[string]any{"type": "user_group", "group_id": groups[i].ID, "settings": settings})
+	}
+	channels, err := st.ListStreamsUsingGroups(ctx, realm.ID, holders)
+	if err != nil {
+		return nil, err
+	}
+	for i := range channels {
+		var settings []string
+		for _, set := range channelSettings {
+			if uses(*set.field(&channels[i])) {
+				settings = append(settings, set.name)
+			}
+		}
+		out = append(out, map[string]any{"type": "channel", "channel_id": channels[i].ID, "settings": settings})
+	}
+	return out, nil
 }

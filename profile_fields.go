@@ -200,7 +200,7 @@ func (s *Service) ReorderProfileFields(ctx context.Context, c Caller, req Reorde
 		for i, f := range fields {
 			ids[i] = f.ID
 		}
-		if len(req.Order) != len(ids) || !sameSet(req.Order, ids) {
+		if len(req.Order) != len(ids) || !slices.Equal(uniqueSorted(req.Order), uniqueSorted(ids)) {
 			return BadRequest("Invalid order mapping.")
 		}
 		for i := range fields {

@@ -273,11 +273,11 @@ func TestUpdateRealm(t *testing.T) {
 		{chat.UpdateRealmRequest{Name: ptr(" ")}, chat.CodeBadRequest, "Organization name can't be empty."},
 		{chat.UpdateRealmRequest{EmailAddressVisibility: ptr(7)}, chat.CodeBadRequest, "Invalid email_address_visibility: allowed values are 1, 2, 3, 4, 5"},
 		{chat.UpdateRealmRequest{WaitingPeriodThreshold: ptr(-1)}, chat.CodeBadRequest, ""},
-		{chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{GroupID: ptr(int64(9999))}}}, chat.CodeBadRequest, "Invalid user group ID: 9999"},
-		{chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{DirectMembers: []int64{9999}}}}, chat.CodeBadRequest, "Invalid user ID: 9999"},
-		{chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{GroupID: &members.ID},
+		{chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: ptr(int64(9999))}}}, chat.CodeBadRequest, "Invalid user group ID: 9999"},
+		{chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{DirectMembers: []int64{9999}}}}, chat.CodeBadRequest, "Invalid user ID: 9999"},
+		{chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &members.ID},
 			Old: &chat.GroupSettingValue{GroupID: ptr(members.ID + 1)}}}, "EXPECTATION_MISMATCH", "'old' value does not match the expected value."},
-		{chat.UpdateRealmRequest{Name: ptr("Fine"), CanCreateBotsGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{GroupID: ptr(int64(9999))}}}, chat.CodeBadRequest, "Invalid user group ID: 9999"},
+		{chat.UpdateRealmRequest{Name: ptr("Fine"), CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: ptr(int64(9999))}}}, chat.CodeBadRequest, "Invalid user group ID: 9999"},
 	} {
 		_, err := h.Service.UpdateRealm(ctx, admin.Caller, c.req)
 		requireError(t, err, chat.KindInvalid, c.code, c.msg)
@@ -287,7 +287,7 @@ func TestUpdateRealm(t *testing.T) {
 	assert.Equal(t, got, after, "rejected requests changed nothing")
 
 	_, err = h.Service.UpdateRealm(ctx, admin.Caller, chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{
-		New: chat.GroupSettingValue{DirectMembers: []int64{admin.ID}, DirectSubgroups: []int64{members.ID}},
+		New: &chat.GroupSettingValue{DirectMembers: []int64{admin.ID}, DirectSubgroups: []int64{members.ID}},
 		Old: &chat.GroupSettingValue{GroupID: &members.ID}}})
 	require.NoError(t, err)
 	after, err = h.Service.GetRealmSettings(ctx, admin.Caller)

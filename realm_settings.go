@@ -42,18 +42,32 @@ func (s *Service) GetRealmSettings(ctx context.Context, c Caller) (*GetRealmSett
 		RealmNameChangesDisabled:    realm.NameChangesDisabled, RealmEmailChangesDisabled: realm.EmailChangesDisabled,
 		RealmWaitingPeriodThreshold: realm.WaitingPeriodThreshold,
 	}
-	for _, g := range []struct {
-		id  int64
-		out *GroupSettingValue
-	}{{realm.CanCreateBotsGroupID, &rs.RealmCanCreateBotsGroup}, {realm.CanCreateWriteOnlyBotsGroupID, &rs.RealmCanCreateWriteOnlyBotsGroup}} {
-		v, err := s.realmGroupSetting(ctx, s.store, realm, g.id)
+	for i, set := range realmGroupSettings {
+		v, err := s.realmGroupSetting(ctx, s.store, realm, *set.field(realm))
 		if err != nil {
 			return nil, s.internal(ctx, "get realm settings", err)
 		}
-		*g.out = v
+		*realmSettingsViewField[i](&rs) = v
 	}
 	return &GetRealmSettingsResponse{rs}, nil
 }
+
+// realmGroupSettings are the organization's group-based permissions.
+var realmGroupSettings = []settingDescriptor[storage.Realm]{
+	newSetting[storage.Realm]("can_create_bots_group", GroupAdministrators, GroupInternet),
+	newSetting[storage.Realm]("can_create_write_only_bots_group", GroupAdministrators, GroupInternet),
+}
+
+var (
+	realmUpdateField       = settingFields[*GroupSettingUpdate, UpdateRealmRequest](realmGroupSettings)
+	realmSettingsViewField = func() []func(*RealmSettings) *GroupSettingValue {
+		out := make([]func(*RealmSettings) *GroupSettingValue, len(realmGroupSettings))
+		for i, set := range realmGroupSettings {
+			out[i] = fieldByTag[GroupSettingValue, RealmSettings]("json", "realm_"+set.name)
+		}
+		return out
+	}()
+)
 
 // realmGroupSetting is the wire value of a realm permission (0: administrators).
 func (s *Service) realmGroupSetting(ctx context.Context, st storage.Store, realm *storage.Realm, id int64) (GroupSettingValue, error) {
@@ -124,35 +138,53 @@ func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequ
 		}
 		next.WaitingPeriodThreshold, columns = *req.WaitingPeriodThreshold, append(columns, "waiting_period_threshold")
 	}
-	err = s.store.InTx(ctx, func(st storage.Store) error {
-		for _, g := range []struct {
-			name   string
-			update *GroupSettingUpdate
-			id     *int64
-			column string
-		}{
-			{"can_create_bots_group", req.CanCreateBotsGroup, &next.CanCreateBotsGroupID, "can_create_bots_group_id"},
-			{"can_create_write_only_bots_group", req.CanCreateWriteOnlyBotsGroup, &next.CanCreateWriteOnlyBotsGroupID, "can_create_write_only_bots_group_id"},
-		} {
-			if g.update == nil {
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		data := map[string]any{}
+		for i, set := range realmGroupSettings {
+			up := *realmUpdateField[i](&req)
+			if up == nil {
 				continue
 			}
-			current, err := s.realmGroupSetting(ctx, st, realm, *g.id)
+			current, err := s.realmGroupSetting(ctx, w, realm, *set.field(realm))
 			if err != nil {
 				return err
 			}
-			id, err := updateGroupSetting(current, g.update, func(v GroupSettingValue) (int64, error) {
-				return s.storeGroupSetting(ctx, st, realm.ID, g.name, v)
+			var stored GroupSettingValue
+			id, err := updateGroupSetting(current, up, func(v GroupSettingValue) (int64, error) {
+				stored = v
+				return s.storeGroupSetting(ctx, w, realm.ID, set.name, v)
 			})
 			if err != nil {
 				return err
 			}
-			*g.id, columns = id, append(columns, g.column)
+			*set.field(&next) = id
+			columns, data[set.name] = append(columns, set.column()), stored
 		}
 		if len(columns) == 0 {
 			return nil
 		}
-		return st.UpdateRealm(ctx, &next, columns...)
+		if err := w.UpdateRealm(ctx, &next, columns...); err != nil {
+			return err
+		}
+		for _, p := range []struct {
+			name       string
+			old, value any
+		}{
+			{"name", realm.Name, next.Name},
+			{"description", realm.Description, next.Description},
+			{"email_address_visibility", realm.EmailAddressVisibility, next.EmailAddressVisibility},
+			{"name_changes_disabled", realm.NameChangesDisabled, next.NameChangesDisabled},
+			{"email_changes_disabled", realm.EmailChangesDisabled, next.EmailChangesDisabled},
+			{"waiting_period_threshold", realm.WaitingPeriodThreshold, next.WaitingPeriodThreshold},
+		} {
+			if p.old != p.value {
+				w.emit(everyone, RealmEvent{Op: "update", Property: p.name, Value: p.value})
+			}
+		}
+		if len(data) > 0 {
+			w.emit(everyone, RealmEvent{Op: "update_dict", Property: "default", Data: data})
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, s.internal(ctx, "update realm", err)

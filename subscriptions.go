@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -61,9 +62,7 @@ type SubscribeRequest struct {
 	CanSubscribeGroup          *GroupSettingValue `json:"can_subscribe_group"`
 }
 
-func (r SubscribeRequest) settings() []*GroupSettingValue {
-	return []*GroupSettingValue{r.CanAddSubscribersGroup, r.CanRemoveSubscribersGroup, r.CanAdministerChannelGroup, r.CanSendMessageGroup, r.CanSubscribeGroup}
-}
+var subscribeSettingField = settingFields[*GroupSettingValue, SubscribeRequest](channelSettings)
 
 // SubscribeResponse is the success body of Subscribe: channel names keyed
 // by user ID (as a string).
@@ -79,8 +78,12 @@ type SubscribeResponse struct {
 var subscriptionColors = []string{"#76ce90", "#fae589", "#a6c7e5", "#e79ab5", "#bfd56f", "#f4ae55", "#b0a5fd",
 	"#addfe5", "#f5ce6e", "#c2726a", "#94c849", "#bd86e5", "#ee7e4a", "#a6dcbf", "#95a5fd", "#53a063"}
 
+// maxPrincipals bounds the users one subscription request names.
+const maxPrincipals = 10000
+
 // resolvePrincipals turns principals into active users of the realm
-// ("No such user" for anything else).
+// ("No such user" for anything else): duplicates are dropped first, and
+// IDs are resolved with one query.
 func (s *Service) resolvePrincipals(ctx context.Context, cc *channelCtx, ps *[]Principal) ([]*storage.User, error) {
 	if ps == nil {
 		return []*storage.User{cc.me}, nil
@@ -88,24 +91,48 @@ func (s *Service) resolvePrincipals(ctx context.Context, cc *channelCtx, ps *[]P
 	if len(*ps) == 0 {
 		return nil, BadRequest("principals cannot be empty")
 	}
-	var out []*storage.User
-	seen := map[int64]bool{}
+	var ids []int64
+	var emails []string
 	for _, p := range *ps {
-		var u *storage.User
-		var err error
 		if p.Email != "" {
-			u, err = s.userByAPIOrRealEmail(ctx, cc.realm, cc.me, p.Email)
+			emails = append(emails, strings.ToLower(p.Email))
 		} else {
-			u, err = s.store.GetUser(ctx, cc.realm.ID, p.ID)
+			ids = append(ids, p.ID)
 		}
-		if errors.Is(err, storage.ErrNotFound) || err != nil && AsError(err) == errNoSuchUser || err == nil && !u.IsActive {
+	}
+	ids = uniqueSorted(ids)
+	slices.Sort(emails)
+	emails = slices.Compact(emails)
+	if len(ids)+len(emails) > maxPrincipals {
+		return nil, BadRequest("Too many principals (limit: %d).", maxPrincipals)
+	}
+	var out []*storage.User
+	if len(ids) > 0 {
+		users, err := s.store.FindUsers(ctx, cc.realm.ID, storage.UserFilter{IDs: ids})
+		if err != nil {
+			return nil, s.internal(ctx, "principals", err)
+		}
+		if len(users) != len(ids) {
+			return nil, errNoSuchUser
+		}
+		for i := range users {
+			out = append(out, &users[i])
+		}
+	}
+	for _, email := range emails {
+		u, err := s.userByAPIOrRealEmail(ctx, cc.realm, cc.me, email)
+		if errors.Is(err, storage.ErrNotFound) || err != nil && AsError(err) == errNoSuchUser {
 			return nil, errNoSuchUser
 		} else if err != nil {
 			return nil, s.internal(ctx, "principals", err)
 		}
-		if !seen[u.ID] {
-			seen[u.ID] = true
+		if !slices.ContainsFunc(out, func(o *storage.User) bool { return o.ID == u.ID }) {
 			out = append(out, u)
+		}
+	}
+	for _, u := range out {
+		if !u.IsActive {
+			return nil, errNoSuchUser
 		}
 	}
 	return out, nil
@@ -116,7 +143,7 @@ func (s *Service) resolvePrincipals(ctx context.Context, cc *channelCtx, ps *[]P
 // see; so may members of a channel's can_add_subscribers_group and those
 // who administer it.
 func (cc *channelCtx) canAddSubscribers(c *storage.Stream) bool {
-	return cc.me.Role <= RoleMember || cc.graph.has(c.CanAddSubscribersGroupID, cc.me.ID) || cc.canAdminister(c)
+	return cc.me.Role <= RoleMember || cc.groups.in(c.CanAddSubscribersGroupID) || cc.canAdminister(c)
 }
 
 // canSubscribeSelf: public channels for members; private channels for
@@ -128,7 +155,7 @@ func (cc *channelCtx) canSubscribeSelf(c *storage.Stream) bool {
 	if !c.InviteOnly && cc.me.Role != RoleGuest {
 		return true
 	}
-	return cc.graph.has(c.CanSubscribeGroupID, cc.me.ID) || cc.canAdminister(c)
+	return cc.groups.in(c.CanSubscribeGroupID) || cc.canAdminister(c)
 }
 
 // Subscribe subscribes users to channels, creating those that do not
@@ -151,69 +178,60 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, req SubscribeRequest)
 	fatal := flag(req.AuthorizationErrorsFatal, true)
 	resp := &SubscribeResponse{Subscribed: map[string][]string{}, AlreadySubscribed: map[string][]string{}}
 
-	type plan struct {
-		existing *storage.Stream
-		create   *storage.Stream
-	}
-	var plans []plan
+	var names []string
+	specs := map[string]ChannelSpec{}
 	for _, spec := range req.Subscriptions {
 		name, err := s.checkChannelName(spec.Name)
 		if err != nil {
 			return nil, err
 		}
-		ch, err := s.store.GetStreamByName(ctx, cc.realm.ID, name)
-		switch {
-		case err == nil:
-			allowed := cc.canSee(ch) && !ch.IsArchived && (!others || cc.canAddSubscribers(ch)) &&
-				(others || cc.subscribed[ch.ID] || cc.canSubscribeSelf(ch))
-			if !allowed {
-				if fatal {
-					return nil, BadRequest("Unable to access channel (%s).", name)
-				}
-				resp.Unauthorized = append(resp.Unauthorized, name)
-				continue
-			}
-			plans = append(plans, plan{existing: ch})
-		case errors.Is(err, storage.ErrNotFound):
-			created, err := s.newChannel(cc, name, spec, req)
-			if err != nil {
-				return nil, err
-			}
-			plans = append(plans, plan{create: created})
-		default:
-			return nil, s.internal(ctx, "subscribe", err)
+		if _, dup := specs[name]; !dup {
+			names = append(names, name)
 		}
+		specs[name] = spec
 	}
-	err = s.store.InTx(ctx, func(st storage.Store) error {
-		for _, p := range plans {
-			ch := p.existing
-			if p.create != nil {
-				ch = p.create
-				for i, set := range channelSettings {
-					id, err := s.channelGroupSetting(ctx, st, cc, set, req.settings()[i])
-					if err != nil {
-						return err
+	// Names are looked up inside the transaction, under the realm's write
+	// lock: concurrent requests that create the same channel see each
+	// other's result instead of failing.
+	err = s.write(ctx, cc.realm.ID, func(w *writeTx) error {
+		resp.Subscribed, resp.AlreadySubscribed, resp.Unauthorized = map[string][]string{}, map[string][]string{}, nil
+		colors := map[int64]int{}
+		for _, name := range names {
+			ch, err := w.GetStreamByName(ctx, cc.realm.ID, name)
+			switch {
+			case err == nil:
+				allowed := cc.canSee(ch) && !ch.IsArchived && (!others || cc.canAddSubscribers(ch)) &&
+					(others || cc.subscribed[ch.ID] || cc.canSubscribeSelf(ch))
+				if !allowed {
+					if fatal {
+						return BadRequest("Unable to access channel (%s).", name)
 					}
-					*set.field(ch) = id
+					resp.Unauthorized = append(resp.Unauthorized, name)
+					continue
 				}
-				if err := st.CreateStream(ctx, ch); err != nil {
-					if errors.Is(err, storage.ErrConflict) {
-						return BadRequest("Channel '%s' already exists", ch.Name)
-					}
+			case errors.Is(err, storage.ErrNotFound):
+				if ch, err = s.createChannel(ctx, w, cc, name, specs[name], req); err != nil {
 					return err
 				}
+			default:
+				return err
 			}
+			var added []int64
 			for _, u := range users {
-				done, err := s.subscribeUser(ctx, st, u, ch)
+				done, err := s.subscribeUser(ctx, w, u, ch, colors)
 				if err != nil {
 					return err
 				}
 				key := strconv.FormatInt(u.ID, 10)
 				if done {
 					resp.Subscribed[key] = append(resp.Subscribed[key], ch.Name)
+					added = append(added, u.ID)
 				} else {
 					resp.AlreadySubscribed[key] = append(resp.AlreadySubscribed[key], ch.Name)
 				}
+			}
+			if err := s.emitSubscribed(ctx, w, cc.groups, ch, added); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -222,6 +240,63 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, req SubscribeRequest)
 		return nil, s.internal(ctx, "subscribe", err)
 	}
 	return resp, nil
+}
+
+// createChannel creates a channel named by a subscription request, with
+// the request's settings, and emits its creation.
+func (s *Service) createChannel(ctx context.Context, w *writeTx, cc *channelCtx, name string, spec ChannelSpec, req SubscribeRequest) (*storage.Stream, error) {
+	ch, err := s.newChannel(cc, name, spec, req)
+	if err != nil {
+		return nil, err
+	}
+	for i, set := range channelSettings {
+		id, err := s.channelGroupSetting(ctx, w, cc, set, *subscribeSettingField[i](&req))
+		if err != nil {
+			return nil, err
+		}
+		*set.field(ch) = id
+	}
+	if err := w.CreateStream(ctx, ch); err != nil {
+		if errors.Is(err, storage.ErrConflict) {
+			return nil, BadRequest("Channel '%s' already exists", ch.Name)
+		}
+		return nil, err
+	}
+	if err := cc.groups.load(ctx, w, cc.realm.ID, settingIDs(channelSettings, ch)...); err != nil {
+		return nil, err
+	}
+	aud := Audience{Admins: true}
+	if !ch.InviteOnly {
+		aud = Audience{Members: true}
+	}
+	w.emit(aud, StreamEvent{Op: "create", Streams: []Channel{s.channelView(cc.groups, ch)}})
+	return ch, nil
+}
+
+// emitSubscribed tells each new subscriber about their subscription, and
+// everyone else who may see the channel's subscribers about the newcomers.
+func (s *Service) emitSubscribed(ctx context.Context, w *writeTx, groups *groupScope, ch *storage.Stream, added []int64) error {
+	if len(added) == 0 {
+		return nil
+	}
+	if err := groups.load(ctx, w, ch.RealmID, settingIDs(channelSettings, ch)...); err != nil {
+		return err
+	}
+	view := s.channelView(groups, ch)
+	for _, id := range added {
+		sub, err := w.GetSubscription(ctx, ch.RealmID, id, ch.ID)
+		if err != nil {
+			return err
+		}
+		w.emit(toUsers(id), SubscriptionEvent{Op: "add", Subscriptions: []SubscriptionInfo{subscriptionInfo(view, sub)}})
+	}
+	aud, err := channelAudience(ctx, w, ch)
+	if err != nil {
+		return err
+	}
+	aud.Except = added
+	w.emit(aud, SubscriptionEvent{Op: "peer_add", StreamIDs: []int64{ch.ID}, UserIDs: added})
+	return nil
 }
 
 // newChannel validates and prepares a channel the request creates.
@@ -254,23 +329,29 @@ func (s *Service) newChannel(cc *channelCtx, name string, spec ChannelSpec, req 
 	return ch, nil
 }
 
-// subscribeUser subscribes u to ch; false means u already was.
-func (s *Service) subscribeUser(ctx context.Context, st storage.Store, u *storage.User, ch *storage.Stream) (bool, error) {
-	// The count of existing rows picks the new subscription's color; an
-	// active subscription is reported by Subscribe as ErrConflict.
-	existing, err := st.ListUserSubscriptions(ctx, u.RealmID, u.ID)
-	if err != nil {
-		return false, err
+// subscribeUser subscribes u to ch; false means u already was. colors
+// counts the user's subscriptions across calls of one request, so that
+// they are listed once per user to pick the next color.
+func (s *Service) subscribeUser(ctx context.Context, st storage.Store, u *storage.User, ch *storage.Stream, colors map[int64]int) (bool, error) {
+	n, ok := colors[u.ID]
+	if !ok {
+		existing, err := st.ListUserSubscriptions(ctx, u.RealmID, u.ID)
+		if err != nil {
+			return false, err
+		}
+		n = len(existing)
 	}
 	sub := &storage.Subscription{RealmID: u.RealmID, UserID: u.ID, StreamID: ch.ID, Active: true,
-		Color: subscriptionColors[len(existing)%len(subscriptionColors)]}
+		Color: subscriptionColors[n%len(subscriptionColors)]}
 	// No message has been sent yet in any channel: the period starts at 0.
 	if err := st.Subscribe(ctx, sub, 0, s.nowUnix()); err != nil {
 		if errors.Is(err, storage.ErrConflict) {
+			colors[u.ID] = n
 			return false, nil
 		}
 		return false, err
 	}
+	colors[u.ID] = n + 1
 	return true, nil
 }
 
@@ -314,17 +395,19 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 				continue
 			}
 			ownBot := u.IsBot && u.BotOwnerID != nil && *u.BotOwnerID == cc.me.ID
-			if !isAdmin(cc.me) && !ownBot && !cc.graph.has(ch.CanRemoveSubscribersGroupID, cc.me.ID) {
+			if !isAdmin(cc.me) && !ownBot && !cc.groups.in(ch.CanRemoveSubscribersGroupID) {
 				return nil, errInsufficient
 			}
 		}
 		channels = append(channels, ch)
 	}
 	resp := &UnsubscribeResponse{Removed: []string{}, NotRemoved: []string{}}
-	err = s.store.InTx(ctx, func(st storage.Store) error {
+	err = s.write(ctx, cc.realm.ID, func(w *writeTx) error {
+		resp.Removed, resp.NotRemoved = []string{}, []string{}
 		for _, ch := range channels {
+			var removed []int64
 			for _, u := range users {
-				err := st.Unsubscribe(ctx, cc.realm.ID, u.ID, ch.ID, 0, s.nowUnix())
+				err := w.Unsubscribe(ctx, cc.realm.ID, u.ID, ch.ID, 0, s.nowUnix())
 				switch {
 				case errors.Is(err, storage.ErrNotFound):
 					resp.NotRemoved = append(resp.NotRemoved, ch.Name)
@@ -332,7 +415,17 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 					return err
 				default:
 					resp.Removed = append(resp.Removed, ch.Name)
+					removed = append(removed, u.ID)
+					w.emit(toUsers(u.ID), SubscriptionEvent{Op: "remove", Removed: []channelNameRef{{ch.Name, ch.ID}}})
 				}
+			}
+			if len(removed) > 0 {
+				aud, err := channelAudience(ctx, w, ch)
+				if err != nil {
+					return err
+				}
+				aud.Except = removed
+				w.emit(aud, SubscriptionEvent{Op: "peer_remove", StreamIDs: []int64{ch.ID}, UserIDs: removed})
 			}
 		}
 		return nil
@@ -379,42 +472,58 @@ func (s *Service) GetSubscriptions(ctx context.Context, c Caller, req GetSubscri
 	if err != nil {
 		return nil, s.internal(ctx, "get subscriptions", err)
 	}
-	var subscribers map[int64][]int64
-	if flag(req.IncludeSubscribers, false) {
-		all, err := s.store.ListRealmSubscriptions(ctx, cc.realm.ID)
-		if err != nil {
-			return nil, s.internal(ctx, "get subscriptions", err)
-		}
-		subscribers = map[int64][]int64{}
-		for _, sub := range all {
-			subscribers[sub.StreamID] = append(subscribers[sub.StreamID], sub.UserID)
+	var ids []int64
+	for _, sub := range subs {
+		if sub.Active {
+			ids = append(ids, sub.StreamID)
 		}
 	}
-	channels, err := s.store.ListStreams(ctx, cc.realm.ID)
+	channels, err := s.store.GetStreamsByID(ctx, cc.realm.ID, ids)
 	if err != nil {
 		return nil, s.internal(ctx, "get subscriptions", err)
 	}
 	byID := make(map[int64]*storage.Stream, len(channels))
+	var shown []*storage.Stream
 	for i := range channels {
 		byID[channels[i].ID] = &channels[i]
+		shown = append(shown, &channels[i])
+	}
+	var subscribers map[int64][]int64
+	if flag(req.IncludeSubscribers, false) {
+		rows, err := s.store.ListActiveSubscribers(ctx, cc.realm.ID, ids)
+		if err != nil {
+			return nil, s.internal(ctx, "get subscriptions", err)
+		}
+		subscribers = map[int64][]int64{}
+		for _, sub := range rows {
+			subscribers[sub.StreamID] = append(subscribers[sub.StreamID], sub.UserID)
+		}
+	}
+	if err := cc.groups.load(ctx, s.store, cc.realm.ID, settingIDs(channelSettings, shown...)...); err != nil {
+		return nil, s.internal(ctx, "get subscriptions", err)
 	}
 	resp := &GetSubscriptionsResponse{Subscriptions: []SubscriptionInfo{}}
-	for _, sub := range subs {
-		ch := byID[sub.StreamID]
-		if !sub.Active || ch == nil {
+	for i := range subs {
+		ch := byID[subs[i].StreamID]
+		if !subs[i].Active || ch == nil {
 			continue
 		}
-		info := SubscriptionInfo{Channel: s.channelView(cc.graph, cc.realm.ID, ch), Color: sub.Color,
-			IsMuted: sub.IsMuted, InHomeView: !sub.IsMuted, PinToTop: sub.PinToTop,
-			DesktopNotifications: sub.DesktopNotifications, EmailNotifications: sub.EmailNotifications,
-			PushNotifications: sub.PushNotifications, AudibleNotifications: sub.AudibleNotifications,
-			WildcardMentionsNotify: sub.WildcardMentionsNotify}
+		info := subscriptionInfo(s.channelView(cc.groups, ch), &subs[i])
 		if subscribers != nil {
 			info.Subscribers = nonNil(subscribers[ch.ID])
 		}
 		resp.Subscriptions = append(resp.Subscriptions, info)
 	}
 	return resp, nil
+}
+
+// subscriptionInfo combines a channel's view with a user's subscription.
+func subscriptionInfo(view Channel, sub *storage.Subscription) SubscriptionInfo {
+	return SubscriptionInfo{Channel: view, Color: sub.Color,
+		IsMuted: sub.IsMuted, InHomeView: !sub.IsMuted, PinToTop: sub.PinToTop,
+		DesktopNotifications: sub.DesktopNotifications, EmailNotifications: sub.EmailNotifications,
+		PushNotifications: sub.PushNotifications, AudibleNotifications: sub.AudibleNotifications,
+		WildcardMentionsNotify: sub.WildcardMentionsNotify}
 }
 
 // SubscriptionProperty is one change of UpdateSubscriptionProperties.
@@ -602,13 +711,14 @@ func (s *Service) GetUserTopics(ctx context.Context, c Caller) (*GetUserTopicsRe
 // subscribeToDefaultChannels subscribes a new account to the organization's
 // default channels.
 func (s *Service) subscribeToDefaultChannels(ctx context.Context, st storage.Store, u *storage.User) error {
-	channels, err := st.ListStreams(ctx, u.RealmID)
+	channels, err := st.ListDefaultStreams(ctx, u.RealmID)
 	if err != nil {
 		return err
 	}
+	colors := map[int64]int{}
 	for i := range channels {
-		if channels[i].IsDefault && !channels[i].IsArchived {
-			if _, err := s.subscribeUser(ctx, st, u, &channels[i]); err != nil {
+		if !channels[i].IsArchived {
+			if _, err := s.subscribeUser(ctx, st, u, &channels[i], colors); err != nil {
 				return err
 			}
 		}

@@ -162,7 +162,7 @@ func TestUnsubscribeOthers(t *testing.T) {
 	id, err := h.Service.GetChannelID(ctx, alice.Caller, chat.GetChannelIDRequest{Stream: "room"})
 	require.NoError(t, err)
 	_, err = h.Service.UpdateChannel(ctx, h.Owner.Caller, chat.UpdateChannelRequest{StreamID: id.StreamID,
-		CanRemoveSubscribersGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{DirectMembers: []int64{alice.ID}, DirectSubgroups: []int64{}}}})
+		CanRemoveSubscribersGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{DirectMembers: []int64{alice.ID}, DirectSubgroups: []int64{}}}})
 	require.NoError(t, err)
 	subscribe(t, h, h.Owner, "room", bob.ID)
 	_, err = unsub(alice, chat.Principal{ID: bob.ID})
@@ -289,12 +289,12 @@ func TestUpdateChannel(t *testing.T) {
 	requireError(t, update(chat.UpdateChannelRequest{IsDefaultStream: ptr(true)}), chat.KindInvalid, chat.CodeBadRequest, "A default channel cannot be private.")
 	require.NoError(t, update(chat.UpdateChannelRequest{IsPrivate: ptr(false), IsDefaultStream: ptr(true)}))
 	admins := groupID(t, h, chat.GroupAdministrators)
-	require.NoError(t, update(chat.UpdateChannelRequest{CanSendMessageGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{GroupID: &admins}}}))
+	require.NoError(t, update(chat.UpdateChannelRequest{CanSendMessageGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &admins}}}))
 	got, err = h.Service.GetChannel(ctx, h.Owner.Caller, chat.GetChannelRequest{StreamID: id})
 	require.NoError(t, err)
 	assert.Equal(t, 2, got.Stream.StreamPostPolicy, "the deprecated policy follows can_send_message_group")
 	assert.True(t, got.Stream.IsAnnouncementOnly)
-	requireError(t, update(chat.UpdateChannelRequest{CanSendMessageGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{GroupID: &admins},
+	requireError(t, update(chat.UpdateChannelRequest{CanSendMessageGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &admins},
 		Old: &chat.GroupSettingValue{GroupID: ptr(groupID(t, h, chat.GroupEveryone))}}}), chat.KindInvalid, "EXPECTATION_MISMATCH", "")
 
 	h.Clock.Advance(8 * 24 * time.Hour)

@@ -33,6 +33,7 @@ type Store interface {
 	StreamStore
 	SubscriptionStore
 	UserTopicStore
+	QueryStore
 	// InTx runs fn inside one transaction. The Store passed to fn sees the
 	// transaction's writes; fn's error (or a panic) rolls everything back.
 	// Nested calls on the transaction's Store run in the same transaction.
@@ -434,4 +435,58 @@ type UserTopicStore interface {
 	// ListUserTopics returns the user's policies by channel, then by
 	// lower-cased topic name in byte order.
 	ListUserTopics(ctx context.Context, realmID, userID int64) ([]UserTopic, error)
+}
+
+// UserFilter selects users in FindUsers and CountUsers. Zero fields do not
+// filter; every set field must match.
+type UserFilter struct {
+	IDs         []int64 // one of these IDs (an empty, non-nil list matches nobody)
+	Role        *int
+	Active      *bool
+	Bot         *bool
+	BotOwnerIDs []int64 // bots owned by one of these users
+}
+
+// QueryStore answers questions about a few users, groups and channels
+// without reading whole-organization tables: the cost of each call follows
+// the size of its answer.
+type QueryStore interface {
+	// FindUsers returns the realm's users that match f, by ID.
+	FindUsers(ctx context.Context, realmID int64, f UserFilter) ([]User, error)
+	// CountUsers counts the realm's users that match f.
+	CountUsers(ctx context.Context, realmID int64, f UserFilter) (int, error)
+	// EffectiveGroupIDs lists the groups (named and anonymous) the user is
+	// in, directly or through nested subgroups, ascending.
+	EffectiveGroupIDs(ctx context.Context, realmID, userID int64) ([]int64, error)
+	// GroupClosure lists the group and every group nested in it, ascending
+	// (empty for a missing group).
+	GroupClosure(ctx context.Context, realmID, groupID int64) ([]int64, error)
+	// SupergroupIDs lists the groups that have groupID as a direct subgroup, ascending.
+	SupergroupIDs(ctx context.Context, realmID, groupID int64) ([]int64, error)
+	// GetGroupsByID returns the realm's groups (named and anonymous) with
+	// these IDs, by ID; missing IDs are left out.
+	GetGroupsByID(ctx context.Context, realmID int64, ids []int64) ([]UserGroup, error)
+	// ListGroupMembershipsOf and ListGroupEdgesOf are the direct memberships
+	// and subgroup relations of the given groups, by group then member.
+	ListGroupMembershipsOf(ctx context.Context, realmID int64, groupIDs []int64) ([]GroupMembership, error)
+	ListGroupEdgesOf(ctx context.Context, realmID int64, groupIDs []int64) ([]GroupEdge, error)
+	// GetStreamsByID returns the realm's channels with these IDs, by ID;
+	// missing IDs are left out.
+	GetStreamsByID(ctx context.Context, realmID int64, ids []int64) ([]Stream, error)
+	// ListDefaultStreams returns the realm's default channels, by ID.
+	ListDefaultStreams(ctx context.Context, realmID int64) ([]Stream, error)
+	// ListStreamsUsingGroups returns the realm's unarchived channels whose
+	// permission settings name one of the groups, by ID.
+	ListStreamsUsingGroups(ctx context.Context, realmID int64, groupIDs []int64) ([]Stream, error)
+	// ListGroupsUsingGroups returns the realm's active named groups whose
+	// permission settings name one of the groups, by ID.
+	ListGroupsUsingGroups(ctx context.Context, realmID int64, groupIDs []int64) ([]UserGroup, error)
+	// ListActiveSubscribers returns the active subscriptions of active
+	// users to the given channels, by channel then user.
+	ListActiveSubscribers(ctx context.Context, realmID int64, streamIDs []int64) ([]Subscription, error)
+	// LockRealm makes the enclosing transaction the only writer of the
+	// realm's invariants (owners, group graph, names) until it ends, so that
+	// checks and the writes they guard have the same meaning on every
+	// database. It must be called inside InTx.
+	LockRealm(ctx context.Context, realmID int64) error
 }

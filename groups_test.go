@@ -154,7 +154,7 @@ func TestUserGroupMembership(t *testing.T) {
 	// Open the group for joining: everyone may join themselves.
 	everyone := groupID(t, h, chat.GroupEveryone)
 	_, err := h.Service.UpdateUserGroup(ctx, creator.Caller, chat.UpdateUserGroupRequest{UserGroupID: g,
-		CanJoinGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{GroupID: &everyone}}})
+		CanJoinGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &everyone}}})
 	require.NoError(t, err)
 	require.NoError(t, change(alice, chat.UpdateUserGroupMembersRequest{Add: &[]int64{alice.ID}}))
 	requireError(t, change(alice, chat.UpdateUserGroupMembersRequest{Add: &[]int64{bob.ID}}), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
@@ -277,15 +277,15 @@ func TestUpdateUserGroup(t *testing.T) {
 	requireError(t, update(creator, chat.UpdateUserGroupRequest{Name: ptr("role:x")}), chat.KindInvalid, chat.CodeBadRequest, "User group name cannot start with 'role:'.")
 
 	everyone := groupID(t, h, chat.GroupEveryone)
-	requireError(t, update(creator, chat.UpdateUserGroupRequest{CanManageGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{GroupID: &everyone}}}),
+	requireError(t, update(creator, chat.UpdateUserGroupRequest{CanManageGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &everyone}}}),
 		chat.KindInvalid, chat.CodeBadRequest, "'can_manage_group' setting cannot be set to 'role:everyone' group.")
 	requireError(t, update(creator, chat.UpdateUserGroupRequest{CanManageGroup: &chat.GroupSettingUpdate{
-		New: chat.GroupSettingValue{DirectMembers: []int64{other.ID}, DirectSubgroups: []int64{}},
+		New: &chat.GroupSettingValue{DirectMembers: []int64{other.ID}, DirectSubgroups: []int64{}},
 		Old: &chat.GroupSettingValue{DirectMembers: []int64{other.ID}, DirectSubgroups: []int64{}}}}),
 		chat.KindInvalid, "EXPECTATION_MISMATCH", "'old' value does not match the expected value.")
 	// Hand management over to other: creator loses it.
 	require.NoError(t, update(creator, chat.UpdateUserGroupRequest{CanManageGroup: &chat.GroupSettingUpdate{
-		New: chat.GroupSettingValue{DirectMembers: []int64{other.ID}, DirectSubgroups: []int64{}},
+		New: &chat.GroupSettingValue{DirectMembers: []int64{other.ID}, DirectSubgroups: []int64{}},
 		Old: &chat.GroupSettingValue{DirectMembers: []int64{creator.ID}, DirectSubgroups: []int64{}}}}))
 	requireError(t, update(creator, chat.UpdateUserGroupRequest{Name: ptr("back")}), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
 	require.NoError(t, update(other, chat.UpdateUserGroupRequest{Name: ptr("other's now")}))
@@ -301,9 +301,9 @@ func TestDeactivateUserGroup(t *testing.T) {
 	g := createGroup(t, h, creator, "temporary")
 	user := createGroup(t, h, creator, "user of temporary")
 	_, err := h.Service.UpdateUserGroup(ctx, creator.Caller, chat.UpdateUserGroupRequest{UserGroupID: user,
-		CanMentionGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{DirectMembers: []int64{}, DirectSubgroups: []int64{g}}}})
+		CanMentionGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{DirectMembers: []int64{}, DirectSubgroups: []int64{g}}}})
 	require.NoError(t, err)
-	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{GroupID: &g}}})
+	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &g}}})
 	require.NoError(t, err)
 
 	_, err = h.Service.DeactivateUserGroup(ctx, creator.Caller, chat.DeactivateUserGroupRequest{UserGroupID: g})
@@ -314,10 +314,10 @@ func TestDeactivateUserGroup(t *testing.T) {
 	}, e.Fields["objections"])
 
 	members := groupID(t, h, chat.GroupMembers)
-	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{GroupID: &members}}})
+	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &members}}})
 	require.NoError(t, err)
 	_, err = h.Service.UpdateUserGroup(ctx, creator.Caller, chat.UpdateUserGroupRequest{UserGroupID: user,
-		CanMentionGroup: &chat.GroupSettingUpdate{New: chat.GroupSettingValue{GroupID: &members}}})
+		CanMentionGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &members}}})
 	require.NoError(t, err)
 
 	_, err = h.Service.DeactivateUserGroup(ctx, h.NewUser(t, chat.RoleMember).Caller, chat.DeactivateUserGroupRequest{UserGroupID: g})

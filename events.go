@@ -1,0 +1,153 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// Event is one real-time event, produced by a state change and published
+// after its transaction commits. Body is the event as the reference sends
+// it, minus the queue's "id"; Audience says who receives it.
+type Event struct {
+	RealmID  int64
+	Audience Audience
+	Body     EventBody
+}
+
+// EventBody is the payload of an event: one of the *Event types of this
+// package. Its JSON form carries "type" (and "op" where the type has one).
+type EventBody interface {
+	EventType() string
+}
+
+// MarshalJSON writes the body with its "type" field.
+func (e Event) MarshalJSON() ([]byte, error) { return marshalEventBody(e.Body) }
+
+func marshalEventBody(b EventBody) ([]byte, error) {
+	raw, err := json.Marshal(b)
+	if err != nil {
+		return nil, err
+	}
+	typ, _ := json.Marshal(b.EventType())
+	if string(raw) == "{}" {
+		return []byte(`{"type":` + string(typ) + `}`), nil
+	}
+	return append([]byte(`{"type":`+string(typ)+`,`), raw[1:]...), nil
+}
+
+// Audience is who receives an event. An audience that covers a whole
+// organization is kept as a rule (AllActive, Members) rather than a list of
+// IDs, so that a change seen by everyone costs the write no more in a large
+// organization; Resolve expands it when a list is needed.
+type Audience struct {
+	// Users receive the event (in addition to the rule below).
+	Users []int64
+	// AllActive: every active user of the organization.
+	AllActive bool
+	// Members: every active user who is not a guest.
+	Members bool
+	// Admins: every active administrator and owner.
+	Admins bool
+	// Except never receive it (the users an event is about, when they
+	// are told through another event).
+	Except []int64
+}
+
+func toUsers(ids ...int64) Audience { return Audience{Users: ids} }
+
+var everyone = Audience{AllActive: true}
+
+// Includes reports whether the audience reaches u (an active user).
+func (a Audience) Includes(u *storage.User) bool {
+	if !u.IsActive || slices.Contains(a.Except, u.ID) {
+		return false
+	}
+	return slices.Contains(a.Users, u.ID) || a.AllActive || a.Members && u.Role != RoleGuest ||
+		a.Admins && u.Role <= RoleAdministrator
+}
+
+// ResolveAudience lists the IDs of the active users an event reaches,
+// ascending. It reads the organization's users when the audience is a
+// rule: it is meant for tests and for tools, not for the write path.
+func (s *Service) ResolveAudience(ctx context.Context, ev Event) ([]int64, error) {
+	var users []storage.User
+	var err error
+	if ev.Audience.AllActive || ev.Audience.Members || ev.Audience.Admins {
+		users, err = s.store.ListUsers(ctx, ev.RealmID)
+	} else {
+		users, err = s.store.FindUsers(ctx, ev.RealmID, storage.UserFilter{IDs: nonNil(ev.Audience.Users)})
+	}
+	if err != nil {
+		return nil, s.internal(ctx, "resolve audience", err)
+	}
+	out := []int64{}
+	for i := range users {
+		if ev.Audience.Includes(&users[i]) {
+			out = append(out, users[i].ID)
+		}
+	}
+	return out, nil
+}
+
+// WithEventSink registers fn to receive every event after its change
+// commits, on the committing goroutine: a transaction's events arrive
+// together and in order, one transaction at a time. fn must not block
+// for long and must not call back into the Service's writes. Several sinks
+// may be registered.
+func WithEventSink(fn func(Event)) Option {
+	return func(s *Service) { s.sinks = append(s.sinks, fn) }
+}
+
+// publish hands committed events to the sinks.
+func (s *Service) publish(events []Event) {
+	if len(events) == 0 || len(s.sinks) == 0 {
+		return
+	}
+	s.publishMu.Lock()
+	defer s.publishMu.Unlock()
+	for _, ev := range events {
+		for _, sink := range s.sinks {
+			sink(ev)
+		}
+	}
+}
+
+// writeTx is one write transaction: the Store bound to it, and the events
+// that will be published if it commits.
+type writeTx struct {
+	storage.Store
+	realmID int64
+	events  []Event
+}
+
+// emit queues an event of the transaction's realm.
+func (w *writeTx) emit(aud Audience, body EventBody) {
+	w.events = append(w.events, Event{RealmID: w.realmID, Audience: aud, Body: body})
+}
+
+// write is the one write path: it runs fn in a transaction that holds the
+// realm's write lock (so checks inside fn and the writes they guard mean
+// the same on SQLite and PostgreSQL), then publishes fn's events after the
+// commit. A failed or rolled-back fn publishes nothing.
+func (s *Service) write(ctx context.Context, realmID int64, fn func(w *writeTx) error) error {
+	var done *writeTx
+	err := s.store.InTx(ctx, func(st storage.Store) error {
+		w := &writeTx{Store: st, realmID: realmID}
+		if err := st.LockRealm(ctx, realmID); err != nil {
+			return err
+		}
+		if err := fn(w); err != nil {
+			return err
+		}
+		done = w
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.publish(done.events)
+	return nil
+}

@@ -1,0 +1,338 @@
+package chat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// Group-based permissions: the wire value, how updates are checked and
+// stored, the descriptors that tie each setting to its record field and
+// wire fields, and what one request knows about groups (groupScope).
+
+// GroupSettingValue is who holds a group-based permission: a user group
+// (GroupID), or a set of users and groups ({direct_members,
+// direct_subgroups}). On the wire it is an integer or that object.
+type GroupSettingValue struct {
+	GroupID         *int64
+	DirectMembers   []int64
+	DirectSubgroups []int64
+}
+
+// MarshalJSON writes the integer or the object form.
+func (v GroupSettingValue) MarshalJSON() ([]byte, error) {
+	if v.GroupID != nil {
+		return json.Marshal(*v.GroupID)
+	}
+	return json.Marshal(struct {
+		DirectMembers   []int64 `json:"direct_members"`
+		DirectSubgroups []int64 `json:"direct_subgroups"`
+	}{nonNil(v.DirectMembers), nonNil(v.DirectSubgroups)})
+}
+
+// UnmarshalJSON reads the integer or the object form.
+func (v *GroupSettingValue) UnmarshalJSON(b []byte) error {
+	var id int64
+	if err := json.Unmarshal(b, &id); err == nil {
+		*v = GroupSettingValue{GroupID: &id}
+		return nil
+	}
+	var obj struct {
+		DirectMembers   *[]int64 `json:"direct_members"`
+		DirectSubgroups *[]int64 `json:"direct_subgroups"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&obj); err != nil || obj.DirectMembers == nil || obj.DirectSubgroups == nil {
+		return BadRequest("Invalid group setting value: it must be a user group ID or an object with direct_members and direct_subgroups")
+	}
+	*v = GroupSettingValue{DirectMembers: *obj.DirectMembers, DirectSubgroups: *obj.DirectSubgroups}
+	return nil
+}
+
+// GroupSettingUpdate is how a permission is changed: the new value, and
+// optionally the value the client believes is current (a mismatch is
+// EXPECTATION_MISMATCH, so concurrent edits are not lost). New is required.
+type GroupSettingUpdate struct {
+	New *GroupSettingValue `json:"new"`
+	Old *GroupSettingValue `json:"old,omitempty"`
+}
+
+func nonNil(ids []int64) []int64 {
+	if ids == nil {
+		return []int64{}
+	}
+	return ids
+}
+
+var errExpectationMismatch = &Error{Kind: KindInvalid, Code: "EXPECTATION_MISMATCH", Msg: "'old' value does not match the expected value."}
+
+// maxGroupSettingIDs bounds the users or groups listed in one value.
+const maxGroupSettingIDs = 1000
+
+// storeGroupSetting turns a value into the ID of the group that holds the
+// permission: a named group of the realm as it is, or a new anonymous group
+// with the given direct members and subgroups. Every listed ID is checked
+// with one set-based query.
+func (s *Service) storeGroupSetting(ctx context.Context, st storage.Store, realmID int64, setting string, v GroupSettingValue) (int64, error) {
+	if v.GroupID != nil {
+		gs, err := st.GetGroupsByID(ctx, realmID, []int64{*v.GroupID})
+		if err != nil {
+			return 0, err
+		}
+		if len(gs) == 0 || gs[0].Name == "" || gs[0].Deactivated {
+			return 0, BadRequest("Invalid user group ID: %d", *v.GroupID)
+		}
+		return gs[0].ID, nil
+	}
+	members, subgroups := uniqueSorted(v.DirectMembers), uniqueSorted(v.DirectSubgroups)
+	if len(members) > maxGroupSettingIDs || len(subgroups) > maxGroupSettingIDs {
+		return 0, BadRequest("A group setting may name at most %d users and %d groups.", maxGroupSettingIDs, maxGroupSettingIDs)
+	}
+	users, err := st.FindUsers(ctx, realmID, storage.UserFilter{IDs: members})
+	if err != nil {
+		return 0, err
+	}
+	if missing := firstMissing(members, users, func(u storage.User) int64 { return u.ID }); missing != 0 {
+		return 0, BadRequest("Invalid user ID: %d", missing)
+	}
+	groups, err := st.GetGroupsByID(ctx, realmID, subgroups)
+	if err != nil {
+		return 0, err
+	}
+	named := slices.DeleteFunc(groups, func(g storage.UserGroup) bool { return g.Name == "" })
+	if missing := firstMissing(subgroups, named, func(g storage.UserGroup) int64 { return g.ID }); missing != 0 {
+		return 0, BadRequest("Invalid user group ID: %d", missing)
+	}
+	now := s.nowUnix()
+	g := &storage.UserGroup{RealmID: realmID, Description: "anonymous group for " + setting, DateCreated: &now}
+	if err := st.CreateGroup(ctx, g); err != nil {
+		return 0, err
+	}
+	if err := st.AddGroupMembers(ctx, realmID, g.ID, members); err != nil {
+		return 0, err
+	}
+	if err := st.AddSubgroups(ctx, realmID, g.ID, subgroups); err != nil {
+		return 0, err
+	}
+	return g.ID, nil
+}
+
+// uniqueSorted returns the IDs ascending, each once.
+func uniqueSorted(ids []int64) []int64 {
+	out := slices.Clone(ids)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// firstMissing returns the first of want (ascending) that found lacks, or 0.
+func firstMissing[T any](want []int64, found []T, id func(T) int64) int64 {
+	have := make(map[int64]bool, len(found))
+	for _, f := range found {
+		have[id(f)] = true
+	}
+	for _, w := range want {
+		if !have[w] {
+			return w
+		}
+	}
+	return 0
+}
+
+// groupSettingValue is the wire value of the group that holds a permission.
+func (s *Service) groupSettingValue(ctx context.Context, st storage.Store, realmID, groupID int64) (GroupSettingValue, error) {
+	scope := newGroupScope(nil)
+	if err := scope.load(ctx, st, realmID, groupID); err != nil {
+		return GroupSettingValue{}, err
+	}
+	return scope.value(groupID), nil
+}
+
+// errNoNewValue answers a group-setting update without "new".
+var errNoNewValue = BadRequest("'new' is a required field for a group setting update.")
+
+// updateGroupSetting applies an update: when it names the value it expects
+// to replace, that must match the current value (else
+// EXPECTATION_MISMATCH); then store keeps the new value and gives its group ID.
+func updateGroupSetting(current GroupSettingValue, up *GroupSettingUpdate, store func(GroupSettingValue) (int64, error)) (int64, error) {
+	if up.New == nil {
+		return 0, errNoNewValue
+	}
+	if up.Old != nil && !sameGroupSetting(current, *up.Old) {
+		return 0, errExpectationMismatch
+	}
+	return store(*up.New)
+}
+
+// sameGroupSetting compares two values as sets.
+func sameGroupSetting(a, b GroupSettingValue) bool {
+	if (a.GroupID == nil) != (b.GroupID == nil) {
+		return false
+	}
+	if a.GroupID != nil {
+		return *a.GroupID == *b.GroupID
+	}
+	return slices.Equal(uniqueSorted(a.DirectMembers), uniqueSorted(b.DirectMembers)) &&
+		slices.Equal(uniqueSorted(a.DirectSubgroups), uniqueSorted(b.DirectSubgroups))
+}
+
+// groupScope is what one request knows about user groups: the groups the
+// caller is in (directly or through subgroups), and the groups it loaded
+// to show or check (their records and direct members and subgroups). It
+// never holds more of the organization than the request's answer needs.
+type groupScope struct {
+	mine    map[int64]bool
+	groups  map[int64]*storage.UserGroup
+	members map[int64][]int64
+	subs    map[int64][]int64
+}
+
+func newGroupScope(mine []int64) *groupScope {
+	g := &groupScope{mine: map[int64]bool{}, groups: map[int64]*storage.UserGroup{},
+		members: map[int64][]int64{}, subs: map[int64][]int64{}}
+	for _, id := range mine {
+		g.mine[id] = true
+	}
+	return g
+}
+
+// callerScope loads the groups the user is in.
+func callerScope(ctx context.Context, st storage.Store, realmID, userID int64) (*groupScope, error) {
+	mine, err := st.EffectiveGroupIDs(ctx, realmID, userID)
+	if err != nil {
+		return nil, err
+	}
+	return newGroupScope(mine), nil
+}
+
+// in reports whether the caller is in the group, directly or through
+// nested subgroups.
+func (g *groupScope) in(groupID int64) bool { return g.mine[groupID] }
+
+// load fetches the records and direct members and subgroups of the groups
+// not loaded yet, in three queries.
+func (g *groupScope) load(ctx context.Context, st storage.Store, realmID int64, ids ...int64) error {
+	var todo []int64
+	for _, id := range ids {
+		if _, ok := g.groups[id]; !ok && id != 0 {
+			todo = append(todo, id)
+		}
+	}
+	todo = uniqueSorted(todo)
+	if len(todo) == 0 {
+		return nil
+	}
+	recs, err := st.GetGroupsByID(ctx, realmID, todo)
+	if err != nil {
+		return err
+	}
+	for i := range recs {
+		g.groups[recs[i].ID] = &recs[i]
+	}
+	ms, err := st.ListGroupMembershipsOf(ctx, realmID, todo)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		g.members[m.GroupID] = append(g.members[m.GroupID], m.UserID)
+	}
+	es, err := st.ListGroupEdgesOf(ctx, realmID, todo)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		g.subs[e.GroupID] = append(g.subs[e.GroupID], e.SubgroupID)
+	}
+	return nil
+}
+
+// named returns a loaded named group, or nil.
+func (g *groupScope) named(id int64) *storage.UserGroup {
+	if grp := g.groups[id]; grp != nil && grp.Name != "" {
+		return grp
+	}
+	return nil
+}
+
+// value is the wire form of a setting held by (loaded) group id.
+func (g *groupScope) value(id int64) GroupSettingValue {
+	if g.named(id) != nil {
+		return GroupSettingValue{GroupID: &id}
+	}
+	return GroupSettingValue{DirectMembers: uniqueSorted(nonNil(g.members[id])), DirectSubgroups: uniqueSorted(nonNil(g.subs[id]))}
+}
+
+// systemName is the name of a loaded system group, or "".
+func (g *groupScope) systemName(id int64) string {
+	if grp := g.named(id); grp != nil && grp.IsSystemGroup {
+		return grp.Name
+	}
+	return ""
+}
+
+// settingDescriptor is one group-based permission setting of a record type
+// R (storage.UserGroup, storage.Stream, storage.Realm): its wire name, the
+// record field that holds the group ID (found by its column, name+"_id"),
+// the default for new records ("" means the creator alone) and the system
+// groups it may not be set to. Views, requests and updates find their
+// fields by the wire name, so no list depends on another's order.
+type settingDescriptor[R any] struct {
+	name       string
+	def        string
+	disallowed []string
+	field      func(*R) *int64
+}
+
+func newSetting[R any](name, def string, disallowed ...string) settingDescriptor[R] {
+	return settingDescriptor[R]{name: name, def: def, disallowed: disallowed,
+		field: fieldByTag[int64, R]("bun", name+"_id")}
+}
+
+// column is the database column of the setting.
+func (d settingDescriptor[R]) column() string { return d.name + "_id" }
+
+// checkAllowed refuses a named system group the setting may not hold.
+func (d settingDescriptor[R]) checkAllowed(scope *groupScope, v GroupSettingValue) error {
+	if v.GroupID != nil {
+		if name := scope.systemName(*v.GroupID); name != "" && slices.Contains(d.disallowed, name) {
+			return BadRequest("'%s' setting cannot be set to '%s' group.", d.name, name)
+		}
+	}
+	return nil
+}
+
+// fieldByTag returns an accessor for the field of T whose struct tag key
+// has name as its first element. A missing field is a programming error:
+// it panics when the package initializes.
+func fieldByTag[F any, T any](key, name string) func(*T) *F {
+	t := reflect.TypeFor[T]()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get(key), ",")
+		if tag != name {
+			continue
+		}
+		if f.Type != reflect.TypeFor[F]() {
+			panic(fmt.Sprintf("chat: %s.%s is %s, not %s", t.Name(), f.Name, f.Type, reflect.TypeFor[F]()))
+		}
+		idx := f.Index
+		return func(p *T) *F { return reflect.ValueOf(p).Elem().FieldByIndex(idx).Addr().Interface().(*F) }
+	}
+	panic(fmt.Sprintf("chat: %s has no field tagged %s:%q", t.Name(), key, name))
+}
+
+// settingFields resolves, for each descriptor in order, the field of T
+// named by the setting's wire name.
+func settingFields[F any, T any, R any](sets []settingDescriptor[R]) []func(*T) *F {
+	out := make([]func(*T) *F, len(sets))
+	for i, d := range sets {
+		out[i] = fieldByTag[F, T]("json", d.name)
+	}
+	return out
+}
