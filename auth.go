@@ -259,7 +259,8 @@ func (s *Service) RegenerateAPIKey(ctx context.Context, c Caller) (*RegenerateAP
 		return nil, s.internal(ctx, "regenerate api key", err)
 	}
 	u.APIKey = key
-	if err := s.store.UpdateUser(ctx, u, "api_key"); err != nil {
+	err = s.write(ctx, u.RealmID, func(w *writeTx) error { return w.UpdateUser(ctx, u, "api_key") })
+	if err != nil {
 		return nil, s.internal(ctx, "regenerate api key", err)
 	}
 	return &RegenerateAPIKeyResponse{APIKey: key}, nil

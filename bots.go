@@ -37,8 +37,8 @@ func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest)
 	if err != nil {
 		return nil, err
 	}
-	if me.Role == RoleGuest {
-		return nil, BadRequest("Not allowed for guest users")
+	if err := requireMemberOrAdmin(me); err != nil {
+		return nil, err
 	}
 	botType := BotTypeGeneric
 	if req.BotType != nil {
@@ -102,8 +102,10 @@ func (s *Service) inRealmGroup(ctx context.Context, realm *storage.Realm, groupI
 }
 
 // botNameFree checks that no other active bot of the realm has the name.
+// It reads the realm's active bots, not its users.
 func (s *Service) botNameFree(ctx context.Context, realmID int64, name string, self int64) error {
-	users, err := s.store.ListUsers(ctx, realmID)
+	yes := true
+	users, err := s.store.FindUsers(ctx, realmID, storage.UserFilter{Bot: &yes, Active: &yes})
 	if err != nil {
 		return s.internal(ctx, "check bot name", err)
 	}
@@ -144,12 +146,27 @@ func (s *Service) GetBots(ctx context.Context, c Caller) (*GetBotsResponse, erro
 	if err != nil {
 		return nil, err
 	}
-	users, err := s.store.ListUsers(ctx, realm.ID)
+	yes := true
+	filter := storage.UserFilter{Bot: &yes}
+	if !isAdmin(me) {
+		filter.BotOwnerIDs = []int64{me.ID}
+	}
+	users, err := s.store.FindUsers(ctx, realm.ID, filter)
+	if err != nil {
+		return nil, s.internal(ctx, "get bots", err)
+	}
+	var ownerIDs []int64
+	for _, u := range users {
+		if u.BotOwnerID != nil {
+			ownerIDs = append(ownerIDs, *u.BotOwnerID)
+		}
+	}
+	owners, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: nonNil(ownerIDs)})
 	if err != nil {
 		return nil, s.internal(ctx, "get bots", err)
 	}
 	emails := map[int64]string{}
-	for _, u := range users {
+	for _, u := range owners {
 		emails[u.ID] = apiEmail(realm, &u)
 	}
 	resp := &GetBotsResponse{Bots: []Bot{}}
@@ -231,7 +248,25 @@ func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest)
 		resp.BotOwner = &e
 	}
 	if len(columns) > 0 {
-		if err := s.store.UpdateUser(ctx, &next, columns...); err != nil {
+		err := s.write(ctx, realm.ID, func(w *writeTx) error {
+			if err := w.UpdateUser(ctx, &next, columns...); err != nil {
+				return err
+			}
+			if next.FullName != bot.FullName {
+				emitUserUpdate(w, bot.ID, map[string]any{"full_name": next.FullName})
+				emitBotUpdate(w, &next, map[string]any{"full_name": next.FullName})
+			}
+			if !equalPtr(next.BotOwnerID, bot.BotOwnerID) {
+				emitUserUpdate(w, bot.ID, map[string]any{"bot_owner_id": *next.BotOwnerID})
+				// The old owner loses the bot, the new one gains it.
+				emitBotUpdate(w, &next, map[string]any{"owner_id": *next.BotOwnerID})
+				if bot.BotOwnerID != nil && !isAdminID(ctx, w, realm.ID, *bot.BotOwnerID) {
+					w.emit(toUsers(*bot.BotOwnerID), RealmBotEvent{Op: "delete", Bot: map[string]any{"user_id": bot.ID}})
+				}
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, s.internal(ctx, "update bot", err)
 		}
 	}
@@ -246,14 +281,13 @@ type BotRequest struct {
 
 // DeactivateBot deactivates a bot. Its owner and administrators may.
 func (s *Service) DeactivateBot(ctx context.Context, c Caller, req BotRequest) (*EmptyResponse, error) {
-	_, _, bot, err := s.ownedBot(ctx, c, req.BotID)
+	_, realm, bot, err := s.ownedBot(ctx, c, req.BotID)
 	if err != nil {
 		return nil, err
 	}
 	if bot.IsActive {
-		bot.IsActive = false
-		if err := s.store.UpdateUser(ctx, bot, "is_active"); err != nil {
-			return nil, s.internal(ctx, "deactivate bot", err)
+		if err := s.deactivate(ctx, realm.ID, bot, nil); err != nil {
+			return nil, err
 		}
 	}
 	return &EmptyResponse{}, nil
@@ -271,7 +305,14 @@ func (s *Service) RegenerateBotAPIKey(ctx context.Context, c Caller, req BotRequ
 		return nil, s.internal(ctx, "regenerate bot api key", err)
 	}
 	bot.APIKey = key
-	if err := s.store.UpdateUser(ctx, bot, "api_key"); err != nil {
+	err = s.write(ctx, bot.RealmID, func(w *writeTx) error {
+		if err := w.UpdateUser(ctx, bot, "api_key"); err != nil {
+			return err
+		}
+		emitBotUpdate(w, bot, map[string]any{"api_key": key})
+		return nil
+	})
+	if err != nil {
 		return nil, s.internal(ctx, "regenerate bot api key", err)
 	}
 	return &RegenerateAPIKeyResponse{APIKey: key}, nil

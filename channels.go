@@ -484,9 +484,9 @@ func channelAudience(ctx context.Context, st storage.Store, ch *storage.Stream) 
 		return Audience{}, err
 	}
 	if ch.InviteOnly {
-		return Audience{Admins: true, Users: subs}, nil
+		return admins.plus(subs...), nil
 	}
-	return Audience{Members: true, Users: subs}, nil
+	return members.plus(subs...), nil
 }
 
 // emitChannelUpdates emits one stream update event per changed property,
@@ -498,7 +498,7 @@ func (s *Service) emitChannelUpdates(ctx context.Context, w *writeTx, groups *gr
 		return err
 	}
 	if !old.InviteOnly {
-		aud.Members = true
+		aud.Roles = members.Roles
 	}
 	ev := func(property string, value any) StreamEvent {
 		return StreamEvent{Op: "update", StreamID: next.ID, Name: old.Name, Property: property, Value: value}

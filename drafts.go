@@ -111,12 +111,18 @@ func (s *Service) CreateDrafts(ctx context.Context, c Caller, req CreateDraftsRe
 		}
 	}
 	resp := &CreateDraftsResponse{IDs: make([]int64, 0, len(rows))}
-	err = s.store.InTx(ctx, func(st storage.Store) error {
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		resp.IDs = resp.IDs[:0]
+		ev := DraftsEvent{Op: "add"}
 		for i := range rows {
-			if err := st.CreateDraft(ctx, &rows[i]); err != nil {
+			if err := w.CreateDraft(ctx, &rows[i]); err != nil {
 				return err
 			}
 			resp.IDs = append(resp.IDs, rows[i].ID)
+			ev.Drafts = append(ev.Drafts, draftView(&rows[i]))
+		}
+		if len(rows) > 0 {
+			w.emit(toUsers(me.ID), ev)
 		}
 		return nil
 	})
@@ -137,7 +143,14 @@ func (s *Service) EditDraft(ctx context.Context, c Caller, req EditDraftRequest)
 		return nil, err
 	}
 	row.ID = req.DraftID
-	err = s.store.UpdateDraft(ctx, &row)
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		if err := w.UpdateDraft(ctx, &row); err != nil {
+			return err
+		}
+		view := draftView(&row)
+		w.emit(toUsers(me.ID), DraftsEvent{Op: "update", Draft: &view})
+		return nil
+	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errNoSuchDraft
 	} else if err != nil {
@@ -152,7 +165,13 @@ func (s *Service) DeleteDraft(ctx context.Context, c Caller, req DeleteDraftRequ
 	if err != nil {
 		return nil, err
 	}
-	err = s.store.DeleteDraft(ctx, me.RealmID, me.ID, req.DraftID)
+	err = s.write(ctx, me.RealmID, func(w *writeTx) error {
+		if err := w.DeleteDraft(ctx, me.RealmID, me.ID, req.DraftID); err != nil {
+			return err
+		}
+		w.emit(toUsers(me.ID), DraftsEvent{Op: "remove", DraftID: req.DraftID})
+		return nil
+	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errNoSuchDraft
 	} else if err != nil {

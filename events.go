@@ -39,34 +39,50 @@ func marshalEventBody(b EventBody) ([]byte, error) {
 }
 
 // Audience is who receives an event. An audience that covers a whole
-// organization is kept as a rule (AllActive, Members) rather than a list of
-// IDs, so that a change seen by everyone costs the write no more in a large
-// organization; Resolve expands it when a list is needed.
+// organization is kept as a rule (the roles that receive it) rather than a
+// list of IDs, so that a change seen by everyone costs the write no more in
+// a large organization; ResolveAudience expands it when a list is needed.
 type Audience struct {
-	// Users receive the event (in addition to the rule below).
+	// Users receive the event (in addition to Roles).
 	Users []int64
-	// AllActive: every active user of the organization.
-	AllActive bool
-	// Members: every active user who is not a guest.
-	Members bool
-	// Admins: every active administrator and owner.
-	Admins bool
+	// Roles: every active user with one of these roles (Role* values).
+	Roles []int
 	// Except never receive it (the users an event is about, when they
 	// are told through another event).
 	Except []int64
 }
 
+// rolesUpTo lists the roles at least as privileged as role.
+func rolesUpTo(role int) []int {
+	var out []int
+	for _, r := range allRoles {
+		if r <= role {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 func toUsers(ids ...int64) Audience { return Audience{Users: ids} }
 
-var everyone = Audience{AllActive: true}
+var (
+	everyone = Audience{Roles: allRoles}
+	members  = Audience{Roles: rolesUpTo(RoleMember)}
+	admins   = Audience{Roles: rolesUpTo(RoleAdministrator)}
+)
 
-// Includes reports whether the audience reaches u (an active user).
+// plus returns the audience with more users.
+func (a Audience) plus(ids ...int64) Audience {
+	a.Users = append(slices.Clone(a.Users), ids...)
+	return a
+}
+
+// Includes reports whether the audience reaches u.
 func (a Audience) Includes(u *storage.User) bool {
 	if !u.IsActive || slices.Contains(a.Except, u.ID) {
 		return false
 	}
-	return slices.Contains(a.Users, u.ID) || a.AllActive || a.Members && u.Role != RoleGuest ||
-		a.Admins && u.Role <= RoleAdministrator
+	return slices.Contains(a.Users, u.ID) || slices.Contains(a.Roles, u.Role)
 }
 
 // ResolveAudience lists the IDs of the active users an event reaches,
@@ -75,7 +91,7 @@ func (a Audience) Includes(u *storage.User) bool {
 func (s *Service) ResolveAudience(ctx context.Context, ev Event) ([]int64, error) {
 	var users []storage.User
 	var err error
-	if ev.Audience.AllActive || ev.Audience.Members || ev.Audience.Admins {
+	if len(ev.Audience.Roles) > 0 {
 		users, err = s.store.ListUsers(ctx, ev.RealmID)
 	} else {
 		users, err = s.store.FindUsers(ctx, ev.RealmID, storage.UserFilter{IDs: nonNil(ev.Audience.Users)})
@@ -129,15 +145,17 @@ func (w *writeTx) emit(aud Audience, body EventBody) {
 }
 
 // write is the one write path: it runs fn in a transaction that holds the
-// realm's write lock (so checks inside fn and the writes they guard mean
+// realm's write lock (realmID 0: a new realm, which nobody else can see yet) (so checks inside fn and the writes they guard mean
 // the same on SQLite and PostgreSQL), then publishes fn's events after the
 // commit. A failed or rolled-back fn publishes nothing.
 func (s *Service) write(ctx context.Context, realmID int64, fn func(w *writeTx) error) error {
 	var done *writeTx
 	err := s.store.InTx(ctx, func(st storage.Store) error {
 		w := &writeTx{Store: st, realmID: realmID}
-		if err := st.LockRealm(ctx, realmID); err != nil {
-			return err
+		if realmID != 0 {
+			if err := st.LockRealm(ctx, realmID); err != nil {
+				return err
+			}
 		}
 		if err := fn(w); err != nil {
 			return err

@@ -69,6 +69,9 @@ func settingIDs[R any](sets []settingDescriptor[R], recs ...*R) []int64 {
 	return ids
 }
 
+// errBotRequest answers bots on endpoints meant for humans.
+var errBotRequest = BadRequest("This endpoint does not accept bot requests.")
+
 // requireMemberOrAdmin refuses guests and bots, as the reference's
 // member-or-admin endpoints do.
 func requireMemberOrAdmin(u *storage.User) error {
@@ -76,7 +79,7 @@ func requireMemberOrAdmin(u *storage.User) error {
 		return BadRequest("Not allowed for guest users")
 	}
 	if u.IsBot {
-		return BadRequest("This endpoint does not accept bot requests.")
+		return errBotRequest
 	}
 	return nil
 }

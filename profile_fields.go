@@ -66,13 +66,27 @@ func (s *Service) GetProfileFields(ctx context.Context, c Caller) (*GetProfileFi
 	if err != nil {
 		return nil, s.internal(ctx, "get profile fields", err)
 	}
-	resp := &GetProfileFieldsResponse{CustomFields: make([]ProfileField, 0, len(rows))}
+	return &GetProfileFieldsResponse{CustomFields: profileFieldViews(rows)}, nil
+}
+
+func profileFieldViews(rows []storage.ProfileField) []ProfileField {
+	out := make([]ProfileField, 0, len(rows))
 	for _, f := range rows {
-		resp.CustomFields = append(resp.CustomFields, ProfileField{ID: f.ID, Type: f.FieldType, Order: f.Order,
+		out = append(out, ProfileField{ID: f.ID, Type: f.FieldType, Order: f.Order,
 			Name: f.Name, Hint: f.Hint, FieldData: f.FieldData, DisplayInProfileSummary: f.DisplayInProfileSummary,
 			Required: f.Required, EditableByUser: f.EditableByUser})
 	}
-	return resp, nil
+	return out
+}
+
+// emitProfileFields tells everyone the organization's new field list.
+func emitProfileFields(ctx context.Context, w *writeTx, realmID int64) error {
+	rows, err := w.ListProfileFields(ctx, realmID)
+	if err != nil {
+		return err
+	}
+	w.emit(everyone, CustomProfileFieldsEvent{Fields: profileFieldViews(rows)})
+	return nil
 }
 
 // CreateProfileFieldRequest is the input of CreateProfileField.
@@ -141,8 +155,8 @@ func (s *Service) CreateProfileField(ctx context.Context, c Caller, req CreatePr
 	if req.EditableByUser != nil {
 		f.EditableByUser = *req.EditableByUser
 	}
-	err = s.store.InTx(ctx, func(st storage.Store) error {
-		existing, err := st.ListProfileFields(ctx, realm.ID)
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		existing, err := w.ListProfileFields(ctx, realm.ID)
 		if err != nil {
 			return err
 		}
@@ -164,7 +178,10 @@ func (s *Service) CreateProfileField(ctx context.Context, c Caller, req CreatePr
 		for _, e := range existing {
 			f.Order = max(f.Order, e.Order+1)
 		}
-		return st.CreateProfileField(ctx, &f)
+		if err := w.CreateProfileField(ctx, &f); err != nil {
+			return err
+		}
+		return emitProfileFields(ctx, w, realm.ID)
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, BadRequest("A field with that label already exists.")
@@ -191,8 +208,8 @@ func (s *Service) ReorderProfileFields(ctx context.Context, c Caller, req Reorde
 	if !isAdmin(me) {
 		return nil, errAdminRequired
 	}
-	err = s.store.InTx(ctx, func(st storage.Store) error {
-		fields, err := st.ListProfileFields(ctx, realm.ID)
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		fields, err := w.ListProfileFields(ctx, realm.ID)
 		if err != nil {
 			return err
 		}
@@ -205,11 +222,11 @@ func (s *Service) ReorderProfileFields(ctx context.Context, c Caller, req Reorde
 		}
 		for i := range fields {
 			fields[i].Order = slices.Index(req.Order, fields[i].ID)
-			if err := st.UpdateProfileField(ctx, &fields[i]); err != nil {
+			if err := w.UpdateProfileField(ctx, &fields[i]); err != nil {
 				return err
 			}
 		}
-		return nil
+		return emitProfileFields(ctx, w, realm.ID)
 	})
 	if err != nil {
 		return nil, s.internal(ctx, "reorder profile fields", err)
@@ -232,7 +249,12 @@ func (s *Service) DeleteProfileField(ctx context.Context, c Caller, req DeletePr
 	if !isAdmin(me) {
 		return nil, errAdminRequired
 	}
-	err = s.store.DeleteProfileField(ctx, realm.ID, req.FieldID)
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		if err := w.DeleteProfileField(ctx, realm.ID, req.FieldID); err != nil {
+			return err
+		}
+		return emitProfileFields(ctx, w, realm.ID)
+	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, BadRequest("Field id %d not found.", req.FieldID)
 	} else if err != nil {

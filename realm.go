@@ -103,10 +103,12 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 		URL: u.Scheme + "://" + host, Host: host, DateCreated: now, EmailAddressVisibility: vis}
 	owner := &storage.User{Email: email, FullName: fullName, Role: RoleOwner, IsActive: true,
 		DateJoined: now, PasswordHash: hash, APIKey: key, AvatarSource: "G", AvatarVersion: 1}
-	err = s.store.InTx(ctx, func(st storage.Store) error {
+	err = s.write(ctx, 0, func(w *writeTx) error {
+		st := w
 		if err := st.CreateRealm(ctx, realm); err != nil {
 			return err
 		}
+		w.realmID = realm.ID
 		groups, err := createSystemGroups(ctx, st, realm.ID, now)
 		if err != nil {
 			return err
@@ -121,7 +123,11 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 		if err := st.CreateUser(ctx, owner); err != nil {
 			return err
 		}
-		return s.addToRoleGroups(ctx, st, realm, owner)
+		if err := s.addToRoleGroups(ctx, w, realm, owner); err != nil {
+			return err
+		}
+		emitUserAdded(w, realm, owner, map[string]ProfileFieldValue{})
+		return nil
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, BadRequest("An organization is already served at %s", host)

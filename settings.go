@@ -13,6 +13,9 @@ import (
 	"time"
 	_ "time/tzdata" // timezones are checked against the IANA database on any machine
 
+	"golang.org/x/text/language"
+	"golang.org/x/text/language/display"
+
 	"github.com/teamchat/chat/storage"
 )
 
@@ -168,6 +171,9 @@ func (s *Service) UpdateSettings(ctx context.Context, c Caller, req UpdateSettin
 	if err != nil {
 		return nil, err
 	}
+	if me.IsBot {
+		return nil, errBotRequest
+	}
 	next := *me
 	columns := []string{}
 	if req.FullName != nil {
@@ -217,34 +223,46 @@ func (s *Service) UpdateSettings(ctx context.Context, c Caller, req UpdateSettin
 		next.Timezone = *req.Timezone
 		columns = append(columns, "timezone")
 	}
-	settings, err := applyPatch(settingsOf(me), req.SettingsPatch)
-	if err != nil {
+	if _, err := applyPatch(settingsOf(me), req.SettingsPatch); err != nil {
 		return nil, err
-	}
-	if next.Settings = encodeSettings(settings); next.Settings != me.Settings {
-		columns = append(columns, "settings")
 	}
 	dropDrafts := req.EnableDraftsSynchronization != nil && !*req.EnableDraftsSynchronization
 
 	var change *storage.EmailChange
-	err = s.store.InTx(ctx, func(st storage.Store) error {
-		if len(columns) > 0 {
-			if err := st.UpdateUser(ctx, &next, columns...); err != nil {
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		// The settings patch applies to the stored settings as they are
+		// now, so concurrent changes of other settings are not lost.
+		fresh, err := w.GetUser(ctx, realm.ID, me.ID)
+		if err != nil {
+			return err
+		}
+		before := settingsOf(fresh)
+		after, err := applyPatch(before, req.SettingsPatch)
+		if err != nil {
+			return err
+		}
+		cols := columns
+		if next.Settings = encodeSettings(after); next.Settings != fresh.Settings {
+			cols = append(slices.Clone(cols), "settings")
+		}
+		if len(cols) > 0 {
+			if err := w.UpdateUser(ctx, &next, cols...); err != nil {
 				return err
 			}
 		}
 		if dropDrafts {
-			if err := st.DeleteUserDrafts(ctx, realm.ID, me.ID); err != nil {
+			if err := w.DeleteUserDrafts(ctx, realm.ID, me.ID); err != nil {
 				return err
 			}
 		}
+		emitSettingsChanges(w, realm, fresh, &next, before, after)
 		if newEmail != "" {
 			key, err := newAPIKey()
 			if err != nil {
 				return err
 			}
 			change = &storage.EmailChange{RealmID: realm.ID, UserID: me.ID, NewEmail: newEmail, Key: key, DateCreated: s.nowUnix()}
-			return st.CreateEmailChange(ctx, change)
+			return w.CreateEmailChange(ctx, change)
 		}
 		return nil
 	})
@@ -349,13 +367,19 @@ func (s *Service) ConfirmEmailChange(ctx context.Context, realmID int64, req Con
 		return nil, s.internal(ctx, "confirm email change", err)
 	}
 	if time.Duration(s.nowUnix()-change.DateCreated)*time.Second > EmailChangeValidity {
-		if err := s.store.DeleteEmailChange(ctx, realmID, change.ID); err != nil {
+		err := s.write(ctx, realmID, func(w *writeTx) error { return w.DeleteEmailChange(ctx, realmID, change.ID) })
+		if err != nil {
 			return nil, s.internal(ctx, "confirm email change", err)
 		}
 		return nil, errBadConfirmation
 	}
+	realm, err := s.store.GetRealm(ctx, realmID)
+	if err != nil {
+		return nil, s.internal(ctx, "confirm email change", err)
+	}
 	var resp *ConfirmEmailChangeResponse
-	err = s.store.InTx(ctx, func(st storage.Store) error {
+	err = s.write(ctx, realmID, func(w *writeTx) error {
+		st := w
 		// Read the change again inside the transaction: a newer request may
 		// have replaced it since.
 		if _, err := st.GetEmailChangeByKey(ctx, realmID, req.Key); errors.Is(err, storage.ErrNotFound) {
@@ -373,10 +397,12 @@ func (s *Service) ConfirmEmailChange(ctx context.Context, realmID int64, req Con
 		if err := s.emailFree(ctx, st, realmID, change.NewEmail, u.ID); err != nil {
 			return err
 		}
+		old := *u
 		u.Email = change.NewEmail
 		if err := st.UpdateUser(ctx, u, "email"); err != nil {
 			return err
 		}
+		emitEmailChange(w, realm, &old, u)
 		resp = &ConfirmEmailChangeResponse{UserID: u.ID, Email: u.Email}
 		return st.DeleteEmailChange(ctx, realmID, change.ID)
 	})
@@ -387,4 +413,16 @@ func (s *Service) ConfirmEmailChange(ctx context.Context, realmID int64, req Con
 		return nil, s.internal(ctx, "confirm email change", err)
 	}
 	return resp, nil
+}
+
+// languageName is a language's name in itself, as language_name shows it.
+func languageName(code string) string {
+	tag, err := language.Parse(code)
+	if err != nil {
+		return code
+	}
+	if name := display.Self.Name(tag); name != "" {
+		return name
+	}
+	return code
 }

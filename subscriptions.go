@@ -265,9 +265,9 @@ func (s *Service) createChannel(ctx context.Context, w *writeTx, cc *channelCtx,
 	if err := cc.groups.load(ctx, w, cc.realm.ID, settingIDs(channelSettings, ch)...); err != nil {
 		return nil, err
 	}
-	aud := Audience{Admins: true}
+	aud := admins
 	if !ch.InviteOnly {
-		aud = Audience{Members: true}
+		aud = members
 	}
 	w.emit(aud, StreamEvent{Op: "create", Streams: []Channel{s.channelView(cc.groups, ch)}})
 	return ch, nil
@@ -566,6 +566,9 @@ func (s *Service) UpdateSubscriptionProperties(ctx context.Context, c Caller, re
 			changed[p.StreamID] = sub
 		}
 		where := fmt.Sprintf("subscription_data[%d][\"value\"]", i)
+		if len(p.Value) == 0 || string(p.Value) == "null" {
+			return nil, BadRequest("%s is not a boolean", where)
+		}
 		var b bool
 		isBool := json.Unmarshal(p.Value, &b) == nil
 		switch p.Property {
@@ -606,11 +609,18 @@ func (s *Service) UpdateSubscriptionProperties(ctx context.Context, c Caller, re
 		}
 		columns[p.StreamID] = append(columns[p.StreamID], column)
 	}
-	err = s.store.InTx(ctx, func(st storage.Store) error {
+	err = s.write(ctx, cc.realm.ID, func(w *writeTx) error {
 		for id, sub := range changed {
-			if err := st.UpdateSubscription(ctx, sub, columns[id]...); err != nil {
+			if err := w.UpdateSubscription(ctx, sub, columns[id]...); err != nil {
 				return err
 			}
+		}
+		for _, p := range req.SubscriptionData {
+			var value any
+			if err := json.Unmarshal(p.Value, &value); err != nil {
+				return err
+			}
+			w.emit(toUsers(cc.me.ID), SubscriptionEvent{Op: "update", StreamID: p.StreamID, Property: p.Property, Value: value})
 		}
 		return nil
 	})
@@ -665,12 +675,21 @@ func (s *Service) UpdateUserTopic(ctx context.Context, c Caller, req UpdateUserT
 	if err != nil {
 		return nil, err
 	}
-	if req.VisibilityPolicy == TopicPolicyNone {
-		err = s.store.DeleteUserTopic(ctx, cc.realm.ID, cc.me.ID, ch.ID, topic)
-	} else {
-		err = s.store.SetUserTopic(ctx, &storage.UserTopic{RealmID: cc.realm.ID, UserID: cc.me.ID, StreamID: ch.ID,
-			TopicName: topic, VisibilityPolicy: req.VisibilityPolicy, LastUpdated: s.nowUnix()})
-	}
+	now := s.nowUnix()
+	err = s.write(ctx, cc.realm.ID, func(w *writeTx) error {
+		var err error
+		if req.VisibilityPolicy == TopicPolicyNone {
+			err = w.DeleteUserTopic(ctx, cc.realm.ID, cc.me.ID, ch.ID, topic)
+		} else {
+			err = w.SetUserTopic(ctx, &storage.UserTopic{RealmID: cc.realm.ID, UserID: cc.me.ID, StreamID: ch.ID,
+				TopicName: topic, VisibilityPolicy: req.VisibilityPolicy, LastUpdated: now})
+		}
+		if err != nil {
+			return err
+		}
+		w.emit(toUsers(cc.me.ID), UserTopicEvent{StreamID: ch.ID, TopicName: topic, LastUpdated: now, VisibilityPolicy: req.VisibilityPolicy})
+		return nil
+	})
 	if err != nil {
 		return nil, s.internal(ctx, "update user topic", err)
 	}

@@ -89,17 +89,19 @@ func roleGroups(role int, fullMember bool) []string {
 	}
 }
 
-// addToRoleGroups makes a new user a direct member of their role's system groups.
-func (s *Service) addToRoleGroups(ctx context.Context, st storage.Store, realm *storage.Realm, u *storage.User) error {
+// addToRoleGroups makes a new user a direct member of their role's system
+// groups.
+func (s *Service) addToRoleGroups(ctx context.Context, w *writeTx, realm *storage.Realm, u *storage.User) error {
 	full := u.Role == RoleMember && s.isFullMember(realm, u)
 	for _, name := range roleGroups(u.Role, full) {
-		g, err := st.GetGroupByName(ctx, realm.ID, name)
+		g, err := w.GetGroupByName(ctx, realm.ID, name)
 		if err != nil {
 			return err
 		}
-		if err := st.AddGroupMembers(ctx, realm.ID, g.ID, []int64{u.ID}); err != nil {
+		if err := w.AddGroupMembers(ctx, realm.ID, g.ID, []int64{u.ID}); err != nil {
 			return err
 		}
+		w.emit(everyone, UserGroupEvent{Op: "add_members", GroupID: g.ID, UserIDs: []int64{u.ID}})
 	}
 	return nil
 }
@@ -120,17 +122,25 @@ func systemGroupID(ctx context.Context, st storage.Store, realmID int64, name st
 }
 
 // setRoleGroups moves a user into the system groups of their (new) role.
-func (s *Service) setRoleGroups(ctx context.Context, st storage.Store, realm *storage.Realm, u *storage.User) error {
-	for _, sg := range systemGroups {
-		id, err := systemGroupID(ctx, st, realm.ID, sg.name)
-		if err != nil {
-			return err
-		}
-		if err := st.RemoveGroupMembers(ctx, realm.ID, id, []int64{u.ID}); err != nil {
-			return err
-		}
+func (s *Service) setRoleGroups(ctx context.Context, w *writeTx, realm *storage.Realm, u *storage.User) error {
+	direct, err := w.UserGroupIDs(ctx, realm.ID, u.ID)
+	if err != nil {
+		return err
 	}
-	return s.addToRoleGroups(ctx, st, realm, u)
+	scope := newGroupScope(nil)
+	if err := scope.load(ctx, w, realm.ID, direct...); err != nil {
+		return err
+	}
+	for _, id := range direct {
+		if scope.systemName(id) == "" {
+			continue
+		}
+		if err := w.RemoveGroupMembers(ctx, realm.ID, id, []int64{u.ID}); err != nil {
+			return err
+		}
+		w.emit(everyone, UserGroupEvent{Op: "remove_members", GroupID: id, UserIDs: []int64{u.ID}})
+	}
+	return s.addToRoleGroups(ctx, w, realm, u)
 }
 
 // PromoteFullMembers brings role:fullmembers in step with the realm's
@@ -142,29 +152,27 @@ func (s *Service) setRoleGroups(ctx context.Context, st storage.Store, realm *st
 // changed.
 func (s *Service) PromoteFullMembers(ctx context.Context, realmID int64) (int, error) {
 	changed := 0
-	err := s.store.InTx(ctx, func(st storage.Store) error {
-		realm, err := st.GetRealm(ctx, realmID)
+	err := s.write(ctx, realmID, func(w *writeTx) error {
+		realm, err := w.GetRealm(ctx, realmID)
 		if err != nil {
 			return err
 		}
-		full, err := systemGroupID(ctx, st, realmID, GroupFullMembers)
+		full, err := systemGroupID(ctx, w, realmID, GroupFullMembers)
 		if err != nil {
 			return err
 		}
-		current, err := st.GroupMembers(ctx, realmID, full)
+		current, err := w.GroupMembers(ctx, realmID, full)
 		if err != nil {
 			return err
 		}
-		users, err := st.ListUsers(ctx, realmID)
+		role := RoleMember
+		users, err := w.FindUsers(ctx, realmID, storage.UserFilter{Role: &role})
 		if err != nil {
 			return err
 		}
 		var add, remove []int64
 		for i := range users {
 			u := &users[i]
-			if u.Role != RoleMember {
-				continue
-			}
 			want := s.isFullMember(realm, u)
 			has := slices.Contains(current, u.ID)
 			switch {
@@ -174,11 +182,20 @@ func (s *Service) PromoteFullMembers(ctx context.Context, realmID int64) (int, e
 				remove = append(remove, u.ID)
 			}
 		}
-		if err := st.AddGroupMembers(ctx, realmID, full, add); err != nil {
-			return err
-		}
 		changed = len(add) + len(remove)
-		return st.RemoveGroupMembers(ctx, realmID, full, remove)
+		if len(add) > 0 {
+			if err := w.AddGroupMembers(ctx, realmID, full, add); err != nil {
+				return err
+			}
+			w.emit(everyone, UserGroupEvent{Op: "add_members", GroupID: full, UserIDs: add})
+		}
+		if len(remove) > 0 {
+			if err := w.RemoveGroupMembers(ctx, realmID, full, remove); err != nil {
+				return err
+			}
+			w.emit(everyone, UserGroupEvent{Op: "remove_members", GroupID: full, UserIDs: remove})
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, s.internal(ctx, "promote full members", err)

@@ -546,22 +546,31 @@ func (s *Service) addUser(ctx context.Context, realm *storage.Realm, req Provisi
 		IsActive: true, IsBot: req.BotType != nil, BotType: req.BotType, BotOwnerID: req.BotOwnerID,
 		DateJoined: s.nowUnix(), PasswordHash: hash, APIKey: key, AvatarSource: "G", AvatarVersion: 1,
 		CanCreateUsers: req.CanCreateUsers}
-	err = s.store.InTx(ctx, func(st storage.Store) error {
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
 		if u.BotOwnerID != nil {
-			if _, err := st.GetUser(ctx, realm.ID, *u.BotOwnerID); err != nil {
-				if errors.Is(err, storage.ErrNotFound) {
-					return BadRequest("No such bot owner")
-				}
+			owner, err := w.GetUser(ctx, realm.ID, *u.BotOwnerID)
+			if errors.Is(err, storage.ErrNotFound) {
+				return BadRequest("No such bot owner")
+			} else if err != nil {
 				return err
 			}
+			// Checked again under the write lock: the owner may have
+			// been deactivated since the caller was loaded.
+			if !owner.IsActive || owner.IsBot {
+				return BadRequest("No such bot owner")
+			}
 		}
-		if err := st.CreateUser(ctx, u); err != nil {
+		if err := w.CreateUser(ctx, u); err != nil {
 			return err
 		}
-		if err := s.addToRoleGroups(ctx, st, realm, u); err != nil {
+		if err := s.addToRoleGroups(ctx, w, realm, u); err != nil {
 			return err
 		}
-		return s.subscribeToDefaultChannels(ctx, st, u)
+		if err := s.subscribeToDefaultChannels(ctx, w, u); err != nil {
+			return err
+		}
+		emitUserAdded(w, realm, u, map[string]ProfileFieldValue{})
+		return nil
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, "", BadRequest("Email is already in use.")
@@ -591,7 +600,10 @@ func (s *Service) SetUserPermissions(ctx context.Context, realmID, userID int64,
 		return s.internal(ctx, "set permissions", err)
 	}
 	u.CanCreateUsers, u.CanChangeUserEmails = p.CanCreateUsers, p.CanChangeUserEmails
-	if err := s.store.UpdateUser(ctx, u, "can_create_users", "can_change_user_emails"); err != nil {
+	err = s.write(ctx, realmID, func(w *writeTx) error {
+		return w.UpdateUser(ctx, u, "can_create_users", "can_change_user_emails")
+	})
+	if err != nil {
 		return s.internal(ctx, "set permissions", err)
 	}
 	return nil

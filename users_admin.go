@@ -83,83 +83,109 @@ func (s *Service) updateUser(ctx context.Context, realm *storage.Realm, me, targ
 	if up.Role != nil && !slices.Contains(allRoles, *up.Role) {
 		return nil, BadRequest("Invalid role")
 	}
-	if !canAdminUser(me, target) {
-		return nil, errInsufficient
-	}
-	if up.NewEmail != nil && !(me.Role == RoleOwner && me.CanChangeUserEmails) {
-		return nil, BadRequest("User not authorized to change user emails")
-	}
-	next := *target
-	var columns []string
-	roleChanged := false
-	if up.Role != nil && *up.Role != target.Role {
-		switch {
-		case (*up.Role == RoleOwner || target.Role == RoleOwner) && me.Role != RoleOwner:
-			return nil, errOwnerRequired
-		case !isAdmin(me):
-			return nil, errAdminRequired
-		}
-		if target.Role == RoleOwner {
-			last, err := s.isLastOwner(ctx, realm.ID, target)
-			if err != nil {
-				return nil, err
-			}
-			if last {
-				return nil, errSoleOwnerRole
-			}
-		}
-		next.Role, roleChanged = *up.Role, true
-		columns = append(columns, "role")
-	}
-	if up.FullName != nil {
-		name, err := s.checkFullName(*up.FullName)
-		if err != nil {
-			return nil, err
-		}
-		if name != target.FullName {
-			next.FullName = name
-			columns = append(columns, "full_name")
-		}
-	}
-	var setValues []storage.ProfileFieldValue
-	var removeValues []int64
-	if up.ProfileData != nil {
-		var err error
-		if setValues, removeValues, err = s.checkProfileData(ctx, s.store, realm.ID, target, *up.ProfileData); err != nil {
-			return nil, s.internal(ctx, "update user", err)
-		}
-	}
+	var email string
 	if up.NewEmail != nil {
-		email, err := s.checkNewEmail(*up.NewEmail)
-		if err != nil {
+		var err error
+		if email, err = s.checkNewEmail(*up.NewEmail); err != nil {
 			return nil, err
-		}
-		if err := s.emailFree(ctx, s.store, realm.ID, email, target.ID); err != nil {
-			return nil, err
-		}
-		if email != target.Email {
-			next.Email = email
-			columns = append(columns, "email")
 		}
 	}
-	err := s.store.InTx(ctx, func(st storage.Store) error {
+	// Every check runs inside the write, on fresh rows, under the realm's
+	// write lock: two owners demoting each other at once cannot both
+	// succeed.
+	err := s.write(ctx, realm.ID, func(w *writeTx) error {
+		me, target, err := reload(ctx, w, realm.ID, me.ID, target.ID)
+		if err != nil {
+			return err
+		}
+		if !canAdminUser(me, target) {
+			return errInsufficient
+		}
+		if up.NewEmail != nil && !(me.Role == RoleOwner && me.CanChangeUserEmails) {
+			return BadRequest("User not authorized to change user emails")
+		}
+		next := *target
+		var columns []string
+		changes := map[string]any{}
+		roleChanged := false
+		if up.Role != nil && *up.Role != target.Role {
+			switch {
+			case (*up.Role == RoleOwner || target.Role == RoleOwner) && me.Role != RoleOwner:
+				return errOwnerRequired
+			case !isAdmin(me):
+				return errAdminRequired
+			}
+			if last, err := isLastOwner(ctx, w, realm.ID, target); err != nil {
+				return err
+			} else if last {
+				return errSoleOwnerRole
+			}
+			next.Role, roleChanged = *up.Role, true
+			columns, changes["role"] = append(columns, "role"), *up.Role
+		}
+		if up.FullName != nil {
+			name, err := s.checkFullName(*up.FullName)
+			if err != nil {
+				return err
+			}
+			if name != target.FullName {
+				next.FullName = name
+				columns, changes["full_name"] = append(columns, "full_name"), name
+			}
+		}
+		var setValues []storage.ProfileFieldValue
+		var removeValues []int64
+		if up.ProfileData != nil {
+			if setValues, removeValues, err = s.checkProfileData(ctx, w, realm.ID, target, *up.ProfileData); err != nil {
+				return err
+			}
+		}
+		if up.NewEmail != nil {
+			if err := s.emailFree(ctx, w, realm.ID, email, target.ID); err != nil {
+				return err
+			}
+			if email != target.Email {
+				next.Email = email
+				columns = append(columns, "email")
+			}
+		}
 		if len(columns) > 0 {
-			if err := st.UpdateUser(ctx, &next, columns...); err != nil {
+			if err := w.UpdateUser(ctx, &next, columns...); err != nil {
 				return err
 			}
 		}
 		if roleChanged {
-			if err := s.setRoleGroups(ctx, st, realm, &next); err != nil {
+			if err := s.setRoleGroups(ctx, w, realm, &next); err != nil {
 				return err
 			}
 		}
 		if len(setValues) > 0 {
-			if err := st.SetProfileFieldValues(ctx, setValues); err != nil {
+			if err := w.SetProfileFieldValues(ctx, setValues); err != nil {
 				return err
 			}
 		}
 		if len(removeValues) > 0 {
-			return st.DeleteProfileFieldValues(ctx, realm.ID, target.ID, removeValues)
+			if err := w.DeleteProfileFieldValues(ctx, realm.ID, target.ID, removeValues); err != nil {
+				return err
+			}
+		}
+		for _, k := range []string{"full_name", "role"} {
+			if v, ok := changes[k]; ok {
+				emitUserUpdate(w, target.ID, map[string]any{k: v})
+			}
+		}
+		if next.IsBot && next.FullName != target.FullName {
+			emitBotUpdate(w, &next, map[string]any{"full_name": next.FullName})
+		}
+		for _, v := range setValues {
+			emitUserUpdate(w, target.ID, map[string]any{"custom_profile_field": map[string]any{
+				"id": v.FieldID, "value": v.Value, "rendered_value": v.RenderedValue}})
+		}
+		for _, id := range removeValues {
+			emitUserUpdate(w, target.ID, map[string]any{"custom_profile_field": map[string]any{"id": id, "value": nil}})
+		}
+		if next.Email != target.Email {
+			emitEmailChange(w, realm, target, &next)
 		}
 		return nil
 	})
@@ -172,21 +198,40 @@ func (s *Service) updateUser(ctx context.Context, realm *storage.Realm, me, targ
 	return &EmptyResponse{}, nil
 }
 
-// isLastOwner reports whether u is the realm's only active owner.
-func (s *Service) isLastOwner(ctx context.Context, realmID int64, u *storage.User) (bool, error) {
-	if u.Role != RoleOwner || !u.IsActive {
-		return false, nil
-	}
-	users, err := s.store.ListUsers(ctx, realmID)
+// reload reads the caller and the target again inside a write: a caller
+// deactivated meanwhile can no longer act.
+func reload(ctx context.Context, st storage.Store, realmID, meID, targetID int64) (*storage.User, *storage.User, error) {
+	users, err := st.FindUsers(ctx, realmID, storage.UserFilter{IDs: []int64{meID, targetID}})
 	if err != nil {
-		return false, s.internal(ctx, "count owners", err)
+		return nil, nil, err
 	}
-	for _, other := range users {
-		if other.ID != u.ID && other.IsActive && !other.IsBot && other.Role == RoleOwner {
-			return false, nil
+	var me, target *storage.User
+	for i := range users {
+		if users[i].ID == meID {
+			me = &users[i]
+		}
+		if users[i].ID == targetID {
+			target = &users[i]
 		}
 	}
-	return true, nil
+	if me == nil || !me.IsActive {
+		return nil, nil, errUserDeactivated
+	}
+	if target == nil {
+		return nil, nil, errNoSuchUser
+	}
+	return me, target, nil
+}
+
+// isLastOwner reports whether u is the realm's only active human owner.
+// Run inside a write, it sees every committed role change.
+func isLastOwner(ctx context.Context, st storage.Store, realmID int64, u *storage.User) (bool, error) {
+	if u.Role != RoleOwner || !u.IsActive || u.IsBot {
+		return false, nil
+	}
+	role, yes, no := RoleOwner, true, false
+	n, err := st.CountUsers(ctx, realmID, storage.UserFilter{Role: &role, Active: &yes, Bot: &no})
+	return n <= 1, err
 }
 
 // DeactivateUserRequest is the input of DeactivateUser.
@@ -223,12 +268,27 @@ func (s *Service) DeactivateUser(ctx context.Context, c Caller, req DeactivateUs
 	if target.Role == RoleOwner && me.Role != RoleOwner {
 		return nil, errOwnerRequired
 	}
-	if last, err := s.isLastOwner(ctx, realm.ID, target); err != nil {
-		return nil, err
-	} else if last {
-		return nil, BadRequest("Cannot deactivate the only organization owner")
-	}
-	if err := s.deactivate(ctx, realm.ID, target); err != nil {
+	if err := s.deactivate(ctx, realm.ID, target, func(ctx context.Context, st storage.Store, target *storage.User) error {
+		me, target, err := reload(ctx, st, realm.ID, me.ID, target.ID)
+		if err != nil {
+			return err
+		}
+		if !isAdmin(me) {
+			return errAdminRequired
+		}
+		if target.Role == RoleOwner && me.Role != RoleOwner {
+			return errOwnerRequired
+		}
+		if !target.IsActive {
+			return BadRequest("User is deactivated")
+		}
+		if last, err := isLastOwner(ctx, st, realm.ID, target); err != nil {
+			return err
+		} else if last {
+			return BadRequest("Cannot deactivate the only organization owner")
+		}
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	return &EmptyResponse{}, nil
@@ -241,25 +301,25 @@ func (s *Service) DeactivateOwnUser(ctx context.Context, c Caller) (*EmptyRespon
 	if err != nil {
 		return nil, err
 	}
-	users, err := s.store.ListUsers(ctx, realm.ID)
-	if err != nil {
-		return nil, s.internal(ctx, "deactivate own user", err)
-	}
-	active := 0
-	for _, u := range users {
-		if u.IsActive {
-			active++
+	if err := s.deactivate(ctx, realm.ID, me, func(ctx context.Context, st storage.Store, me *storage.User) error {
+		if !me.IsActive {
+			return errUserDeactivated
 		}
-	}
-	if active == 1 {
-		return nil, errLastUser(false)
-	}
-	if last, err := s.isLastOwner(ctx, realm.ID, me); err != nil {
-		return nil, err
-	} else if last {
-		return nil, errLastUser(true)
-	}
-	if err := s.deactivate(ctx, realm.ID, me); err != nil {
+		yes := true
+		active, err := st.CountUsers(ctx, realm.ID, storage.UserFilter{Active: &yes})
+		if err != nil {
+			return err
+		}
+		if active == 1 {
+			return errLastUser(false)
+		}
+		if last, err := isLastOwner(ctx, st, realm.ID, me); err != nil {
+			return err
+		} else if last {
+			return errLastUser(true)
+		}
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	return &EmptyResponse{}, nil
@@ -274,21 +334,47 @@ func errLastUser(owner bool) *Error {
 		Fields: map[string]any{"is_last_owner": owner, "entity": entity}}
 }
 
-// deactivate marks u and the bots it owns deactivated.
-func (s *Service) deactivate(ctx context.Context, realmID int64, u *storage.User) error {
-	err := s.store.InTx(ctx, func(st storage.Store) error {
-		users, err := st.ListUsers(ctx, realmID)
+// deactivate marks u deactivated with every bot below it: the bots it owns,
+// the bots those bots own, and so on, so that no bot outlives its owner.
+// check runs first, inside the same write, on a fresh copy of u.
+func (s *Service) deactivate(ctx context.Context, realmID int64, u *storage.User, check func(context.Context, storage.Store, *storage.User) error) error {
+	err := s.write(ctx, realmID, func(w *writeTx) error {
+		fresh, err := w.GetUser(ctx, realmID, u.ID)
 		if err != nil {
 			return err
 		}
-		for i := range users {
-			v := &users[i]
-			owned := v.IsBot && v.BotOwnerID != nil && *v.BotOwnerID == u.ID
-			if (v.ID == u.ID || owned) && v.IsActive {
-				v.IsActive = false
-				if err := st.UpdateUser(ctx, v, "is_active"); err != nil {
-					return err
+		if check != nil {
+			if err := check(ctx, w, fresh); err != nil {
+				return err
+			}
+		}
+		gone := []storage.User{*fresh}
+		yes := true
+		for frontier := []int64{fresh.ID}; len(frontier) > 0; {
+			bots, err := w.FindUsers(ctx, realmID, storage.UserFilter{BotOwnerIDs: frontier, Active: &yes})
+			if err != nil {
+				return err
+			}
+			frontier = frontier[:0]
+			for _, b := range bots {
+				if !slices.ContainsFunc(gone, func(g storage.User) bool { return g.ID == b.ID }) {
+					gone = append(gone, b)
+					frontier = append(frontier, b.ID)
 				}
+			}
+		}
+		for i := range gone {
+			v := &gone[i]
+			if !v.IsActive {
+				continue
+			}
+			v.IsActive = false
+			if err := w.UpdateUser(ctx, v, "is_active"); err != nil {
+				return err
+			}
+			emitUserUpdate(w, v.ID, map[string]any{"is_active": false})
+			if v.IsBot {
+				w.emit(botAudience(v), RealmBotEvent{Op: "remove", Bot: map[string]any{"user_id": v.ID, "full_name": v.FullName}})
 			}
 		}
 		return nil
@@ -332,7 +418,17 @@ func (s *Service) ReactivateUser(ctx context.Context, c Caller, req ReactivateUs
 		}
 	}
 	target.IsActive = true
-	if err := s.store.UpdateUser(ctx, target, "is_active"); err != nil {
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		if err := w.UpdateUser(ctx, target, "is_active"); err != nil {
+			return err
+		}
+		emitUserUpdate(w, target.ID, map[string]any{"is_active": true})
+		if target.IsBot {
+			w.emit(botAudience(target), RealmBotEvent{Op: "add", Bot: newBotEventView(target)})
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, s.internal(ctx, "reactivate user", err)
 	}
 	return &EmptyResponse{}, nil

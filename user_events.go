@@ -1,0 +1,146 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"slices"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// emailAudiences splits the organization by whether each role may see u's
+// real email: the first audience may (u included), the second may not.
+func emailAudiences(realm *storage.Realm, u *storage.User) (sees, blind Audience) {
+	for _, role := range allRoles {
+		viewer := &storage.User{Role: role}
+		if canSeeEmail(realm, viewer, u) {
+			sees.Roles = append(sees.Roles, role)
+		} else {
+			blind.Roles = append(blind.Roles, role)
+		}
+	}
+	sees.Users = []int64{u.ID}
+	blind.Except = []int64{u.ID}
+	return sees, blind
+}
+
+// emitUserAdded tells the organization about a new account: with its real
+// email to those who may see it, without to the others; a bot is also
+// announced to its owner and the administrators.
+func emitUserAdded(w *writeTx, realm *storage.Realm, u *storage.User, profile map[string]ProfileFieldValue) {
+	sees, blind := emailAudiences(realm, u)
+	opts := userView{profileFields: !u.IsBot, profile: map[int64]map[string]ProfileFieldValue{u.ID: profile}}
+	withEmail := viewUser(realm, &storage.User{ID: u.ID}, u, opts)
+	w.emit(sees, RealmUserEvent{Op: "add", Person: withEmail})
+	if len(blind.Roles) > 0 {
+		without := withEmail
+		without.DeliveryEmail = nil
+		w.emit(blind, RealmUserEvent{Op: "add", Person: without})
+	}
+	if u.IsBot {
+		w.emit(botAudience(u), RealmBotEvent{Op: "add", Bot: newBotEventView(u)})
+	}
+}
+
+// botAudience is who manages a bot: its owner and the administrators.
+func botAudience(bot *storage.User) Audience {
+	if bot.BotOwnerID != nil {
+		return admins.plus(*bot.BotOwnerID)
+	}
+	return admins
+}
+
+// emitUserUpdate tells everyone one change of a user (person holds
+// user_id and the changed fields).
+func emitUserUpdate(w *writeTx, userID int64, fields map[string]any) {
+	person := map[string]any{"user_id": userID}
+	for k, v := range fields {
+		person[k] = v
+	}
+	w.emit(everyone, RealmUserEvent{Op: "update", Person: person})
+}
+
+// emitBotUpdate tells a bot's managers one change of it.
+func emitBotUpdate(w *writeTx, bot *storage.User, fields map[string]any) {
+	b := map[string]any{"user_id": bot.ID}
+	for k, v := range fields {
+		b[k] = v
+	}
+	w.emit(botAudience(bot), RealmBotEvent{Op: "update", Bot: b})
+}
+
+// botEventView is a bot as realm_bot add events show it.
+type botEventView struct {
+	Email                       string  `json:"email"`
+	UserID                      int64   `json:"user_id"`
+	FullName                    string  `json:"full_name"`
+	BotType                     *int    `json:"bot_type"`
+	IsActive                    bool    `json:"is_active"`
+	APIKey                      string  `json:"api_key"`
+	DefaultSendingStream        *string `json:"default_sending_stream"`
+	DefaultEventsRegisterStream *string `json:"default_events_register_stream"`
+	DefaultAllPublicStreams     bool    `json:"default_all_public_streams"`
+	AvatarURL                   string  `json:"avatar_url"`
+	Services                    []any   `json:"services"`
+	OwnerID                     *int64  `json:"owner_id"`
+}
+
+func newBotEventView(u *storage.User) botEventView {
+	return botEventView{Email: u.Email, UserID: u.ID, FullName: u.FullName, BotType: u.BotType, IsActive: u.IsActive,
+		APIKey: u.APIKey, AvatarURL: gravatarURL(u), Services: []any{}, OwnerID: u.BotOwnerID}
+}
+
+// isAdminID reports whether the user is an active administrator (false
+// when it cannot be told).
+func isAdminID(ctx context.Context, st storage.Store, realmID, userID int64) bool {
+	u, err := st.GetUser(ctx, realmID, userID)
+	return err == nil && u.IsActive && isAdmin(u)
+}
+
+// emitEmailChange tells those who may see the real email about the new
+// one, and everyone about a changed public email.
+func emitEmailChange(w *writeTx, realm *storage.Realm, old, next *storage.User) {
+	sees, _ := emailAudiences(realm, next)
+	w.emit(sees, RealmUserEvent{Op: "update", Person: map[string]any{"user_id": next.ID, "delivery_email": next.Email}})
+	if apiEmail(realm, old) != apiEmail(realm, next) {
+		emitUserUpdate(w, next.ID, map[string]any{"new_email": apiEmail(realm, next)})
+	}
+}
+
+// emitSettingsChanges tells the user about each changed setting, and
+// everyone about a changed name or time zone.
+func emitSettingsChanges(w *writeTx, realm *storage.Realm, old, next *storage.User, before, after Settings) {
+	if next.FullName != old.FullName {
+		emitUserUpdate(w, next.ID, map[string]any{"full_name": next.FullName})
+	}
+	if next.Timezone != old.Timezone {
+		emitUserUpdate(w, next.ID, map[string]any{"email": apiEmail(realm, next), "timezone": next.Timezone})
+		w.emit(toUsers(next.ID), UserSettingsEvent{Op: "update", Property: "timezone", Value: next.Timezone})
+	}
+	b, a := settingsMap(before), settingsMap(after)
+	keys := make([]string, 0, len(a))
+	for k := range a {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if reflect.DeepEqual(a[k], b[k]) {
+			continue
+		}
+		ev := UserSettingsEvent{Op: "update", Property: k, Value: a[k]}
+		if k == "default_language" {
+			name := languageName(after.DefaultLanguage)
+			ev.LanguageName = &name
+		}
+		w.emit(toUsers(next.ID), ev)
+	}
+}
+
+// settingsMap is the settings as their wire names and values.
+func settingsMap(s Settings) map[string]any {
+	raw, _ := json.Marshal(s)
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return m
+}
