@@ -198,6 +198,7 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, req SubscribeRequest)
 		colors := map[int64]int{}
 		for _, name := range names {
 			ch, err := w.GetStreamByName(ctx, cc.realm.ID, name)
+			created := false
 			switch {
 			case err == nil:
 				allowed := cc.canSee(ch) && !ch.IsArchived && (!others || cc.canAddSubscribers(ch)) &&
@@ -213,6 +214,7 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, req SubscribeRequest)
 				if ch, err = s.createChannel(ctx, w, cc, name, specs[name], req); err != nil {
 					return err
 				}
+				created = true
 			default:
 				return err
 			}
@@ -230,7 +232,7 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, req SubscribeRequest)
 					resp.AlreadySubscribed[key] = append(resp.AlreadySubscribed[key], ch.Name)
 				}
 			}
-			if err := s.emitSubscribed(ctx, w, cc.groups, ch, added); err != nil {
+			if err := s.emitSubscribed(ctx, w, cc.groups, ch, created, added); err != nil {
 				return err
 			}
 		}
@@ -243,7 +245,7 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, req SubscribeRequest)
 }
 
 // createChannel creates a channel named by a subscription request, with
-// the request's settings, and emits its creation.
+// the request's settings.
 func (s *Service) createChannel(ctx context.Context, w *writeTx, cc *channelCtx, name string, spec ChannelSpec, req SubscribeRequest) (*storage.Stream, error) {
 	ch, err := s.newChannel(cc, name, spec, req)
 	if err != nil {
@@ -262,37 +264,37 @@ func (s *Service) createChannel(ctx context.Context, w *writeTx, cc *channelCtx,
 		}
 		return nil, err
 	}
-	if err := cc.groups.load(ctx, w, cc.realm.ID, settingIDs(channelSettings, ch)...); err != nil {
-		return nil, err
-	}
-	aud := admins
-	if !ch.InviteOnly {
-		aud = members
-	}
-	w.emit(aud, StreamEvent{Op: "create", Streams: []Channel{s.channelView(cc.groups, ch)}})
 	return ch, nil
 }
 
-// emitSubscribed tells each new subscriber about their subscription, and
-// everyone else who may see the channel's subscribers about the newcomers.
-func (s *Service) emitSubscribed(ctx context.Context, w *writeTx, groups *groupScope, ch *storage.Stream, added []int64) error {
-	if len(added) == 0 {
+// emitSubscribed announces a new channel to those who may see it (its
+// first subscribers among them), tells each new subscriber about their
+// subscription, and everyone else who may see the channel's subscribers
+// about the newcomers.
+func (s *Service) emitSubscribed(ctx context.Context, w *writeTx, groups *groupScope, ch *storage.Stream, created bool, added []int64) error {
+	if !created && len(added) == 0 {
 		return nil
 	}
 	if err := groups.load(ctx, w, ch.RealmID, settingIDs(channelSettings, ch)...); err != nil {
 		return err
 	}
 	view := s.channelView(groups, ch)
+	aud, err := channelAudience(ctx, w, ch)
+	if err != nil {
+		return err
+	}
+	if created {
+		w.emit(aud, StreamEvent{Op: "create", Streams: []Channel{view}})
+	}
+	if len(added) == 0 {
+		return nil
+	}
 	for _, id := range added {
 		sub, err := w.GetSubscription(ctx, ch.RealmID, id, ch.ID)
 		if err != nil {
 			return err
 		}
 		w.emit(toUsers(id), SubscriptionEvent{Op: "add", Subscriptions: []SubscriptionInfo{subscriptionInfo(view, sub)}})
-	}
-	aud, err := channelAudience(ctx, w, ch)
-	if err != nil {
-		return err
 	}
 	aud.Except = added
 	w.emit(aud, SubscriptionEvent{Op: "peer_add", StreamIDs: []int64{ch.ID}, UserIDs: added})

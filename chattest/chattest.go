@@ -69,7 +69,31 @@ type Harness struct {
 	RealmID  int64
 	RealmURL string
 	Owner    User
-	seq      *atomic.Int64 // shared by the harnesses of one store
+	// Events records every event the Service publishes (of every
+	// organization on the Service).
+	Events *EventLog
+	seq    *atomic.Int64 // shared by the harnesses of one store
+}
+
+// EventLog records published events in order. It is safe for concurrent use.
+type EventLog struct {
+	mu     sync.Mutex
+	events []chat.Event
+}
+
+func (l *EventLog) add(ev chat.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.events = append(l.events, ev)
+}
+
+// Take returns the events recorded since the last Take and forgets them.
+func (l *EventLog) Take() []chat.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.events
+	l.events = nil
+	return out
 }
 
 // Password is the password of every user the harness makes.
@@ -123,8 +147,10 @@ func New(t testing.TB, opts ...Option) *Harness {
 	}
 	clock := &Clock{now: Start}
 	st := cfg.store(t)
+	events := &EventLog{}
 	svcOpts := append([]chat.Option{
 		chat.WithClock(clock.Now),
+		chat.WithEventSink(events.add),
 		// A cheap hash keeps tests fast; production uses chat.Argon2id{}.
 		chat.WithPasswordHasher(chat.Argon2id{Time: 1, MemoryKiB: 64}),
 	}, cfg.opts...)
@@ -150,7 +176,8 @@ func New(t testing.TB, opts ...Option) *Harness {
 	if err != nil {
 		t.Fatalf("chattest: create organization: %v", err)
 	}
-	h := &Harness{Service: svc, Store: st, Clock: clock, RealmID: realm.RealmID, RealmURL: req.URL, seq: new(atomic.Int64)}
+	events.Take() // the organization's creation
+	h := &Harness{Service: svc, Store: st, Clock: clock, RealmID: realm.RealmID, RealmURL: req.URL, Events: events, seq: new(atomic.Int64)}
 	h.Owner = User{ID: realm.OwnerID, Email: req.OwnerEmail, FullName: req.OwnerFullName,
 		Password: req.OwnerPassword, APIKey: realm.OwnerAPIKey, Role: chat.RoleOwner,
 		Caller: chat.Caller{RealmID: realm.RealmID, UserID: realm.OwnerID}}
@@ -254,7 +281,7 @@ func (h *Harness) NewRealm(t testing.TB, url string) *Harness {
 	if err != nil {
 		t.Fatalf("chattest: create organization: %v", err)
 	}
-	other := &Harness{Service: h.Service, Store: h.Store, Clock: h.Clock, RealmID: realm.RealmID, RealmURL: url, seq: h.seq}
+	other := &Harness{Service: h.Service, Store: h.Store, Clock: h.Clock, RealmID: realm.RealmID, RealmURL: url, Events: h.Events, seq: h.seq}
 	other.Owner = User{ID: realm.OwnerID, Email: email, FullName: "Other Owner", Password: Password,
 		APIKey: realm.OwnerAPIKey, Role: chat.RoleOwner, Caller: chat.Caller{RealmID: realm.RealmID, UserID: realm.OwnerID}}
 	return other
