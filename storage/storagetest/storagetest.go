@@ -99,6 +99,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, subscriptionTests...)
 	all = append(all, userTopicTests...)
 	all = append(all, txTests...)
+	all = append(all, queryTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
