@@ -477,26 +477,22 @@ func sortedCopy(s []string) []string {
 
 // channelAudience is who may see a channel's metadata: for a public
 // channel every member and its subscribers (guests among them), for a
-// private one its subscribers and the organization's administrators.
-func channelAudience(ctx context.Context, st storage.Store, ch *storage.Stream) (Audience, error) {
-	subs, err := st.ListStreamSubscribers(ctx, ch.RealmID, ch.ID)
-	if err != nil {
-		return Audience{}, err
-	}
+// private one its subscribers and the organization's administrators. It
+// reads nothing: subscribers are resolved on delivery.
+func channelAudience(ch *storage.Stream) Audience {
+	aud := members
 	if ch.InviteOnly {
-		return admins.plus(subs...), nil
+		aud = admins
 	}
-	return members.plus(subs...), nil
+	aud.Subscribers = []int64{ch.ID}
+	return aud
 }
 
 // emitChannelUpdates emits one stream update event per changed property,
 // as the reference does, to those who may see the channel (before or
 // after the change).
 func (s *Service) emitChannelUpdates(ctx context.Context, w *writeTx, groups *groupScope, old, next *storage.Stream) error {
-	aud, err := channelAudience(ctx, w, next)
-	if err != nil {
-		return err
-	}
+	aud := channelAudience(next)
 	if !old.InviteOnly {
 		aud.Roles = members.Roles
 	}
@@ -591,11 +587,7 @@ func (s *Service) ArchiveChannel(ctx context.Context, c Caller, req ArchiveChann
 		if err := w.UpdateStream(ctx, ch, "is_archived", "is_default"); err != nil {
 			return err
 		}
-		aud, err := channelAudience(ctx, w, ch)
-		if err != nil {
-			return err
-		}
-		w.emit(aud, StreamEvent{Op: "delete", Deleted: []streamRef{{ch.ID}}, StreamIDs: []int64{ch.ID}})
+		w.emit(channelAudience(ch), StreamEvent{Op: "delete", Deleted: []streamRef{{ch.ID}}, StreamIDs: []int64{ch.ID}})
 		return nil
 	})
 	if err != nil {

@@ -47,6 +47,10 @@ type Audience struct {
 	Users []int64
 	// Roles: every active user with one of these roles (Role* values).
 	Roles []int
+	// Subscribers: every active subscriber of these channels, as they are
+	// when the event is delivered (so a write never lists a channel's
+	// subscribers to announce a change).
+	Subscribers []int64
 	// Except never receive it (the users an event is about, when they
 	// are told through another event).
 	Except []int64
@@ -77,32 +81,44 @@ func (a Audience) plus(ids ...int64) Audience {
 	return a
 }
 
-// Includes reports whether the audience reaches u.
-func (a Audience) Includes(u *storage.User) bool {
+// Includes reports whether the audience reaches u, given the channels u
+// is subscribed to.
+func (a Audience) Includes(u *storage.User, subscribed func(channelID int64) bool) bool {
 	if !u.IsActive || slices.Contains(a.Except, u.ID) {
 		return false
 	}
-	return slices.Contains(a.Users, u.ID) || slices.Contains(a.Roles, u.Role)
+	return slices.Contains(a.Users, u.ID) || slices.Contains(a.Roles, u.Role) ||
+		slices.ContainsFunc(a.Subscribers, subscribed)
 }
 
 // ResolveAudience lists the IDs of the active users an event reaches,
 // ascending. It reads the organization's users when the audience is a
 // rule: it is meant for tests and for tools, not for the write path.
 func (s *Service) ResolveAudience(ctx context.Context, ev Event) ([]int64, error) {
+	subs, err := s.store.ListActiveSubscribers(ctx, ev.RealmID, ev.Audience.Subscribers)
+	if err != nil {
+		return nil, s.internal(ctx, "resolve audience", err)
+	}
+	subscribed := map[[2]int64]bool{}
+	ids := slices.Clone(ev.Audience.Users)
+	for _, sub := range subs {
+		subscribed[[2]int64{sub.UserID, sub.StreamID}] = true
+		ids = append(ids, sub.UserID)
+	}
 	var users []storage.User
-	var err error
 	if len(ev.Audience.Roles) > 0 {
 		users, err = s.store.ListUsers(ctx, ev.RealmID)
 	} else {
-		users, err = s.store.FindUsers(ctx, ev.RealmID, storage.UserFilter{IDs: nonNil(ev.Audience.Users)})
+		users, err = s.store.FindUsers(ctx, ev.RealmID, storage.UserFilter{IDs: nonNil(ids)})
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "resolve audience", err)
 	}
 	out := []int64{}
 	for i := range users {
-		if ev.Audience.Includes(&users[i]) {
-			out = append(out, users[i].ID)
+		u := &users[i]
+		if ev.Audience.Includes(u, func(ch int64) bool { return subscribed[[2]int64{u.ID, ch}] }) {
+			out = append(out, u.ID)
 		}
 	}
 	return out, nil

@@ -279,10 +279,7 @@ func (s *Service) emitSubscribed(ctx context.Context, w *writeTx, groups *groupS
 		return err
 	}
 	view := s.channelView(groups, ch)
-	aud, err := channelAudience(ctx, w, ch)
-	if err != nil {
-		return err
-	}
+	aud := channelAudience(ch)
 	if created {
 		w.emit(aud, StreamEvent{Op: "create", Streams: []Channel{view}})
 	}
@@ -422,10 +419,7 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 				}
 			}
 			if len(removed) > 0 {
-				aud, err := channelAudience(ctx, w, ch)
-				if err != nil {
-					return err
-				}
+				aud := channelAudience(ch)
 				aud.Except = removed
 				w.emit(aud, SubscriptionEvent{Op: "peer_remove", StreamIDs: []int64{ch.ID}, UserIDs: removed})
 			}
