@@ -191,11 +191,12 @@ type groupScope struct {
 	groups  map[int64]*storage.UserGroup
 	members map[int64][]int64
 	subs    map[int64][]int64
+	filled  map[int64]bool // groups whose members and subs are loaded
 }
 
 func newGroupScope(mine []int64) *groupScope {
 	g := &groupScope{mine: map[int64]bool{}, groups: map[int64]*storage.UserGroup{},
-		members: map[int64][]int64{}, subs: map[int64][]int64{}}
+		members: map[int64][]int64{}, subs: map[int64][]int64{}, filled: map[int64]bool{}}
 	for _, id := range mine {
 		g.mine[id] = true
 	}
@@ -215,8 +216,9 @@ func callerScope(ctx context.Context, st storage.Store, realmID, userID int64) (
 // nested subgroups.
 func (g *groupScope) in(groupID int64) bool { return g.mine[groupID] }
 
-// load fetches the records and direct members and subgroups of the groups
-// not loaded yet, in three queries.
+// load fetches the records of the groups not loaded yet, and the direct
+// members and subgroups of the anonymous ones among them (a setting's
+// value shows those; a named group is shown by its ID alone).
 func (g *groupScope) load(ctx context.Context, st storage.Store, realmID int64, ids ...int64) error {
 	var todo []int64
 	for _, id := range ids {
@@ -232,8 +234,28 @@ func (g *groupScope) load(ctx context.Context, st storage.Store, realmID int64, 
 	if err != nil {
 		return err
 	}
+	var anonymous []int64
 	for i := range recs {
 		g.groups[recs[i].ID] = &recs[i]
+		if recs[i].Name == "" {
+			anonymous = append(anonymous, recs[i].ID)
+		}
+	}
+	return g.loadContents(ctx, st, realmID, anonymous...)
+}
+
+// loadContents fetches the direct members and subgroups of the groups
+// whose contents are not loaded yet (two queries).
+func (g *groupScope) loadContents(ctx context.Context, st storage.Store, realmID int64, ids ...int64) error {
+	var todo []int64
+	for _, id := range ids {
+		if !g.filled[id] {
+			todo = append(todo, id)
+			g.filled[id] = true
+		}
+	}
+	if len(todo) == 0 {
+		return nil
 	}
 	ms, err := st.ListGroupMembershipsOf(ctx, realmID, todo)
 	if err != nil {

@@ -118,7 +118,11 @@ func (s *Service) GetUserGroups(ctx context.Context, c Caller, req GetUserGroups
 		ids = append(ids, named[i].ID)
 		ids = append(ids, settingIDs(userGroupSettings, &named[i])...)
 	}
-	if err := scope.load(ctx, s.store, realm.ID, ids...); err != nil {
+	err = scope.load(ctx, s.store, realm.ID, ids...)
+	if err == nil {
+		err = scope.loadContents(ctx, s.store, realm.ID, groupIDs(named)...)
+	}
+	if err != nil {
 		return nil, s.internal(ctx, "get user groups", err)
 	}
 	resp := &GetUserGroupsResponse{UserGroups: make([]UserGroup, 0, len(named))}
@@ -244,7 +248,10 @@ func (s *Service) CreateUserGroup(ctx context.Context, c Caller, req CreateUserG
 		if err := w.AddSubgroups(ctx, realm.ID, group.ID, subgroups); err != nil {
 			return err
 		}
-		if err := scope.load(ctx, w, realm.ID, append(settingIDs(userGroupSettings, group), group.ID)...); err != nil {
+		if err := scope.load(ctx, w, realm.ID, settingIDs(userGroupSettings, group)...); err != nil {
+			return err
+		}
+		if err := scope.loadContents(ctx, w, realm.ID, group.ID); err != nil {
 			return err
 		}
 		view = scope.view(group)
@@ -322,6 +329,9 @@ func (s *Service) groupForUpdate(ctx context.Context, st storage.Store, realmID,
 		return nil, nil, errInsufficient
 	}
 	if err := scope.load(ctx, st, realmID, settingIDs(userGroupSettings, g)...); err != nil {
+		return nil, nil, err
+	}
+	if err := scope.loadContents(ctx, st, realmID, g.ID); err != nil {
 		return nil, nil, err
 	}
 	return scope, g, nil
@@ -573,8 +583,7 @@ type GetUserGroupMembersResponse struct {
 	Members []int64 `json:"members"`
 }
 
-// readGroup loads a named group of the realm for reading, with its direct
-// members and subgroups.
+// readGroup loads a named group of the realm for reading.
 func (s *Service) readGroup(ctx context.Context, c Caller, groupID int64) (*groupScope, *storage.UserGroup, error) {
 	_, realm, err := s.actor(ctx, c)
 	if err != nil {
@@ -599,11 +608,14 @@ func (s *Service) GetUserGroupMembers(ctx context.Context, c Caller, req GetUser
 		return nil, err
 	}
 	if req.DirectMemberOnly != nil && *req.DirectMemberOnly {
+		if err := scope.loadContents(ctx, s.store, g.RealmID, g.ID); err != nil {
+			return nil, s.internal(ctx, "get user group members", err)
+		}
 		return &GetUserGroupMembersResponse{Members: uniqueSorted(nonNil(scope.members[g.ID]))}, nil
 	}
 	below, err := s.store.GroupClosure(ctx, g.RealmID, g.ID)
 	if err == nil {
-		err = scope.load(ctx, s.store, g.RealmID, below...)
+		err = scope.loadContents(ctx, s.store, g.RealmID, below...)
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "get user group members", err)
@@ -629,7 +641,7 @@ type IsUserGroupMemberResponse struct {
 
 // IsUserGroupMember reports whether a user is in a group.
 func (s *Service) IsUserGroupMember(ctx context.Context, c Caller, req IsUserGroupMemberRequest) (*IsUserGroupMemberResponse, error) {
-	scope, g, err := s.readGroup(ctx, c, req.UserGroupID)
+	_, g, err := s.readGroup(ctx, c, req.UserGroupID)
 	if err != nil {
 		return nil, err
 	}
@@ -638,8 +650,14 @@ func (s *Service) IsUserGroupMember(ctx context.Context, c Caller, req IsUserGro
 	} else if err != nil {
 		return nil, s.internal(ctx, "is user group member", err)
 	}
-	in := slices.Contains(scope.members[g.ID], req.UserID)
-	if req.DirectMemberOnly == nil || !*req.DirectMemberOnly {
+	var in bool
+	if req.DirectMemberOnly != nil && *req.DirectMemberOnly {
+		direct, err := s.store.UserGroupIDs(ctx, g.RealmID, req.UserID)
+		if err != nil {
+			return nil, s.internal(ctx, "is user group member", err)
+		}
+		in = slices.Contains(direct, g.ID)
+	} else {
 		theirs, err := callerScope(ctx, s.store, g.RealmID, req.UserID)
 		if err != nil {
 			return nil, s.internal(ctx, "is user group member", err)
@@ -664,12 +682,16 @@ type GetUserGroupSubgroupsResponse struct {
 // GetUserGroupSubgroups lists a group's subgroups (recursively unless
 // direct_subgroup_only).
 func (s *Service) GetUserGroupSubgroups(ctx context.Context, c Caller, req GetUserGroupSubgroupsRequest) (*GetUserGroupSubgroupsResponse, error) {
-	scope, g, err := s.readGroup(ctx, c, req.UserGroupID)
+	_, g, err := s.readGroup(ctx, c, req.UserGroupID)
 	if err != nil {
 		return nil, err
 	}
 	if req.DirectSubgroupOnly != nil && *req.DirectSubgroupOnly {
-		return &GetUserGroupSubgroupsResponse{Subgroups: uniqueSorted(nonNil(scope.subs[g.ID]))}, nil
+		subs, err := s.store.Subgroups(ctx, g.RealmID, g.ID)
+		if err != nil {
+			return nil, s.internal(ctx, "get user group subgroups", err)
+		}
+		return &GetUserGroupSubgroupsResponse{Subgroups: nonNil(subs)}, nil
 	}
 	below, err := s.store.GroupClosure(ctx, g.RealmID, g.ID)
 	if err != nil {
@@ -788,4 +810,12 @@ func (s *Service) groupObjections(ctx context.Context, st storage.Store, realm *
 		out = append(out, map[string]any{"type": "channel", "channel_id": channels[i].ID, "settings": settings})
 	}
 	return out, nil
+}
+
+func groupIDs(gs []storage.UserGroup) []int64 {
+	out := make([]int64, len(gs))
+	for i := range gs {
+		out[i] = gs[i].ID
+	}
+	return out
 }
