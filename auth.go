@@ -232,7 +232,14 @@ func (s *Service) FetchAPIKey(ctx context.Context, realmID int64, req FetchAPIKe
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return nil, s.internal(ctx, "fetch api key", err)
 	}
-	if u == nil || u.IsBot || u.PasswordHash == "" || !s.hasher.Verify(u.PasswordHash, req.Password) {
+	if u == nil || u.IsBot || u.PasswordHash == "" {
+		// No password to check: verify against a stand-in hash anyway, so
+		// that an unknown account answers as slowly as a wrong password
+		// and timing does not tell which accounts exist.
+		s.hasher.Verify(s.standInHash(), req.Password)
+		return nil, errAuthFailed
+	}
+	if !s.hasher.Verify(u.PasswordHash, req.Password) {
 		return nil, errAuthFailed
 	}
 	if !u.IsActive {
@@ -318,4 +325,19 @@ func (l *attemptLimiter) clear(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.fails, key)
+}
+
+// standInHash is a hash of a random password made with the Service's
+// hasher (once), verified when a login names no account with a password.
+func (s *Service) standInHash() string {
+	s.standIn.Do(func() {
+		secret, err := newAPIKey()
+		if err == nil {
+			s.standInValue, err = s.hasher.Hash(secret)
+		}
+		if err != nil {
+			s.log.Error("stand-in password hash", "err", err)
+		}
+	})
+	return s.standInValue
 }

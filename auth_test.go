@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,4 +235,30 @@ func TestRegenerateAPIKey(t *testing.T) {
 			seen[resp.APIKey] = true
 		}
 	})
+}
+
+// countingHasher counts password verifications.
+type countingHasher struct {
+	chat.PasswordHasher
+	verified atomic.Int64
+}
+
+func (c *countingHasher) Verify(encoded, password string) bool {
+	c.verified.Add(1)
+	return c.PasswordHasher.Verify(encoded, password)
+}
+
+// An unknown account costs a login as much as a wrong password: a hash is
+// verified either way, so timing does not reveal which accounts exist.
+func TestFetchAPIKeyUnknownAccountVerifiesAHash(t *testing.T) {
+	ctx := context.Background()
+	hasher := &countingHasher{PasswordHasher: chat.Argon2id{Time: 1, MemoryKiB: 64}}
+	h := chattest.New(t, chattest.WithServiceOptions(chat.WithPasswordHasher(hasher)))
+	bot := h.NewBot(t, h.Owner)
+	for _, username := range []string{"nobody@example.com", h.Owner.Email, bot.Email} {
+		before := hasher.verified.Load()
+		_, err := h.Service.FetchAPIKey(ctx, h.RealmID, chat.FetchAPIKeyRequest{Username: username, Password: "wrong password"})
+		requireError(t, err, chat.KindUnauthenticated, "AUTHENTICATION_FAILED", "")
+		assert.Equal(t, int64(1), hasher.verified.Load()-before, "one verification for %s", username)
+	}
 }

@@ -232,13 +232,25 @@ func (s *Service) GetChannels(ctx context.Context, c Caller, req GetChannelsRequ
 	if includeAll && cc.me.Role == RoleGuest {
 		return nil, BadRequest("User not authorized for this query")
 	}
+	// A bot may ask for the channels its owner is subscribed to: it acts
+	// for its owner, who may see them.
+	ownerSubscribed := map[int64]bool{}
+	if cc.me.IsBot && cc.me.BotOwnerID != nil && flag(req.IncludeOwnerSubscribed, false) {
+		subs, err := s.store.ListUserSubscriptions(ctx, cc.realm.ID, *cc.me.BotOwnerID)
+		if err != nil {
+			return nil, s.internal(ctx, "get channels", err)
+		}
+		for _, sub := range subs {
+			ownerSubscribed[sub.StreamID] = sub.Active
+		}
+	}
 	var shown []*storage.Stream
 	for i := range all {
 		ch := &all[i]
-		if !cc.canSee(ch) || ch.IsArchived && flag(req.ExcludeArchived, true) {
+		if !cc.canSee(ch) && !ownerSubscribed[ch.ID] || ch.IsArchived && flag(req.ExcludeArchived, true) {
 			continue
 		}
-		include := includeAll ||
+		include := includeAll || ownerSubscribed[ch.ID] ||
 			flag(req.IncludePublic, true) && !ch.InviteOnly && cc.me.Role != RoleGuest ||
 			flag(req.IncludeWebPublic, false) && ch.IsWebPublic ||
 			flag(req.IncludeSubscribed, true) && cc.subscribed[ch.ID] ||

@@ -60,8 +60,61 @@ const (
 	kindArchived      channelKind = "archived"
 )
 
+// channelWant is what one caller may do with one kind of channel.
+// see: GetChannel and GetChannelID find it; all: listed by include_all
+// ("error" for guests, who may not ask); mine: listed by GET /streams'
+// defaults; admin, self, unsub, archive: the outcome of UpdateChannel, of
+// subscribing oneself, of unsubscribing oneself and of archiving it.
+type channelWant struct {
+	see                         bool
+	all                         string
+	mine                        bool
+	admin, self, unsub, archive string
+}
+
+// channelMatrix is the explicit table of expected results, written from
+// the reference's rules (not computed from them).
+var channelMatrix = map[string]map[channelKind]channelWant{
+	"owner": {
+		kindPublic:        {see: true, all: "yes", mine: true, admin: "ok", self: "subscribed", unsub: "removed", archive: "ok"},
+		kindPrivateSub:    {see: true, all: "yes", mine: true, admin: "ok", self: "already", unsub: "removed", archive: "ok"},
+		kindPrivateNotSub: {see: true, all: "yes", mine: false, admin: "ok", self: "subscribed", unsub: "removed", archive: "ok"},
+		kindArchived:      {see: true, all: "yes", mine: true, admin: "ok", self: "refused", unsub: "removed", archive: "already"},
+	},
+	"administrator": {
+		kindPublic:        {see: true, all: "yes", mine: true, admin: "ok", self: "subscribed", unsub: "removed", archive: "ok"},
+		kindPrivateSub:    {see: true, all: "yes", mine: true, admin: "ok", self: "already", unsub: "removed", archive: "ok"},
+		kindPrivateNotSub: {see: true, all: "yes", mine: false, admin: "ok", self: "subscribed", unsub: "removed", archive: "ok"},
+		kindArchived:      {see: true, all: "yes", mine: true, admin: "ok", self: "refused", unsub: "removed", archive: "already"},
+	},
+	"moderator": {
+		kindPublic:        {see: true, all: "yes", mine: true, admin: "denied", self: "subscribed", unsub: "removed", archive: "denied"},
+		kindPrivateSub:    {see: true, all: "yes", mine: true, admin: "denied", self: "already", unsub: "removed", archive: "invisible"},
+		kindPrivateNotSub: {see: false, all: "no", mine: false, admin: "invisible", self: "refused", unsub: "missing", archive: "invisible"},
+		kindArchived:      {see: true, all: "yes", mine: true, admin: "denied", self: "refused", unsub: "removed", archive: "denied"},
+	},
+	"member": {
+		kindPublic:        {see: true, all: "yes", mine: true, admin: "denied", self: "subscribed", unsub: "removed", archive: "denied"},
+		kindPrivateSub:    {see: true, all: "yes", mine: true, admin: "denied", self: "already", unsub: "removed", archive: "invisible"},
+		kindPrivateNotSub: {see: false, all: "no", mine: false, admin: "invisible", self: "refused", unsub: "missing", archive: "invisible"},
+		kindArchived:      {see: true, all: "yes", mine: true, admin: "denied", self: "refused", unsub: "removed", archive: "denied"},
+	},
+	"bot": {
+		kindPublic:        {see: true, all: "yes", mine: true, admin: "denied", self: "subscribed", unsub: "removed", archive: "denied"},
+		kindPrivateSub:    {see: true, all: "yes", mine: true, admin: "denied", self: "already", unsub: "removed", archive: "invisible"},
+		kindPrivateNotSub: {see: false, all: "no", mine: false, admin: "invisible", self: "refused", unsub: "missing", archive: "invisible"},
+		kindArchived:      {see: true, all: "yes", mine: true, admin: "denied", self: "refused", unsub: "removed", archive: "denied"},
+	},
+	"guest": {
+		kindPublic:        {see: false, all: "error", mine: false, admin: "invisible", self: "refused", unsub: "missing", archive: "invisible"},
+		kindPrivateSub:    {see: true, all: "error", mine: true, admin: "denied", self: "already", unsub: "removed", archive: "invisible"},
+		kindPrivateNotSub: {see: false, all: "error", mine: false, admin: "invisible", self: "refused", unsub: "missing", archive: "invisible"},
+		kindArchived:      {see: true, all: "error", mine: true, admin: "denied", self: "refused", unsub: "removed", archive: "invisible"},
+	},
+}
+
 // TestChannelPermissionMatrix checks each channel operation for each caller
-// role and channel kind against the reference's rules.
+// role and channel kind against channelMatrix.
 func TestChannelPermissionMatrix(t *testing.T) {
 	ctx := context.Background()
 	h := chattest.New(t)
@@ -71,11 +124,12 @@ func TestChannelPermissionMatrix(t *testing.T) {
 		"owner": h.Owner, "administrator": h.NewUser(t, chat.RoleAdministrator), "moderator": h.NewUser(t, chat.RoleModerator),
 		"member": member, "guest": h.NewUser(t, chat.RoleGuest), "bot": h.NewBot(t, member),
 	}
+	require.Len(t, channelMatrix, len(callers))
 	n := 0
 	for who, caller := range callers {
-		isAdmin := who == "owner" || who == "administrator"
-		isGuest := who == "guest"
 		for _, kind := range []channelKind{kindPublic, kindPrivateSub, kindPrivateNotSub, kindArchived} {
+			want, ok := channelMatrix[who][kind]
+			require.True(t, ok, "no expectation for %s/%s", who, kind)
 			t.Run(fmt.Sprintf("%s/%s", who, kind), func(t *testing.T) {
 				n++
 				name := fmt.Sprintf("chan-%d", n)
@@ -88,13 +142,12 @@ func TestChannelPermissionMatrix(t *testing.T) {
 					require.NoError(t, err)
 				}
 				subscribed := kind == kindPrivateSub || kind == kindArchived
-				canSee := subscribed || !isGuest && (kind == kindPublic || isAdmin)
 
 				// Reading a channel: an invisible one is answered like a missing one.
 				_, err := h.Service.GetChannel(ctx, caller.Caller, chat.GetChannelRequest{StreamID: id})
 				_, errMissing := h.Service.GetChannel(ctx, caller.Caller, chat.GetChannelRequest{StreamID: 999999})
 				_, errByName := h.Service.GetChannelID(ctx, caller.Caller, chat.GetChannelIDRequest{Stream: name})
-				if canSee {
+				if want.see {
 					require.NoError(t, err)
 					require.NoError(t, errByName)
 				} else {
@@ -105,15 +158,15 @@ func TestChannelPermissionMatrix(t *testing.T) {
 
 				// Listings: every channel the caller can see (include_all), and subscriptions.
 				all, err := h.Service.GetChannels(ctx, caller.Caller, chat.GetChannelsRequest{IncludeAll: ptr(true), ExcludeArchived: ptr(false)})
-				if isGuest {
+				if want.all == "error" {
 					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "User not authorized for this query")
 				} else {
 					require.NoError(t, err)
-					assert.Equal(t, canSee, listsChannel(all.Streams, id), "GET /streams include_all")
+					assert.Equal(t, want.all == "yes", listsChannel(all.Streams, id), "GET /streams include_all")
 				}
 				mine, err := h.Service.GetChannels(ctx, caller.Caller, chat.GetChannelsRequest{ExcludeArchived: ptr(false)})
 				require.NoError(t, err)
-				assert.Equal(t, subscribed || kind == kindPublic && !isGuest, listsChannel(mine.Streams, id), "GET /streams defaults")
+				assert.Equal(t, want.mine, listsChannel(mine.Streams, id), "GET /streams defaults")
 				subs, err := h.Service.GetSubscriptions(ctx, caller.Caller, chat.GetSubscriptionsRequest{})
 				require.NoError(t, err)
 				var subscribedIDs []int64
@@ -122,20 +175,13 @@ func TestChannelPermissionMatrix(t *testing.T) {
 				}
 				assert.Equal(t, subscribed, slices.Contains(subscribedIDs, id), "GET /users/me/subscriptions")
 
-				// Administering: organization administrators (and the creator, not a caller).
+				// Administering.
 				_, err = h.Service.UpdateChannel(ctx, caller.Caller, chat.UpdateChannelRequest{StreamID: id, Description: ptr("new words")})
-				switch {
-				case !canSee:
-					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
-				case !isAdmin:
-					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "You do not have permission to administer this channel.")
-				default:
-					require.NoError(t, err)
-				}
+				requireOutcome(t, err, want.admin, name)
 
 				// Topic policies need a visible channel.
 				_, err = h.Service.UpdateUserTopic(ctx, caller.Caller, chat.UpdateUserTopicRequest{StreamID: id, Topic: "lunch", VisibilityPolicy: chat.TopicPolicyMuted})
-				if canSee {
+				if want.see {
 					require.NoError(t, err)
 				} else {
 					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
@@ -153,48 +199,56 @@ func TestChannelPermissionMatrix(t *testing.T) {
 				// Subscribing oneself.
 				resp, err := h.Service.Subscribe(ctx, caller.Caller, chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: name}}})
 				me := strconv.FormatInt(caller.ID, 10)
-				switch {
-				case kind == kindArchived:
+				switch want.self {
+				case "refused":
 					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Unable to access channel ("+name+").")
-				case kind == kindPrivateSub:
+				case "already":
 					require.NoError(t, err)
 					assert.Equal(t, []string{name}, resp.AlreadySubscribed[me])
-				case kind == kindPublic && !isGuest || kind == kindPrivateNotSub && isAdmin:
+				case "subscribed":
 					require.NoError(t, err)
 					assert.Equal(t, []string{name}, resp.Subscribed[me])
 				default:
-					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Unable to access channel ("+name+").")
+					t.Fatalf("bad expectation %q", want.self)
 				}
-				nowSubscribed := subscribed || err == nil
 
 				// Unsubscribing oneself (archived channels included).
 				out, err := h.Service.Unsubscribe(ctx, caller.Caller, chat.UnsubscribeRequest{Subscriptions: []string{name}})
-				switch {
-				case !canSee && !nowSubscribed:
+				switch want.unsub {
+				case "missing":
 					e := requireError(t, err, chat.KindInvalid, chat.CodeStreamDoesNotExist, "Channel '"+name+"' does not exist")
 					assert.Equal(t, name, e.Fields["stream"])
-				case nowSubscribed:
+				case "removed":
 					require.NoError(t, err)
 					assert.Equal(t, []string{name}, out.Removed)
-				default:
+				case "not_removed":
 					require.NoError(t, err)
 					assert.Equal(t, []string{name}, out.NotRemoved)
+				default:
+					t.Fatalf("bad expectation %q", want.unsub)
 				}
 
 				// Archiving.
 				_, err = h.Service.ArchiveChannel(ctx, caller.Caller, chat.ArchiveChannelRequest{StreamID: id})
-				visibleNow := !isGuest && (kind != kindPrivateNotSub && kind != kindPrivateSub || isAdmin)
-				switch {
-				case !visibleNow:
-					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
-				case !isAdmin:
-					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "You do not have permission to administer this channel.")
-				case kind == kindArchived:
-					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Channel is already archived.")
-				default:
-					require.NoError(t, err)
-				}
+				requireOutcome(t, err, want.archive, name)
 			})
 		}
+	}
+}
+
+// requireOutcome checks an administering call against its expectation.
+func requireOutcome(t *testing.T, err error, want, name string) {
+	t.Helper()
+	switch want {
+	case "ok":
+		require.NoError(t, err)
+	case "invisible":
+		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+	case "denied":
+		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "You do not have permission to administer this channel.")
+	case "already":
+		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Channel is already archived.")
+	default:
+		t.Fatalf("bad expectation %q for %s", want, name)
 	}
 }

@@ -101,6 +101,9 @@ type Service struct {
 	notifyEmailChange func(context.Context, EmailChangeNotice) error
 	realmHosts        sync.Map // exact host -> realm ID (see RealmForHost)
 
+	standIn      sync.Once
+	standInValue string
+
 	sinks     []func(Event)
 	publishMu sync.Mutex // one transaction's events reach the sinks at a time
 }
