@@ -1,0 +1,26 @@
+package bunstore
+
+import (
+	"context"
+
+	"github.com/uptrace/bun"
+)
+
+// OnQuery calls fn after every SQL statement the Store runs from now on,
+// on the writer and the readers (for tests and tools that bound the work
+// of a request by counting its statements). fn must be safe for
+// concurrent use.
+func (s *Store) OnQuery(fn func(query string)) {
+	h := queryHook(fn)
+	for _, db := range []*bun.DB{s.writer, s.reader} {
+		if db != nil {
+			db.AddQueryHook(h)
+		}
+	}
+}
+
+type queryHook func(query string)
+
+func (h queryHook) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+
+func (h queryHook) AfterQuery(_ context.Context, ev *bun.QueryEvent) { h(ev.Query) }
