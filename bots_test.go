@@ -151,3 +151,47 @@ func TestManageBots(t *testing.T) {
 		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such bot")
 	})
 }
+
+// Bots may not create bots or groups, nor change settings: those endpoints
+// are for humans (the reference's "does not accept bot requests").
+func TestBotsRefusedOnHumanEndpoints(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	bot := h.NewBot(t, h.Owner)
+	const msg = "This endpoint does not accept bot requests."
+	_, err := h.Service.CreateBot(ctx, bot.Caller, chat.CreateBotRequest{FullName: "Child bot", ShortName: "child"})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, msg)
+	_, err = h.Service.CreateUserGroup(ctx, bot.Caller, chat.CreateUserGroupRequest{Name: "bots"})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, msg)
+	req := chat.UpdateSettingsRequest{}
+	req.HighContrastMode = ptr(true)
+	_, err = h.Service.UpdateSettings(ctx, bot.Caller, req)
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, msg)
+	// Humans may.
+	_, err = h.Service.CreateBot(ctx, h.Owner.Caller, chat.CreateBotRequest{FullName: "Child bot", ShortName: "child"})
+	require.NoError(t, err)
+}
+
+// Deactivating a user stops every bot below it at once: its bots, and
+// bots owned by those bots (which older versions let bots create).
+func TestDeactivationStopsEveryBotBelow(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bot := h.NewBot(t, alice)
+	grandchild := h.NewBot(t, h.Owner)
+	rec, err := h.Store.GetUser(ctx, h.RealmID, grandchild.ID)
+	require.NoError(t, err)
+	rec.BotOwnerID = &bot.ID // a bot owned by a bot, as legacy data may hold
+	require.NoError(t, h.Store.UpdateUser(ctx, rec, "bot_owner_id"))
+	other := h.NewBot(t, h.Owner)
+
+	_, err = h.Service.DeactivateUser(ctx, h.Owner.Caller, chat.DeactivateUserRequest{UserID: alice.ID})
+	require.NoError(t, err)
+	for _, u := range []chattest.User{alice, bot, grandchild} {
+		_, err := h.Service.Authenticate(ctx, h.RealmID, u.Email, u.APIKey)
+		requireError(t, err, chat.KindUnauthenticated, "USER_DEACTIVATED", "")
+	}
+	_, err = h.Service.Authenticate(ctx, h.RealmID, other.Email, other.APIKey)
+	require.NoError(t, err, "bots of others keep working")
+}

@@ -305,13 +305,27 @@ func TestDeactivateUserGroup(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &g}}})
 	require.NoError(t, err)
+	// A channel permission held by the group (directly, and through an
+	// anonymous group) is a use too.
+	ch := newChannelBy(t, h, creator, "team", false)
+	_, err = h.Service.UpdateChannel(ctx, creator.Caller, chat.UpdateChannelRequest{StreamID: ch,
+		CanSendMessageGroup:    &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &g}},
+		CanAddSubscribersGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{DirectMembers: []int64{creator.ID}, DirectSubgroups: []int64{g}}}})
+	require.NoError(t, err)
 
 	_, err = h.Service.DeactivateUserGroup(ctx, creator.Caller, chat.DeactivateUserGroupRequest{UserGroupID: g})
 	e := requireError(t, err, chat.KindInvalid, "CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.")
 	assert.Equal(t, []map[string]any{
 		{"type": "realm", "settings": []string{"can_create_bots_group"}},
 		{"type": "user_group", "group_id": user, "settings": []string{"can_mention_group"}},
+		{"type": "channel", "channel_id": ch, "settings": []string{"can_add_subscribers_group", "can_send_message_group"}},
 	}, e.Fields["objections"])
+
+	everyoneID := groupID(t, h, chat.GroupEveryone)
+	_, err = h.Service.UpdateChannel(ctx, creator.Caller, chat.UpdateChannelRequest{StreamID: ch,
+		CanSendMessageGroup:    &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &everyoneID}},
+		CanAddSubscribersGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &everyoneID}}})
+	require.NoError(t, err)
 
 	members := groupID(t, h, chat.GroupMembers)
 	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &members}}})

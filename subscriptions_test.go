@@ -314,3 +314,75 @@ func TestUpdateChannel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, list.Streams, 2)
 }
+
+// A group-setting update must say the new value: {} or {"old": ...}
+// alone is refused and changes nothing (on channels, groups and the
+// organization alike).
+func TestGroupSettingUpdateNeedsNew(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	ch := newChannel(t, h, "ops", false)
+	g := createGroup(t, h, h.Owner, "ops team")
+	before, err := h.Service.GetChannel(ctx, h.Owner.Caller, chat.GetChannelRequest{StreamID: ch})
+	require.NoError(t, err)
+	var empty chat.GroupSettingUpdate
+	require.NoError(t, json.Unmarshal([]byte(`{}`), &empty))
+	_, err = h.Service.UpdateChannel(ctx, h.Owner.Caller, chat.UpdateChannelRequest{StreamID: ch, CanAdministerChannelGroup: &empty})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "'new' is a required field for a group setting update.")
+	after, err := h.Service.GetChannel(ctx, h.Owner.Caller, chat.GetChannelRequest{StreamID: ch})
+	require.NoError(t, err)
+	assert.Equal(t, before.Stream.CanAdministerChannelGroup, after.Stream.CanAdministerChannelGroup)
+
+	var oldOnly chat.GroupSettingUpdate
+	require.NoError(t, json.Unmarshal([]byte(`{"old": 1}`), &oldOnly))
+	_, err = h.Service.UpdateUserGroup(ctx, h.Owner.Caller, chat.UpdateUserGroupRequest{UserGroupID: g, CanJoinGroup: &oldOnly})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "'new' is a required field for a group setting update.")
+	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{CanCreateBotsGroup: &empty})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "'new' is a required field for a group setting update.")
+}
+
+func TestSubscriptionPropertyNullRefused(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	ch := newChannel(t, h, "ops", false)
+	_, err := h.Service.UpdateSubscriptionProperties(ctx, h.Owner.Caller, chat.UpdateSubscriptionPropertiesRequest{
+		SubscriptionData: []chat.SubscriptionProperty{{StreamID: ch, Property: "desktop_notifications", Value: json.RawMessage("null")}}})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, `subscription_data[0]["value"] is not a boolean`)
+	subs, err := h.Service.GetSubscriptions(ctx, h.Owner.Caller, chat.GetSubscriptionsRequest{})
+	require.NoError(t, err)
+	assert.Nil(t, subs.Subscriptions[0].DesktopNotifications, "still inheriting the default")
+}
+
+// Subscriber lists leave deactivated users out, as the reference does.
+func TestSubscribersLeaveOutDeactivatedUsers(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice, bob := h.NewUser(t, chat.RoleMember), h.NewUser(t, chat.RoleMember)
+	newChannel(t, h, "ops", false)
+	subscribe(t, h, h.Owner, "ops", alice.ID, bob.ID)
+	_, err := h.Service.DeactivateUser(ctx, h.Owner.Caller, chat.DeactivateUserRequest{UserID: bob.ID})
+	require.NoError(t, err)
+	subs, err := h.Service.GetSubscriptions(ctx, h.Owner.Caller, chat.GetSubscriptionsRequest{IncludeSubscribers: ptr(true)})
+	require.NoError(t, err)
+	checkSchema(t, "GET", "/users/me/subscriptions", subs)
+	assert.Equal(t, ids(h.Owner, alice), subs.Subscriptions[0].Subscribers)
+}
+
+// A bot may list the channels its owner is subscribed to.
+func TestChannelsIncludeOwnerSubscribed(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bot := h.NewBot(t, alice)
+	secret := newChannelBy(t, h, alice, "alice private", true)
+	public := newChannel(t, h, "everyone's", false)
+	req := chat.GetChannelsRequest{IncludePublic: ptr(false), IncludeOwnerSubscribed: ptr(true)}
+	got, err := h.Service.GetChannels(ctx, bot.Caller, req)
+	require.NoError(t, err)
+	assert.True(t, listsChannel(got.Streams, secret))
+	assert.False(t, listsChannel(got.Streams, public))
+	// Humans have no owner: the flag changes nothing for them.
+	got, err = h.Service.GetChannels(ctx, h.NewUser(t, chat.RoleMember).Caller, req)
+	require.NoError(t, err)
+	assert.Empty(t, got.Streams)
+}
