@@ -163,22 +163,25 @@ func (s *Service) RealmForHost(ctx context.Context, host string) (int64, error) 
 		return 0, s.internal(ctx, "realm for host", err)
 	}
 	// No exact match: compare without ports, then fall back to the only
-	// organization of a single-organization server.
-	all, err := s.store.ListRealms(ctx)
+	// organization of a single-organization server. Both questions read
+	// at most two rows, however many organizations the server hosts.
+	name := hostOnly(host)
+	if strings.Contains(name, ":") {
+		name = "[" + name + "]" // an IPv6 address, as hosts spell it
+	}
+	match, err := s.store.RealmsByHostname(ctx, name, 2)
 	if err != nil {
 		return 0, s.internal(ctx, "realm for host", err)
 	}
-	var match []int64
-	for _, r := range all {
-		if hostOnly(r.Host) == hostOnly(host) {
-			match = append(match, r.ID)
-		}
-	}
 	if len(match) == 1 {
-		return match[0], nil
+		return match[0].ID, nil
 	}
-	if len(all) == 1 {
-		return all[0].ID, nil
+	first, err := s.store.FirstRealms(ctx, 2)
+	if err != nil {
+		return 0, s.internal(ctx, "realm for host", err)
+	}
+	if len(first) == 1 {
+		return first[0].ID, nil
 	}
 	return 0, &Error{Kind: KindNotFound, Code: CodeNonexistentSubdomain, Msg: "Invalid subdomain"}
 }

@@ -484,6 +484,11 @@ type QueryStore interface {
 	// ListActiveSubscribers returns the active subscriptions of active
 	// users to the given channels, by channel then user.
 	ListActiveSubscribers(ctx context.Context, realmID int64, streamIDs []int64) ([]Subscription, error)
+	// RealmsByHostname returns up to limit realms whose host, without its
+	// port, equals hostname (case-insensitively), by ID.
+	RealmsByHostname(ctx context.Context, hostname string, limit int) ([]Realm, error)
+	// FirstRealms returns up to limit realms, by ID.
+	FirstRealms(ctx context.Context, limit int) ([]Realm, error)
 	// LockRealm makes the enclosing transaction the only writer of the
 	// realm's invariants (owners, group graph, names) until it ends, so that
 	// checks and the writes they guard have the same meaning on every

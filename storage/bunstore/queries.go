@@ -258,3 +258,24 @@ func (s *Store) LockRealm(ctx context.Context, realmID int64) error {
 	_, err := s.w.NewRaw("SELECT pg_advisory_xact_lock(7412, ?)", int32(realmID)).Exec(ctx)
 	return wrapErr(fmt.Sprintf("lock realm %d", realmID), err)
 }
+
+// RealmsByHostname matches host exactly or as hostname:port, with an
+// index-friendly range on lower(host) (':' < ';' in every collation of
+// ASCII host names).
+func (s *Store) RealmsByHostname(ctx context.Context, hostname string, limit int) ([]storage.Realm, error) {
+	out := []storage.Realm{}
+	err := s.r.NewSelect().Model(&out).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("lower(host) = lower(?)", hostname).
+				WhereOr("(lower(host) >= lower(?) AND lower(host) < lower(?))", hostname+":", hostname+";")
+		}).
+		OrderExpr("id ASC").Limit(limit).Scan(ctx)
+	return nonNil(out), wrapErr(fmt.Sprintf("realms by hostname %q", hostname), err)
+}
+
+// FirstRealms returns the first realms by ID.
+func (s *Store) FirstRealms(ctx context.Context, limit int) ([]storage.Realm, error) {
+	out := []storage.Realm{}
+	err := s.r.NewSelect().Model(&out).OrderExpr("id ASC").Limit(limit).Scan(ctx)
+	return nonNil(out), wrapErr("first realms", err)
+}

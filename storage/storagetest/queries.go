@@ -19,6 +19,7 @@ var queryTests = []test{
 	{"Queries/SettingUsers", testSettingUsers},
 	{"Queries/StreamsByIDAndSubscribers", testStreamsByID},
 	{"Queries/LockRealm", testLockRealm},
+	{"Queries/RealmsByHostname", testRealmsByHostname},
 }
 
 func testFindUsers(t *testing.T, s storage.Store) {
@@ -183,4 +184,25 @@ func testLockRealm(t *testing.T, s storage.Store) {
 		return tx.LockRealm(context.WithoutCancel(ctx), r.ID) // taking it twice is fine
 	})
 	require.NoError(t, err)
+}
+
+func testRealmsByHostname(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	for _, host := range []string{"chat.example.com:8080", "Chat.Example.com", "chat.example.community", "[::1]:9991"} {
+		r := &storage.Realm{StringID: host, Name: host, URL: "http://" + host, Host: host}
+		require.NoError(t, s.CreateRealm(ctx, r))
+	}
+	names := func(realms []storage.Realm, err error) []string {
+		require.NoError(t, err)
+		out := []string{}
+		for _, r := range realms {
+			out = append(out, r.Host)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"chat.example.com:8080", "Chat.Example.com"}, names(s.RealmsByHostname(ctx, "chat.example.com", 5)))
+	assert.Equal(t, []string{"chat.example.com:8080"}, names(s.RealmsByHostname(ctx, "chat.example.com", 1)))
+	assert.Equal(t, []string{"[::1]:9991"}, names(s.RealmsByHostname(ctx, "[::1]", 5)))
+	assert.Equal(t, []string{}, names(s.RealmsByHostname(ctx, "example.com", 5)))
+	assert.Len(t, names(s.FirstRealms(ctx, 3)), 3)
 }
