@@ -101,6 +101,8 @@ type Service struct {
 	notifyEmailChange func(context.Context, EmailChangeNotice) error
 	realmHosts        sync.Map // exact host -> realm ID (see RealmForHost)
 
+	maintenanceEvery time.Duration
+
 	standIn      sync.Once
 	standInValue string
 

@@ -1,0 +1,54 @@
+package chat
+
+import (
+	"context"
+	"time"
+)
+
+// WithMaintenanceInterval sets how often Run does its periodic work
+// (default: hourly).
+func WithMaintenanceInterval(d time.Duration) Option {
+	return func(s *Service) { s.maintenanceEvery = d }
+}
+
+// Run does the Service's background work until ctx ends, and then returns
+// ctx's error. A host program starts it once (go svc.Run(ctx)) and cancels
+// ctx to stop it. Today that work is the periodic full-member promotion of
+// every organization (role:fullmembers follows the waiting period, the
+// counterpart of the reference's daily job); the event-queue cleanup,
+// scheduled messages and outgoing webhooks will join it.
+func (s *Service) Run(ctx context.Context) error {
+	every := s.maintenanceEvery
+	if every <= 0 {
+		every = time.Hour
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		s.maintain(ctx)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// maintain runs one round of periodic work; failures are logged (once,
+// by the operation) and retried next round.
+func (s *Service) maintain(ctx context.Context) {
+	realms, err := s.store.ListRealms(ctx)
+	if err != nil {
+		_ = s.internal(ctx, "maintenance: list organizations", err)
+		return
+	}
+	for _, r := range realms {
+		if ctx.Err() != nil {
+			return
+		}
+		if r.Deactivated {
+			continue
+		}
+		_, _ = s.PromoteFullMembers(ctx, r.ID)
+	}
+}
