@@ -136,7 +136,15 @@ func (s *Service) Authenticate(ctx context.Context, realmID int64, email, apiKey
 	if !wellFormedAPIKey(apiKey) {
 		return Caller{}, Unauthorized("Malformed API key")
 	}
-	realm, u, err := s.store.GetRealmUserByEmail(ctx, realmID, email)
+	realm, u, cached := s.callers.getByEmail(realmID, email)
+	var err error
+	if !cached {
+		gen := s.callers.generation(realmID)
+		realm, u, err = s.store.GetRealmUserByEmail(ctx, realmID, email)
+		if err == nil {
+			s.callers.put(gen, realm, u)
+		}
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		// An unknown email: the organization's state still decides the
 		// answer, and the key is compared anyway so timing tells nothing.
@@ -166,7 +174,15 @@ func (s *Service) Authenticate(ctx context.Context, realmID int64, email, apiKey
 // authenticated operation starts here: roles and deactivation take effect on
 // the next call.
 func (s *Service) actor(ctx context.Context, c Caller) (*storage.User, *storage.Realm, error) {
-	realm, u, err := s.store.GetRealmUser(ctx, c.RealmID, c.UserID)
+	realm, u, cached := s.callers.get(c.RealmID, c.UserID)
+	var err error
+	if !cached {
+		gen := s.callers.generation(c.RealmID)
+		realm, u, err = s.store.GetRealmUser(ctx, c.RealmID, c.UserID)
+		if err == nil {
+			s.callers.put(gen, realm, u)
+		}
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		// Tell an unknown organization from an unknown user.
 		if r, err := s.store.GetRealm(ctx, c.RealmID); errors.Is(err, storage.ErrNotFound) {

@@ -262,3 +262,57 @@ func TestFetchAPIKeyUnknownAccountVerifiesAHash(t *testing.T) {
 		assert.Equal(t, int64(1), hasher.verified.Load()-before, "one verification for %s", username)
 	}
 }
+
+// Authentication and the caller's account are cached, and every change
+// through the Service takes effect on the next request.
+func TestCallerCache(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	queries := countQueries(t, h)
+	c, err := h.Service.Authenticate(ctx, h.RealmID, alice.Email, alice.APIKey)
+	require.NoError(t, err)
+	_, err = h.Service.GetSettings(ctx, c)
+	require.NoError(t, err)
+	before := queries.Load()
+	_, err = h.Service.Authenticate(ctx, h.RealmID, strings.ToUpper(alice.Email), alice.APIKey)
+	require.NoError(t, err)
+	_, err = h.Service.GetSettings(ctx, c)
+	require.NoError(t, err)
+	assert.Equal(t, before, queries.Load(), "a repeated request reads nothing")
+
+	// A new key: the old one fails at once.
+	key, err := h.Service.RegenerateAPIKey(ctx, alice.Caller)
+	require.NoError(t, err)
+	_, err = h.Service.Authenticate(ctx, h.RealmID, alice.Email, alice.APIKey)
+	requireError(t, err, chat.KindUnauthenticated, "UNAUTHORIZED", "Invalid API key")
+	_, err = h.Service.Authenticate(ctx, h.RealmID, alice.Email, key.APIKey)
+	require.NoError(t, err)
+
+	// A role change shows on the next call.
+	_, err = h.Service.UpdateUser(ctx, h.Owner.Caller, chat.UpdateUserRequest{UserID: alice.ID, UserUpdate: chat.UserUpdate{Role: ptr(chat.RoleAdministrator)}})
+	require.NoError(t, err)
+	me, err := h.Service.GetOwnUser(ctx, alice.Caller)
+	require.NoError(t, err)
+	assert.True(t, me.IsAdmin)
+
+	// Deactivation stops the next request.
+	_, err = h.Service.DeactivateUser(ctx, h.Owner.Caller, chat.DeactivateUserRequest{UserID: alice.ID})
+	require.NoError(t, err)
+	_, err = h.Service.Authenticate(ctx, h.RealmID, alice.Email, key.APIKey)
+	requireError(t, err, chat.KindUnauthenticated, "USER_DEACTIVATED", "")
+	_, err = h.Service.GetOwnUser(ctx, alice.Caller)
+	requireError(t, err, chat.KindUnauthenticated, "USER_DEACTIVATED", "")
+
+	// A change written to the store directly needs InvalidateCaches.
+	bob := h.NewUser(t, chat.RoleMember)
+	_, err = h.Service.Authenticate(ctx, h.RealmID, bob.Email, bob.APIKey)
+	require.NoError(t, err)
+	rec, err := h.Store.GetUser(ctx, h.RealmID, bob.ID)
+	require.NoError(t, err)
+	rec.IsActive = false
+	require.NoError(t, h.Store.UpdateUser(ctx, rec, "is_active"))
+	h.Service.InvalidateCaches(h.RealmID)
+	_, err = h.Service.Authenticate(ctx, h.RealmID, bob.Email, bob.APIKey)
+	requireError(t, err, chat.KindUnauthenticated, "USER_DEACTIVATED", "")
+}

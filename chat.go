@@ -102,6 +102,7 @@ type Service struct {
 	realmHosts        sync.Map // exact host -> realm ID (see RealmForHost)
 
 	maintenanceEvery time.Duration
+	callers          *callerCache
 
 	standIn      sync.Once
 	standInValue string
@@ -129,10 +130,11 @@ func WithPasswordHasher(h PasswordHasher) Option { return func(s *Service) { s.h
 // New returns a Service on store.
 func New(store storage.Store, opts ...Option) *Service {
 	s := &Service{
-		store:  store,
-		now:    time.Now,
-		log:    slog.New(slog.NewTextHandler(io.Discard, nil)),
-		hasher: Argon2id{},
+		store:   store,
+		now:     time.Now,
+		log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		hasher:  Argon2id{},
+		callers: newCallerCache(),
 	}
 	for _, o := range opts {
 		o(s)

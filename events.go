@@ -182,6 +182,7 @@ func (s *Service) write(ctx context.Context, realmID int64, fn func(w *writeTx) 
 	if err != nil {
 		return err
 	}
+	s.callers.bump(realmID)
 	s.publish(done.events)
 	return nil
 }

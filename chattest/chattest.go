@@ -251,6 +251,7 @@ func (h *Harness) Deactivate(t testing.TB, u User) {
 	if err := h.Store.UpdateUser(ctx, rec, "is_active"); err != nil {
 		t.Fatalf("chattest: deactivate: %v", err)
 	}
+	h.Service.InvalidateCaches(h.RealmID)
 }
 
 // DeactivateRealm marks the organization deactivated directly in the store
@@ -266,6 +267,7 @@ func (h *Harness) DeactivateRealm(t testing.TB) {
 	if err := h.Store.UpdateRealm(ctx, r, "deactivated"); err != nil {
 		t.Fatalf("chattest: deactivate realm: %v", err)
 	}
+	h.Service.InvalidateCaches(h.RealmID)
 }
 
 // NewRealm creates another organization, served at url, on the same Service

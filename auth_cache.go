@@ -1,0 +1,107 @@
+package chat
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// callerCache keeps recently loaded callers (the user and their
+// organization), by ID and by email, so that an authenticated request does
+// not read them again. Every write through the write path bumps its
+// organization's generation when it commits, and entries of an older
+// generation are ignored: a key change, a role change or a deactivation
+// takes effect on the next request. Entries also expire after a few
+// seconds, which bounds how long a change made by another server on the
+// same database (until the event bus carries invalidations) or written to
+// the store directly (call Service.InvalidateCaches) can go unseen.
+type callerCache struct {
+	mu      sync.Mutex
+	gens    map[int64]uint64
+	byID    map[[2]int64]cachedCaller
+	byEmail map[emailKey]cachedCaller
+}
+
+type emailKey struct {
+	realmID int64
+	email   string
+}
+
+type cachedCaller struct {
+	realm   storage.Realm
+	user    storage.User
+	gen     uint64
+	expires time.Time
+}
+
+const (
+	callerCacheTTL = 5 * time.Second
+	// callerCacheMax bounds the entries of each map; past it the map is
+	// emptied (a burst of distinct callers just misses for a while).
+	callerCacheMax = 100_000
+)
+
+func newCallerCache() *callerCache {
+	return &callerCache{gens: map[int64]uint64{}, byID: map[[2]int64]cachedCaller{}, byEmail: map[emailKey]cachedCaller{}}
+}
+
+// generation is the organization's current generation: take it before
+// reading from the store, and store the result under it.
+func (c *callerCache) generation(realmID int64) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gens[realmID]
+}
+
+// bump invalidates every entry of the organization.
+func (c *callerCache) bump(realmID int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gens[realmID]++
+}
+
+func (c *callerCache) get(realmID, userID int64) (*storage.Realm, *storage.User, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byID[[2]int64{realmID, userID}]
+	return c.fresh(e, ok, realmID)
+}
+
+func (c *callerCache) getByEmail(realmID int64, email string) (*storage.Realm, *storage.User, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byEmail[emailKey{realmID, strings.ToLower(email)}]
+	return c.fresh(e, ok, realmID)
+}
+
+// fresh returns copies of a live entry's records (callers may change them).
+func (c *callerCache) fresh(e cachedCaller, ok bool, realmID int64) (*storage.Realm, *storage.User, bool) {
+	if !ok || e.gen != c.gens[realmID] || time.Now().After(e.expires) {
+		return nil, nil, false
+	}
+	r, u := e.realm, e.user
+	return &r, &u, true
+}
+
+// put remembers a caller read at generation gen.
+func (c *callerCache) put(gen uint64, realm *storage.Realm, u *storage.User) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gens[realm.ID] {
+		return // a write committed while it was read
+	}
+	if len(c.byID) >= callerCacheMax || len(c.byEmail) >= callerCacheMax {
+		clear(c.byID)
+		clear(c.byEmail)
+	}
+	e := cachedCaller{realm: *realm, user: *u, gen: gen, expires: time.Now().Add(callerCacheTTL)}
+	c.byID[[2]int64{realm.ID, u.ID}] = e
+	c.byEmail[emailKey{realm.ID, strings.ToLower(u.Email)}] = e
+}
+
+// InvalidateCaches forgets what the Service caches about an organization
+// (its users as callers). Host programs that change the store directly,
+// not through the Service, call it afterwards.
+func (s *Service) InvalidateCaches(realmID int64) { s.callers.bump(realmID) }
