@@ -168,8 +168,12 @@ func (s *Service) internal(ctx context.Context, op string, err error) error {
 	if ctx.Err() != nil {
 		// The caller went away (client disconnect, deadline): not a fault here.
 		s.log.DebugContext(ctx, "operation abandoned", "op", op, "err", err)
-		return Internal(err)
+		e := Internal(err)
+		e.logged = true
+		return e
 	}
 	s.log.ErrorContext(ctx, "internal error", "op", op, "err", err)
-	return Internal(err)
+	e = Internal(err)
+	e.logged = true
+	return e
 }

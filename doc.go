@@ -17,4 +17,33 @@
 // ProvisionUser) take no Caller. Request structs carry the wire names in json
 // tags; pointer fields are optional. Errors are *Error values with a
 // transport-neutral Kind, the wire Code, a client-safe Msg and extra Fields.
+//
+// # Writes and events
+//
+// Every change goes through one write path: a transaction that holds the
+// organization's write lock (SQLite runs one writer; on PostgreSQL a
+// transaction-scoped advisory lock per organization), so the checks that
+// guard an invariant (the last owner, subgroup cycles, unique names) run
+// on fresh rows beside the writes they guard, with the same meaning on both
+// databases. The operation queues typed events (RealmUserEvent,
+// StreamEvent, SubscriptionEvent, UserGroupEvent, ...) in the reference's
+// shapes, each with its Audience; they are published only after the
+// commit, to the sinks registered with WithEventSink (a rolled-back change
+// publishes nothing). An Audience that covers everyone is a rule (roles,
+// the subscribers of a channel) resolved on delivery, so a write never
+// lists the organization to announce itself; ResolveAudience expands one
+// to user IDs.
+//
+// # Cost
+//
+// A request reads what its answer and the caller's permissions need:
+// permission checks ask for the groups the caller is in (one recursive
+// query), never the organization's group graph; listings pay per item.
+// Callers (authentication and the account) are cached per organization
+// until the next committed write of that organization.
+//
+// # Background work
+//
+// Run does the periodic work (today the full-member promotion of every
+// organization) until its context ends; a host program starts it once.
 package chat

@@ -75,7 +75,13 @@ type Error struct {
 	Fields map[string]any
 	// cause is logged for internal errors and never sent to clients.
 	cause error
+	// logged: the Service logged the cause already.
+	logged bool
 }
+
+// Logged reports whether the Service has logged this (internal) error, so
+// that a transport does not log it a second time.
+func (e *Error) Logged() bool { return e.logged }
 
 func (e *Error) Error() string {
 	if e.cause != nil {
