@@ -176,15 +176,15 @@ func (s *Service) UpdateSettings(ctx context.Context, c Caller, req UpdateSettin
 	}
 	next := *me
 	columns := []string{}
-	if req.FullName != nil {
+	// While name changes are disabled, a user's new name is ignored
+	// (the request still succeeds), as in the reference; administrators
+	// are exempt.
+	if req.FullName != nil && !(realm.NameChangesDisabled && !isAdmin(me)) {
 		name, err := s.checkFullName(*req.FullName)
 		if err != nil {
 			return nil, err
 		}
 		if name != me.FullName {
-			if realm.NameChangesDisabled && !isAdmin(me) {
-				return nil, BadRequest("Name changes are disabled in this organization.")
-			}
 			next.FullName = name
 			columns = append(columns, "full_name")
 		}
@@ -202,10 +202,13 @@ func (s *Service) UpdateSettings(ctx context.Context, c Caller, req UpdateSettin
 		}
 	}
 	if req.NewPassword != nil {
-		if req.OldPassword == nil {
-			return nil, MissingArgument("old_password")
+		// Without old_password the check fails like a wrong one, as in
+		// the reference.
+		old := ""
+		if req.OldPassword != nil {
+			old = *req.OldPassword
 		}
-		if err := s.checkOwnPassword(ctx, realm.ID, me, *req.OldPassword); err != nil {
+		if err := s.checkOwnPassword(ctx, realm.ID, me, old); err != nil {
 			return nil, err
 		}
 		if err := s.checkPassword(*req.NewPassword); err != nil {

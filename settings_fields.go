@@ -200,8 +200,10 @@ type SettingsPatch struct {
 var settingRules = map[string]settingRule{
 	"web_mark_read_on_scroll_policy":                      intChoices(1, 2, 3),
 	"web_channel_default_view":                            intChoices(1, 2),
-	"web_font_size_px":                                    intRange(12, 32),
-	"web_line_height_percent":                             intRange(100, 200),
+	// The reference checks no range beyond its column's (a positive
+	// small integer).
+	"web_font_size_px":                                    intRange(0, 32767),
+	"web_line_height_percent":                             intRange(0, 32767),
 	"color_scheme":                                        intChoices(1, 2, 3),
 	"default_language":                                    languageCode,
 	"web_home_view":                                       stringChoices("recent_topics", "inbox", "all_messages"),

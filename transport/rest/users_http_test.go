@@ -42,7 +42,7 @@ func TestSettingsHTTP(t *testing.T) {
 	e.do(t, request{method: "PATCH", path: "/api/v1/settings", user: &u, params: url.Values{"enter_sends": {"yes"}}}).
 		fails(t, 400, chat.CodeBadRequest, "enter_sends is not a boolean")
 	e.do(t, request{method: "PATCH", path: "/api/v1/settings", user: &u, params: url.Values{"new_password": {"a new password"}}}).
-		fails(t, 400, chat.CodeRequestVariableMissing, "Missing 'old_password' argument")
+		fails(t, 400, chat.CodeBadRequest, "Wrong password!")
 	e.do(t, request{method: "PATCH", path: "/api/v1/settings", params: url.Values{"enter_sends": {"true"}}}).
 		fails(t, 401, chat.CodeUnauthorized, "")
 }
