@@ -16,11 +16,11 @@ import (
 // channelSettings are the permission settings of channels, with the
 // reference's defaults for new channels ("" is the creator alone).
 var channelSettings = []settingDescriptor[storage.Stream]{
-	newSetting[storage.Stream]("can_add_subscribers_group", GroupNobody, GroupInternet),
+	newSetting[storage.Stream]("can_add_subscribers_group", GroupNobody, GroupInternet, GroupEveryone),
 	newSetting[storage.Stream]("can_remove_subscribers_group", GroupAdministrators, GroupInternet),
-	newSetting[storage.Stream]("can_administer_channel_group", "", GroupInternet),
+	newSetting[storage.Stream]("can_administer_channel_group", "", GroupInternet, GroupEveryone),
 	newSetting[storage.Stream]("can_send_message_group", GroupEveryone, GroupInternet),
-	newSetting[storage.Stream]("can_subscribe_group", GroupNobody, GroupInternet),
+	newSetting[storage.Stream]("can_subscribe_group", GroupNobody, GroupInternet, GroupEveryone),
 }
 
 var (
@@ -454,7 +454,7 @@ func (s *Service) UpdateChannel(ctx context.Context, c Caller, req UpdateChannel
 			if up == nil {
 				continue
 			}
-			id, err := updateGroupSetting(cc.groups.value(*set.field(ch)), up, func(v GroupSettingValue) (int64, error) {
+			id, err := s.updateGroupSetting(ctx, w, cc.realm.ID, set.name, cc.groups.value(*set.field(ch)), up, func(v GroupSettingValue) (int64, error) {
 				return s.channelGroupSetting(ctx, w, cc, set, &v)
 			})
 			if err != nil {
@@ -549,6 +549,13 @@ func equalPtr[T comparable](a, b *T) bool {
 
 // channelGroupSetting stores a channel permission value (or its default).
 func (s *Service) channelGroupSetting(ctx context.Context, st storage.Store, cc *channelCtx, set settingDescriptor[storage.Stream], v *GroupSettingValue) (int64, error) {
+	if v != nil {
+		c, err := s.collapse(ctx, st, cc.realm.ID, *v)
+		if err != nil {
+			return 0, err
+		}
+		v = &c
+	}
 	if v == nil {
 		if set.def == "" {
 			v = &GroupSettingValue{DirectMembers: []int64{cc.me.ID}, DirectSubgroups: []int64{}}

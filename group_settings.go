@@ -154,20 +154,46 @@ func (s *Service) groupSettingValue(ctx context.Context, st storage.Store, realm
 	return scope.value(groupID), nil
 }
 
-// errNoNewValue answers a group-setting update without "new".
-var errNoNewValue = BadRequest("'new' is a required field for a group setting update.")
-
-// updateGroupSetting applies an update: when it names the value it expects
-// to replace, that must match the current value (else
-// EXPECTATION_MISMATCH); then store keeps the new value and gives its group ID.
-func updateGroupSetting(current GroupSettingValue, up *GroupSettingUpdate, store func(GroupSettingValue) (int64, error)) (int64, error) {
+// updateGroupSetting applies an update of the setting name: "new" is
+// required; when the update names the value it expects to replace, that
+// must match the current value (else EXPECTATION_MISMATCH); then store
+// keeps the new value (collapsed, see collapse) and gives its group ID.
+func (s *Service) updateGroupSetting(ctx context.Context, st storage.Store, realmID int64, name string, current GroupSettingValue, up *GroupSettingUpdate, store func(GroupSettingValue) (int64, error)) (int64, error) {
 	if up.New == nil {
-		return 0, errNoNewValue
+		return 0, BadRequest(`%s["new"] field is missing: Field required`, name)
 	}
-	if up.Old != nil && !sameGroupSetting(current, *up.Old) {
-		return 0, errExpectationMismatch
+	if up.Old != nil {
+		old, err := s.collapse(ctx, st, realmID, *up.Old)
+		if err != nil {
+			return 0, err
+		}
+		if !sameGroupSetting(current, old) {
+			return 0, errExpectationMismatch
+		}
 	}
-	return store(*up.New)
+	v, err := s.collapse(ctx, st, realmID, *up.New)
+	if err != nil {
+		return 0, err
+	}
+	return store(v)
+}
+
+// collapse turns a value that names exactly one group and no users into
+// that group, and an empty value into role:nobody, as the reference does
+// with the values it is given (values it shows are never collapsed).
+func (s *Service) collapse(ctx context.Context, st storage.Store, realmID int64, v GroupSettingValue) (GroupSettingValue, error) {
+	if v.GroupID != nil || len(v.DirectMembers) > 0 || len(uniqueSorted(v.DirectSubgroups)) > 1 {
+		return v, nil
+	}
+	if len(v.DirectSubgroups) == 1 {
+		id := v.DirectSubgroups[0]
+		return GroupSettingValue{GroupID: &id}, nil
+	}
+	nobody, err := systemGroupID(ctx, st, realmID, GroupNobody)
+	if err != nil {
+		return v, err
+	}
+	return GroupSettingValue{GroupID: &nobody}, nil
 }
 
 // sameGroupSetting compares two values as sets.

@@ -14,10 +14,10 @@ import (
 // reference's defaults for new groups and the system groups each may not hold.
 var userGroupSettings = []settingDescriptor[storage.UserGroup]{
 	newSetting[storage.UserGroup]("can_add_members_group", "", GroupInternet, GroupEveryone),
-	newSetting[storage.UserGroup]("can_join_group", GroupNobody, GroupInternet),
+	newSetting[storage.UserGroup]("can_join_group", GroupNobody, GroupInternet, GroupEveryone),
 	newSetting[storage.UserGroup]("can_leave_group", GroupEveryone, GroupInternet),
 	newSetting[storage.UserGroup]("can_manage_group", "", GroupInternet, GroupEveryone),
-	newSetting[storage.UserGroup]("can_mention_group", GroupEveryone, GroupInternet, GroupOwners),
+	newSetting[storage.UserGroup]("can_mention_group", GroupEveryone, GroupInternet),
 	newSetting[storage.UserGroup]("can_remove_members_group", GroupNobody, GroupInternet, GroupEveryone),
 }
 
@@ -267,6 +267,13 @@ func (s *Service) CreateUserGroup(ctx context.Context, c Caller, req CreateUserG
 // newGroupSetting stores the value of a setting of a new group (or its
 // default) after checking it against the setting's rules.
 func (s *Service) newGroupSetting(ctx context.Context, st storage.Store, realmID int64, me *storage.User, set settingDescriptor[storage.UserGroup], v *GroupSettingValue) (int64, error) {
+	if v != nil {
+		c, err := s.collapse(ctx, st, realmID, *v)
+		if err != nil {
+			return 0, err
+		}
+		v = &c
+	}
 	if v == nil {
 		if set.def == "" {
 			v = &GroupSettingValue{DirectMembers: []int64{me.ID}, DirectSubgroups: []int64{}}
@@ -402,7 +409,7 @@ func (s *Service) UpdateUserGroup(ctx context.Context, c Caller, req UpdateUserG
 			if up == nil {
 				continue
 			}
-			id, err := updateGroupSetting(scope.value(*set.field(group)), up, func(v GroupSettingValue) (int64, error) {
+			id, err := s.updateGroupSetting(ctx, w, realm.ID, set.name, scope.value(*set.field(group)), up, func(v GroupSettingValue) (int64, error) {
 				return s.newGroupSetting(ctx, w, realm.ID, me, set, &v)
 			})
 			if err != nil {

@@ -74,7 +74,7 @@ func TestCreateUserGroup(t *testing.T) {
 	assert.True(t, sys.IsSystemGroup)
 	assert.Equal(t, ptr(groupID(t, h, chat.GroupNobody)), sys.CanManageGroup.GroupID)
 
-	everyone, internet, owners := groupID(t, h, chat.GroupEveryone), groupID(t, h, chat.GroupInternet), groupID(t, h, chat.GroupOwners)
+	everyone, internet := groupID(t, h, chat.GroupEveryone), groupID(t, h, chat.GroupInternet)
 	gone := h.NewUser(t, chat.RoleMember)
 	h.Deactivate(t, gone)
 	for _, c := range []struct {
@@ -93,7 +93,7 @@ func TestCreateUserGroup(t *testing.T) {
 		{"unknown subgroup", chat.CreateUserGroupRequest{Name: "x3", Members: []int64{}, Subgroups: &[]int64{9999}}, "Invalid user group ID: 9999"},
 		{"manage by everyone", chat.CreateUserGroupRequest{Name: "x4", Members: []int64{}, CanManageGroup: &chat.GroupSettingValue{GroupID: &everyone}}, "'can_manage_group' setting cannot be set to 'role:everyone' group."},
 		{"manage by internet", chat.CreateUserGroupRequest{Name: "x5", Members: []int64{}, CanManageGroup: &chat.GroupSettingValue{GroupID: &internet}}, "'can_manage_group' setting cannot be set to 'role:internet' group."},
-		{"mention by owners", chat.CreateUserGroupRequest{Name: "x6", Members: []int64{}, CanMentionGroup: &chat.GroupSettingValue{GroupID: &owners}}, "'can_mention_group' setting cannot be set to 'role:owners' group."},
+		{"join by everyone", chat.CreateUserGroupRequest{Name: "x6", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{GroupID: &everyone}}, "'can_join_group' setting cannot be set to 'role:everyone' group."},
 		{"mention by internet", chat.CreateUserGroupRequest{Name: "x7", Members: []int64{}, CanMentionGroup: &chat.GroupSettingValue{GroupID: &internet}}, "'can_mention_group' setting cannot be set to 'role:internet' group."},
 		{"unknown setting group", chat.CreateUserGroupRequest{Name: "x8", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{GroupID: ptr(int64(9999))}}, "Invalid user group ID: 9999"},
 		{"unknown setting member", chat.CreateUserGroupRequest{Name: "x9", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{9999}, DirectSubgroups: []int64{}}}, "Invalid user ID: 9999"},
@@ -151,10 +151,11 @@ func TestUserGroupMembership(t *testing.T) {
 	require.NoError(t, change(admin, chat.UpdateUserGroupMembersRequest{Delete: &[]int64{alice.ID}}))
 	assert.Empty(t, members())
 
-	// Open the group for joining: everyone may join themselves.
-	everyone := groupID(t, h, chat.GroupEveryone)
+	// Open the group for joining: every member may join themselves
+	// (role:everyone may not hold can_join_group).
+	membersGroup := groupID(t, h, chat.GroupMembers)
 	_, err := h.Service.UpdateUserGroup(ctx, creator.Caller, chat.UpdateUserGroupRequest{UserGroupID: g,
-		CanJoinGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &everyone}}})
+		CanJoinGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &membersGroup}}})
 	require.NoError(t, err)
 	require.NoError(t, change(alice, chat.UpdateUserGroupMembersRequest{Add: &[]int64{alice.ID}}))
 	requireError(t, change(alice, chat.UpdateUserGroupMembersRequest{Add: &[]int64{bob.ID}}), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
@@ -321,10 +322,10 @@ func TestDeactivateUserGroup(t *testing.T) {
 		{"type": "channel", "channel_id": ch, "settings": []string{"can_add_subscribers_group", "can_send_message_group"}},
 	}, e.Fields["objections"])
 
-	everyoneID := groupID(t, h, chat.GroupEveryone)
+	membersID := groupID(t, h, chat.GroupMembers)
 	_, err = h.Service.UpdateChannel(ctx, creator.Caller, chat.UpdateChannelRequest{StreamID: ch,
-		CanSendMessageGroup:    &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &everyoneID}},
-		CanAddSubscribersGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &everyoneID}}})
+		CanSendMessageGroup:    &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &membersID}},
+		CanAddSubscribersGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &membersID}}})
 	require.NoError(t, err)
 
 	members := groupID(t, h, chat.GroupMembers)

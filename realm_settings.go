@@ -54,8 +54,8 @@ func (s *Service) GetRealmSettings(ctx context.Context, c Caller) (*GetRealmSett
 
 // realmGroupSettings are the organization's group-based permissions.
 var realmGroupSettings = []settingDescriptor[storage.Realm]{
-	newSetting[storage.Realm]("can_create_bots_group", GroupAdministrators, GroupInternet),
-	newSetting[storage.Realm]("can_create_write_only_bots_group", GroupAdministrators, GroupInternet),
+	newSetting[storage.Realm]("can_create_bots_group", GroupMembers, GroupInternet, GroupEveryone),
+	newSetting[storage.Realm]("can_create_write_only_bots_group", GroupMembers, GroupInternet, GroupEveryone),
 }
 
 var (
@@ -150,7 +150,16 @@ func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequ
 				return err
 			}
 			var stored GroupSettingValue
-			id, err := updateGroupSetting(current, up, func(v GroupSettingValue) (int64, error) {
+			id, err := s.updateGroupSetting(ctx, w, realm.ID, set.name, current, up, func(v GroupSettingValue) (int64, error) {
+				scope := newGroupScope(nil)
+				if v.GroupID != nil {
+					if err := scope.load(ctx, w, realm.ID, *v.GroupID); err != nil {
+						return 0, err
+					}
+				}
+				if err := set.checkAllowed(scope, v); err != nil {
+					return 0, err
+				}
 				stored = v
 				return s.storeGroupSetting(ctx, w, realm.ID, set.name, v)
 			})

@@ -328,7 +328,7 @@ func TestGroupSettingUpdateNeedsNew(t *testing.T) {
 	var empty chat.GroupSettingUpdate
 	require.NoError(t, json.Unmarshal([]byte(`{}`), &empty))
 	_, err = h.Service.UpdateChannel(ctx, h.Owner.Caller, chat.UpdateChannelRequest{StreamID: ch, CanAdministerChannelGroup: &empty})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "'new' is a required field for a group setting update.")
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, `can_administer_channel_group["new"] field is missing: Field required`)
 	after, err := h.Service.GetChannel(ctx, h.Owner.Caller, chat.GetChannelRequest{StreamID: ch})
 	require.NoError(t, err)
 	assert.Equal(t, before.Stream.CanAdministerChannelGroup, after.Stream.CanAdministerChannelGroup)
@@ -336,9 +336,9 @@ func TestGroupSettingUpdateNeedsNew(t *testing.T) {
 	var oldOnly chat.GroupSettingUpdate
 	require.NoError(t, json.Unmarshal([]byte(`{"old": 1}`), &oldOnly))
 	_, err = h.Service.UpdateUserGroup(ctx, h.Owner.Caller, chat.UpdateUserGroupRequest{UserGroupID: g, CanJoinGroup: &oldOnly})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "'new' is a required field for a group setting update.")
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, `can_join_group["new"] field is missing: Field required`)
 	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{CanCreateBotsGroup: &empty})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "'new' is a required field for a group setting update.")
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, `can_create_bots_group["new"] field is missing: Field required`)
 }
 
 func TestSubscriptionPropertyNullRefused(t *testing.T) {
@@ -385,4 +385,34 @@ func TestChannelsIncludeOwnerSubscribed(t *testing.T) {
 	got, err = h.Service.GetChannels(ctx, h.NewUser(t, chat.RoleMember).Caller, req)
 	require.NoError(t, err)
 	assert.Empty(t, got.Streams)
+}
+
+// Values given as one group and no users collapse to that group, an empty
+// value to role:nobody (as the reference stores them); the collapsed group
+// is then checked against the setting's allowed groups.
+func TestGroupSettingValuesCollapse(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	ch := newChannel(t, h, "ops", false)
+	g := createGroup(t, h, h.Owner, "ops team")
+	nobody, everyone := groupID(t, h, chat.GroupNobody), groupID(t, h, chat.GroupEveryone)
+	update := func(v chat.GroupSettingValue, old *chat.GroupSettingValue) error {
+		_, err := h.Service.UpdateChannel(ctx, h.Owner.Caller, chat.UpdateChannelRequest{StreamID: ch,
+			CanAdministerChannelGroup: &chat.GroupSettingUpdate{New: &v, Old: old}})
+		return err
+	}
+	current := func() chat.GroupSettingValue {
+		got, err := h.Service.GetChannel(ctx, h.Owner.Caller, chat.GetChannelRequest{StreamID: ch})
+		require.NoError(t, err)
+		return got.Stream.CanAdministerChannelGroup
+	}
+	require.NoError(t, update(chat.GroupSettingValue{DirectMembers: []int64{}, DirectSubgroups: []int64{g}}, nil))
+	assert.Equal(t, chat.GroupSettingValue{GroupID: &g}, current())
+	// The old value is collapsed too before it is compared.
+	require.NoError(t, update(chat.GroupSettingValue{DirectMembers: []int64{}, DirectSubgroups: []int64{}},
+		&chat.GroupSettingValue{DirectMembers: []int64{}, DirectSubgroups: []int64{g}}))
+	assert.Equal(t, chat.GroupSettingValue{GroupID: &nobody}, current())
+	err := update(chat.GroupSettingValue{DirectMembers: []int64{}, DirectSubgroups: []int64{everyone}}, nil)
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "'can_administer_channel_group' setting cannot be set to 'role:everyone' group.")
+	assert.Equal(t, chat.GroupSettingValue{GroupID: &nobody}, current())
 }
