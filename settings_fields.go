@@ -198,8 +198,8 @@ type SettingsPatch struct {
 
 // settingRules validate the settings that are not free booleans.
 var settingRules = map[string]settingRule{
-	"web_mark_read_on_scroll_policy":                      intChoices(1, 2, 3),
-	"web_channel_default_view":                            intChoices(1, 2),
+	"web_mark_read_on_scroll_policy": intChoices(1, 2, 3),
+	"web_channel_default_view":       intChoices(1, 2),
 	// The reference checks no range beyond its column's (a positive
 	// small integer).
 	"web_font_size_px":                                    intRange(0, 32767),
