@@ -257,12 +257,21 @@ func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest)
 				emitBotUpdate(w, &next, map[string]any{"full_name": next.FullName})
 			}
 			if !equalPtr(next.BotOwnerID, bot.BotOwnerID) {
-				emitUserUpdate(w, bot.ID, map[string]any{"bot_owner_id": *next.BotOwnerID})
-				// The old owner loses the bot, the new one gains it.
-				emitBotUpdate(w, &next, map[string]any{"owner_id": *next.BotOwnerID})
+				// As the reference: a previous owner who is no
+				// administrator loses the bot, a new one gains it whole,
+				// the other managers see the owner change, and everyone
+				// the user's new owner.
+				aud := botAudience(&next)
 				if bot.BotOwnerID != nil && !isAdminID(ctx, w, realm.ID, *bot.BotOwnerID) {
 					w.emit(toUsers(*bot.BotOwnerID), RealmBotEvent{Op: "delete", Bot: map[string]any{"user_id": bot.ID}})
+					aud.Except = append(aud.Except, *bot.BotOwnerID)
 				}
+				if !isAdminID(ctx, w, realm.ID, *next.BotOwnerID) {
+					w.emit(toUsers(*next.BotOwnerID), RealmBotEvent{Op: "add", Bot: newBotEventView(&next)})
+					aud.Except = append(aud.Except, *next.BotOwnerID)
+				}
+				w.emit(aud, RealmBotEvent{Op: "update", Bot: map[string]any{"user_id": bot.ID, "owner_id": *next.BotOwnerID}})
+				emitUserUpdate(w, bot.ID, map[string]any{"bot_owner_id": *next.BotOwnerID})
 			}
 			return nil
 		})

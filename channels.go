@@ -135,7 +135,11 @@ func (cc *channelCtx) canSee(c *storage.Stream) bool {
 	if cc.me.Role == RoleGuest {
 		return false
 	}
-	return !c.InviteOnly || cc.canAdminister(c)
+	// A private channel's metadata is open to those who may administer
+	// it, add subscribers to it or subscribe to it (the reference's
+	// metadata groups).
+	return !c.InviteOnly || cc.canAdminister(c) ||
+		cc.groups.in(c.CanAddSubscribersGroupID) || cc.groups.in(c.CanSubscribeGroupID)
 }
 
 var errInvalidChannelID = BadRequest("Invalid channel ID")
@@ -487,14 +491,22 @@ func sortedCopy(s []string) []string {
 	return c
 }
 
-// channelAudience is who may see a channel's metadata: for a public
-// channel every member and its subscribers (guests among them), for a
-// private one its subscribers and the organization's administrators. It
-// reads nothing: subscribers are resolved on delivery.
+// channelAudience is who may see a channel's metadata: for a web-public
+// channel everyone, for a public one every member and its subscribers
+// (guests among them), for a private one its subscribers, the
+// organization's administrators and the members (not guests) of its
+// metadata groups. It reads nothing: subscribers and group members are
+// resolved on delivery.
 func channelAudience(ch *storage.Stream) Audience {
-	aud := members
-	if ch.InviteOnly {
+	var aud Audience
+	switch {
+	case ch.IsWebPublic:
+		aud = everyone
+	case ch.InviteOnly:
 		aud = admins
+		aud.Groups = []int64{ch.CanAdministerChannelGroupID, ch.CanAddSubscribersGroupID, ch.CanSubscribeGroupID}
+	default:
+		aud = members
 	}
 	aud.Subscribers = []int64{ch.ID}
 	return aud
@@ -505,8 +517,8 @@ func channelAudience(ch *storage.Stream) Audience {
 // after the change).
 func (s *Service) emitChannelUpdates(ctx context.Context, w *writeTx, groups *groupScope, old, next *storage.Stream) error {
 	aud := channelAudience(next)
-	if !old.InviteOnly {
-		aud.Roles = members.Roles
+	if prev := channelAudience(old); len(prev.Roles) > len(aud.Roles) {
+		aud.Roles = prev.Roles
 	}
 	ev := func(property string, value any) StreamEvent {
 		return StreamEvent{Op: "update", StreamID: next.ID, Name: old.Name, Property: property, Value: value}
@@ -519,15 +531,13 @@ func (s *Service) emitChannelUpdates(ctx context.Context, w *writeTx, groups *gr
 		e.RenderedDescription = &next.RenderedDescription
 		w.emit(aud, e)
 	}
-	if next.InviteOnly != old.InviteOnly {
+	// One invite_only event covers the three privacy settings, as the
+	// reference sends it.
+	if next.InviteOnly != old.InviteOnly || next.HistoryPublicToSubscribers != old.HistoryPublicToSubscribers ||
+		next.IsWebPublic != old.IsWebPublic {
 		e := ev("invite_only", next.InviteOnly)
 		e.HistoryPublicToSubscribers, e.IsWebPublic = &next.HistoryPublicToSubscribers, &next.IsWebPublic
 		w.emit(aud, e)
-	} else if next.HistoryPublicToSubscribers != old.HistoryPublicToSubscribers {
-		w.emit(aud, ev("history_public_to_subscribers", next.HistoryPublicToSubscribers))
-	}
-	if next.IsWebPublic != old.IsWebPublic {
-		w.emit(aud, ev("is_web_public", next.IsWebPublic))
 	}
 	if !equalPtr(next.MessageRetentionDays, old.MessageRetentionDays) {
 		w.emit(aud, ev("message_retention_days", next.MessageRetentionDays))

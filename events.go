@@ -51,6 +51,9 @@ type Audience struct {
 	// when the event is delivered (so a write never lists a channel's
 	// subscribers to announce a change).
 	Subscribers []int64
+	// Groups: every active member who is not a guest of these groups,
+	// directly or through subgroups, resolved on delivery.
+	Groups []int64
 	// Except never receive it (the users an event is about, when they
 	// are told through another event).
 	Except []int64
@@ -82,13 +85,14 @@ func (a Audience) plus(ids ...int64) Audience {
 }
 
 // Includes reports whether the audience reaches u, given the channels u
-// is subscribed to.
-func (a Audience) Includes(u *storage.User, subscribed func(channelID int64) bool) bool {
+// is subscribed to and the groups u is in.
+func (a Audience) Includes(u *storage.User, subscribed, inGroup func(id int64) bool) bool {
 	if !u.IsActive || slices.Contains(a.Except, u.ID) {
 		return false
 	}
 	return slices.Contains(a.Users, u.ID) || slices.Contains(a.Roles, u.Role) ||
-		slices.ContainsFunc(a.Subscribers, subscribed)
+		slices.ContainsFunc(a.Subscribers, subscribed) ||
+		u.Role != RoleGuest && slices.ContainsFunc(a.Groups, inGroup)
 }
 
 // ResolveAudience lists the IDs of the active users an event reaches,
@@ -105,6 +109,21 @@ func (s *Service) ResolveAudience(ctx context.Context, ev Event) ([]int64, error
 		subscribed[[2]int64{sub.UserID, sub.StreamID}] = true
 		ids = append(ids, sub.UserID)
 	}
+	inGroup := map[[2]int64]bool{}
+	for _, g := range ev.Audience.Groups {
+		below, err := s.store.GroupClosure(ctx, ev.RealmID, g)
+		if err != nil {
+			return nil, s.internal(ctx, "resolve audience", err)
+		}
+		ms, err := s.store.ListGroupMembershipsOf(ctx, ev.RealmID, below)
+		if err != nil {
+			return nil, s.internal(ctx, "resolve audience", err)
+		}
+		for _, m := range ms {
+			inGroup[[2]int64{m.UserID, g}] = true
+			ids = append(ids, m.UserID)
+		}
+	}
 	var users []storage.User
 	if len(ev.Audience.Roles) > 0 {
 		users, err = s.store.ListUsers(ctx, ev.RealmID)
@@ -117,7 +136,8 @@ func (s *Service) ResolveAudience(ctx context.Context, ev Event) ([]int64, error
 	out := []int64{}
 	for i := range users {
 		u := &users[i]
-		if ev.Audience.Includes(u, func(ch int64) bool { return subscribed[[2]int64{u.ID, ch}] }) {
+		if ev.Audience.Includes(u, func(ch int64) bool { return subscribed[[2]int64{u.ID, ch}] },
+			func(g int64) bool { return inGroup[[2]int64{u.ID, g}] }) {
 			out = append(out, u.ID)
 		}
 	}

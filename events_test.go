@@ -130,7 +130,8 @@ func TestEventsUsers(t *testing.T) {
 	_, err = h.Service.DeactivateUser(ctx, h.Owner.Caller, chat.DeactivateUserRequest{UserID: member.ID})
 	require.NoError(t, err)
 	evs = takeEvents(t, h)
-	assert.Equal(t, []string{"realm_user/update", "realm_user/update", "realm_bot/remove"}, kinds(evs))
+	assert.Equal(t, []string{"realm_user/update", "realm_user/update", "realm_bot/update"}, kinds(evs))
+	assert.Equal(t, map[string]any{"user_id": float64(bot.ID), "is_active": false}, evs[2].JSON["bot"])
 	assert.Equal(t, map[string]any{"user_id": float64(bot.ID), "is_active": false}, evs[1].JSON["person"])
 	assert.Equal(t, ids(h.Owner, admin), evs[2].To, "the bot's owner is gone: administrators are told")
 }
@@ -158,9 +159,22 @@ func TestEventsBots(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"realm_user/update", "realm_bot/update"}, kinds(takeEvents(t, h)))
 
-	_, err = h.Service.DeactivateBot(ctx, alice.Caller, chat.BotRequest{BotID: resp.UserID})
+	// A new owner: the old one (no administrator) loses the bot, the new
+	// one gains it, the administrators see the change, everyone the user's.
+	admin := h.NewUser(t, chat.RoleAdministrator)
+	takeEvents(t, h)
+	_, err = h.Service.UpdateBot(ctx, alice.Caller, chat.UpdateBotRequest{BotID: resp.UserID, BotOwnerID: &bob.ID})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"realm_user/update", "realm_bot/remove"}, kinds(takeEvents(t, h)))
+	evs = takeEvents(t, h)
+	assert.Equal(t, []string{"realm_bot/delete", "realm_bot/add", "realm_bot/update", "realm_user/update"}, kinds(evs))
+	assert.Equal(t, []int64{alice.ID}, evs[0].To)
+	assert.Equal(t, []int64{bob.ID}, evs[1].To)
+	assert.Equal(t, ids(h.Owner, admin), evs[2].To)
+	assert.Equal(t, activeIDs(t, h), evs[3].To)
+
+	_, err = h.Service.DeactivateBot(ctx, bob.Caller, chat.BotRequest{BotID: resp.UserID})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"realm_user/update", "realm_bot/update"}, kinds(takeEvents(t, h)))
 }
 
 func TestEventsSettingsAndRealm(t *testing.T) {
@@ -259,6 +273,12 @@ func TestEventsChannels(t *testing.T) {
 	prop := only(t, takeEvents(t, h), "subscription", "update")
 	assert.Equal(t, true, prop.JSON["value"])
 	assert.Equal(t, []int64{bob.ID}, prop.To)
+	_, err = h.Service.UpdateSubscriptionProperties(ctx, bob.Caller, chat.UpdateSubscriptionPropertiesRequest{SubscriptionData: []chat.SubscriptionProperty{
+		{StreamID: int64(create.JSON["streams"].([]any)[0].(map[string]any)["stream_id"].(float64)), Property: "is_muted", Value: json.RawMessage("true")}}})
+	require.NoError(t, err)
+	evs = takeEvents(t, h)
+	require.Len(t, evs, 2, "in_home_view, then is_muted")
+	assert.Equal(t, []any{"in_home_view", false, "is_muted", true}, []any{evs[0].JSON["property"], evs[0].JSON["value"], evs[1].JSON["property"], evs[1].JSON["value"]})
 
 	_, err = h.Service.UpdateUserTopic(ctx, alice.Caller, chat.UpdateUserTopicRequest{StreamID: ch, Topic: "plans", VisibilityPolicy: chat.TopicPolicyMuted})
 	require.NoError(t, err)
@@ -287,8 +307,15 @@ func TestEventsUserGroups(t *testing.T) {
 	add := only(t, takeEvents(t, h), "user_group", "add")
 	assert.Equal(t, activeIDs(t, h), add.To)
 	assert.Equal(t, []any{float64(bob.ID)}, add.JSON["group"].(map[string]any)["members"])
+	// Subgroups given at creation come in an event of their own.
+	_, err := h.Service.CreateUserGroup(ctx, alice.Caller, chat.CreateUserGroupRequest{Name: "platform", Subgroups: &[]int64{g}})
+	require.NoError(t, err)
+	evs := takeEvents(t, h)
+	assert.Equal(t, []string{"user_group/add", "user_group/add_subgroups"}, kinds(evs))
+	assert.Equal(t, []any{}, evs[0].JSON["group"].(map[string]any)["direct_subgroup_ids"])
+	assert.Equal(t, []any{float64(g)}, evs[1].JSON["direct_subgroup_ids"])
 
-	_, err := h.Service.UpdateUserGroup(ctx, alice.Caller, chat.UpdateUserGroupRequest{UserGroupID: g, Description: ptr("Servers")})
+	_, err = h.Service.UpdateUserGroup(ctx, alice.Caller, chat.UpdateUserGroupRequest{UserGroupID: g, Description: ptr("Servers")})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"description": "Servers"}, only(t, takeEvents(t, h), "user_group", "update").JSON["data"])
 
@@ -299,9 +326,18 @@ func TestEventsUserGroups(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"user_group/add_members", "user_group/remove_members", "user_group/add_subgroups"}, kinds(takeEvents(t, h)))
 
+	_, err = h.Service.UpdateUserGroupSubgroups(ctx, alice.Caller, chat.UpdateUserGroupSubgroupsRequest{UserGroupID: g, Delete: &[]int64{sub}})
+	require.NoError(t, err)
+	platform, err := h.Store.GetGroupByName(ctx, h.RealmID, "platform")
+	require.NoError(t, err)
+	_, err = h.Service.UpdateUserGroupSubgroups(ctx, alice.Caller, chat.UpdateUserGroupSubgroupsRequest{UserGroupID: platform.ID, Delete: &[]int64{g}})
+	require.NoError(t, err)
+	takeEvents(t, h)
 	_, err = h.Service.DeactivateUserGroup(ctx, alice.Caller, chat.DeactivateUserGroupRequest{UserGroupID: g})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]any{"deactivated": true}, only(t, takeEvents(t, h), "user_group", "update").JSON["data"])
+	evs = takeEvents(t, h)
+	assert.Equal(t, []string{"user_group/update", "user_group/remove"}, kinds(evs))
+	assert.Equal(t, map[string]any{"deactivated": true}, evs[0].JSON["data"])
 }
 
 // A change that fails after it queued events publishes none of them, and
@@ -320,4 +356,33 @@ func TestEventsRolledBackChangePublishesNothing(t *testing.T) {
 	assert.Empty(t, h.Events.Take())
 	_, err = h.Service.GetChannelID(ctx, alice.Caller, chat.GetChannelIDRequest{Stream: "fresh"})
 	requireError(t, err, chat.KindInvalid, "BAD_REQUEST", "Invalid channel name 'fresh'")
+}
+
+// A private channel's events reach the members of its metadata groups; a
+// web-public channel's reach everyone, guests included; the privacy
+// settings travel in one invite_only event.
+func TestEventsChannelAudiences(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice, carol := h.NewUser(t, chat.RoleMember), h.NewUser(t, chat.RoleMember)
+	guest := h.NewUser(t, chat.RoleGuest)
+	ch := newChannelBy(t, h, alice, "plans", true)
+	_, err := h.Service.UpdateChannel(ctx, alice.Caller, chat.UpdateChannelRequest{StreamID: ch,
+		CanAdministerChannelGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{DirectMembers: []int64{alice.ID, carol.ID}, DirectSubgroups: []int64{}}}})
+	require.NoError(t, err)
+	takeEvents(t, h)
+	_, err = h.Service.UpdateChannel(ctx, carol.Caller, chat.UpdateChannelRequest{StreamID: ch, NewName: ptr("roadmap")})
+	require.NoError(t, err, "carol administers it without a subscription")
+	upd := only(t, takeEvents(t, h), "stream", "update")
+	assert.Equal(t, "plans", upd.JSON["name"], "the old name, as the reference")
+	assert.Equal(t, ids(h.Owner, alice, carol), upd.To)
+
+	_, err = h.Service.UpdateChannel(ctx, h.Owner.Caller, chat.UpdateChannelRequest{StreamID: ch, IsPrivate: ptr(false), IsWebPublic: ptr(true)})
+	require.NoError(t, err)
+	priv := only(t, takeEvents(t, h), "stream", "update")
+	assert.Equal(t, "invite_only", priv.JSON["property"])
+	assert.Equal(t, false, priv.JSON["value"])
+	assert.Equal(t, true, priv.JSON["is_web_public"])
+	assert.Equal(t, true, priv.JSON["history_public_to_subscribers"])
+	assert.Contains(t, priv.To, guest.ID, "a web-public channel is seen by everyone")
 }

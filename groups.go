@@ -255,7 +255,12 @@ func (s *Service) CreateUserGroup(ctx context.Context, c Caller, req CreateUserG
 			return err
 		}
 		view = scope.view(group)
+		// The reference announces the subgroups in an event of their own.
+		view.DirectSubgroupIDs = []int64{}
 		w.emit(everyone, UserGroupEvent{Op: "add", Group: &view})
+		if len(subgroups) > 0 {
+			w.emit(everyone, UserGroupEvent{Op: "add_subgroups", GroupID: group.ID, DirectSubgroupIDs: subgroups})
+		}
 		return nil
 	})
 	if err != nil {
@@ -749,7 +754,10 @@ func (s *Service) DeactivateUserGroup(ctx context.Context, c Caller, req Deactiv
 		if err := w.UpdateGroup(ctx, &next, "deactivated"); err != nil {
 			return err
 		}
+		// Both, as the reference sends them: queues that include
+		// deactivated groups keep the first, the others the second.
 		w.emit(everyone, UserGroupEvent{Op: "update", GroupID: group.ID, Data: map[string]any{"deactivated": true}})
+		w.emit(everyone, UserGroupEvent{Op: "remove", GroupID: group.ID})
 		return nil
 	})
 	if err != nil {
@@ -777,15 +785,30 @@ func (s *Service) groupObjections(ctx context.Context, st storage.Store, realm *
 		}
 	}
 	uses := func(id int64) bool { return slices.Contains(holders, id) }
+	// In the reference's order: supergroups, channels, groups, the
+	// organization.
 	var out []map[string]any
-	var realmSettings []string
-	for _, set := range realmGroupSettings {
-		if id := *set.field(realm); id != 0 && uses(id) {
-			realmSettings = append(realmSettings, set.name)
+	var supergroups []int64
+	for _, id := range parents {
+		if g := scope.named(id); g != nil && !g.Deactivated {
+			supergroups = append(supergroups, id)
 		}
 	}
-	if len(realmSettings) > 0 {
-		out = append(out, map[string]any{"type": "realm", "settings": realmSettings})
+	if len(supergroups) > 0 {
+		out = append(out, map[string]any{"type": "subgroup", "supergroup_ids": supergroups})
+	}
+	channels, err := st.ListStreamsUsingGroups(ctx, realm.ID, holders)
+	if err != nil {
+		return nil, err
+	}
+	for i := range channels {
+		var settings []string
+		for _, set := range channelSettings {
+			if uses(*set.field(&channels[i])) {
+				settings = append(settings, set.name)
+			}
+		}
+		out = append(out, map[string]any{"type": "channel", "channel_id": channels[i].ID, "settings": settings})
 	}
 	groups, err := st.ListGroupsUsingGroups(ctx, realm.ID, holders)
 	if err != nil {
@@ -803,18 +826,14 @@ func (s *Service) groupObjections(ctx context.Context, st storage.Store, realm *
 		}
 		out = append(out, map[string]any{"type": "user_group", "group_id": groups[i].ID, "settings": settings})
 	}
-	channels, err := st.ListStreamsUsingGroups(ctx, realm.ID, holders)
-	if err != nil {
-		return nil, err
-	}
-	for i := range channels {
-		var settings []string
-		for _, set := range channelSettings {
-			if uses(*set.field(&channels[i])) {
-				settings = append(settings, set.name)
-			}
+	var realmSettings []string
+	for _, set := range realmGroupSettings {
+		if id := *set.field(realm); id != 0 && uses(id) {
+			realmSettings = append(realmSettings, set.name)
 		}
-		out = append(out, map[string]any{"type": "channel", "channel_id": channels[i].ID, "settings": settings})
+	}
+	if len(realmSettings) > 0 {
+		out = append(out, map[string]any{"type": "realm", "settings": realmSettings})
 	}
 	return out, nil
 }

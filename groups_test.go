@@ -309,6 +309,9 @@ func TestDeactivateUserGroup(t *testing.T) {
 	// A channel permission held by the group (directly, and through an
 	// anonymous group) is a use too.
 	ch := newChannelBy(t, h, creator, "team", false)
+	super := createGroup(t, h, creator, "super")
+	_, err = h.Service.UpdateUserGroupSubgroups(ctx, creator.Caller, chat.UpdateUserGroupSubgroupsRequest{UserGroupID: super, Add: &[]int64{g}})
+	require.NoError(t, err)
 	_, err = h.Service.UpdateChannel(ctx, creator.Caller, chat.UpdateChannelRequest{StreamID: ch,
 		CanSendMessageGroup:    &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &g}},
 		CanAddSubscribersGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{DirectMembers: []int64{creator.ID}, DirectSubgroups: []int64{g}}}})
@@ -317,10 +320,11 @@ func TestDeactivateUserGroup(t *testing.T) {
 	_, err = h.Service.DeactivateUserGroup(ctx, creator.Caller, chat.DeactivateUserGroupRequest{UserGroupID: g})
 	e := requireError(t, err, chat.KindInvalid, "CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.")
 	assert.Equal(t, []map[string]any{
-		{"type": "realm", "settings": []string{"can_create_bots_group"}},
-		{"type": "user_group", "group_id": user, "settings": []string{"can_mention_group"}},
+		{"type": "subgroup", "supergroup_ids": []int64{super}},
 		{"type": "channel", "channel_id": ch, "settings": []string{"can_add_subscribers_group", "can_send_message_group"}},
-	}, e.Fields["objections"])
+		{"type": "user_group", "group_id": user, "settings": []string{"can_mention_group"}},
+		{"type": "realm", "settings": []string{"can_create_bots_group"}},
+	}, e.Fields["objections"], "the reference's order")
 
 	membersID := groupID(t, h, chat.GroupMembers)
 	_, err = h.Service.UpdateChannel(ctx, creator.Caller, chat.UpdateChannelRequest{StreamID: ch,
@@ -328,6 +332,8 @@ func TestDeactivateUserGroup(t *testing.T) {
 		CanAddSubscribersGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &membersID}}})
 	require.NoError(t, err)
 
+	_, err = h.Service.UpdateUserGroupSubgroups(ctx, creator.Caller, chat.UpdateUserGroupSubgroupsRequest{UserGroupID: super, Delete: &[]int64{g}})
+	require.NoError(t, err)
 	members := groupID(t, h, chat.GroupMembers)
 	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &members}}})
 	require.NoError(t, err)

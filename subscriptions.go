@@ -563,7 +563,7 @@ func (s *Service) UpdateSubscriptionProperties(ctx context.Context, c Caller, re
 		}
 		where := fmt.Sprintf("subscription_data[%d][\"value\"]", i)
 		if len(p.Value) == 0 || string(p.Value) == "null" {
-			return nil, BadRequest("%s is not a boolean", where)
+			return nil, BadRequest(`%s["bool"] is not a boolean`, where)
 		}
 		var b bool
 		isBool := json.Unmarshal(p.Value, &b) == nil
@@ -616,7 +616,18 @@ func (s *Service) UpdateSubscriptionProperties(ctx context.Context, c Caller, re
 			if err := json.Unmarshal(p.Value, &value); err != nil {
 				return err
 			}
-			w.emit(toUsers(cc.me.ID), SubscriptionEvent{Op: "update", StreamID: p.StreamID, Property: p.Property, Value: value})
+			ev := func(property string, value any) {
+				w.emit(toUsers(cc.me.ID), SubscriptionEvent{Op: "update", StreamID: p.StreamID, Property: property, Value: value})
+			}
+			switch p.Property {
+			case "is_muted", "in_home_view":
+				// Either name sends both, as the reference does.
+				muted := changed[p.StreamID].IsMuted
+				ev("in_home_view", !muted)
+				ev("is_muted", muted)
+			default:
+				ev(p.Property, value)
+			}
 		}
 		return nil
 	})

@@ -347,7 +347,7 @@ func TestSubscriptionPropertyNullRefused(t *testing.T) {
 	ch := newChannel(t, h, "ops", false)
 	_, err := h.Service.UpdateSubscriptionProperties(ctx, h.Owner.Caller, chat.UpdateSubscriptionPropertiesRequest{
 		SubscriptionData: []chat.SubscriptionProperty{{StreamID: ch, Property: "desktop_notifications", Value: json.RawMessage("null")}}})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, `subscription_data[0]["value"] is not a boolean`)
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, `subscription_data[0]["value"]["bool"] is not a boolean`)
 	subs, err := h.Service.GetSubscriptions(ctx, h.Owner.Caller, chat.GetSubscriptionsRequest{})
 	require.NoError(t, err)
 	assert.Nil(t, subs.Subscriptions[0].DesktopNotifications, "still inheriting the default")

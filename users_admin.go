@@ -374,7 +374,7 @@ func (s *Service) deactivate(ctx context.Context, realmID int64, u *storage.User
 			}
 			emitUserUpdate(w, v.ID, map[string]any{"is_active": false})
 			if v.IsBot {
-				w.emit(botAudience(v), RealmBotEvent{Op: "remove", Bot: map[string]any{"user_id": v.ID, "full_name": v.FullName}})
+				emitBotUpdate(w, v, map[string]any{"is_active": false})
 			}
 		}
 		return nil
@@ -424,7 +424,7 @@ func (s *Service) ReactivateUser(ctx context.Context, c Caller, req ReactivateUs
 		}
 		emitUserUpdate(w, target.ID, map[string]any{"is_active": true})
 		if target.IsBot {
-			w.emit(botAudience(target), RealmBotEvent{Op: "add", Bot: newBotEventView(target)})
+			emitBotUpdate(w, target, map[string]any{"is_active": true})
 		}
 		return nil
 	})
