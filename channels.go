@@ -239,7 +239,7 @@ func (s *Service) GetChannels(ctx context.Context, c Caller, req GetChannelsRequ
 	// A bot may ask for the channels its owner is subscribed to: it acts
 	// for its owner, who may see them.
 	ownerSubscribed := map[int64]bool{}
-	if cc.me.IsBot && cc.me.BotOwnerID != nil && flag(req.IncludeOwnerSubscribed, false) {
+	if cc.me.IsBot && cc.me.BotOwnerID != nil && flag(req.IncludeOwnerSubscribed, false) && !includeAll {
 		subs, err := s.store.ListUserSubscriptions(ctx, cc.realm.ID, *cc.me.BotOwnerID)
 		if err != nil {
 			return nil, s.internal(ctx, "get channels", err)
@@ -267,6 +267,8 @@ func (s *Service) GetChannels(ctx context.Context, c Caller, req GetChannelsRequ
 	if err := cc.groups.load(ctx, s.store, cc.realm.ID, settingIDs(channelSettings, shown...)...); err != nil {
 		return nil, s.internal(ctx, "get channels", err)
 	}
+	// By name, in code-point order, as the reference lists them.
+	slices.SortStableFunc(shown, func(a, b *storage.Stream) int { return strings.Compare(a.Name, b.Name) })
 	resp := &GetChannelsResponse{Streams: make([]Channel, 0, len(shown))}
 	for _, ch := range shown {
 		v := s.channelView(cc.groups, ch)

@@ -510,6 +510,8 @@ func (s *Service) GetSubscriptions(ctx context.Context, c Caller, req GetSubscri
 		}
 		resp.Subscriptions = append(resp.Subscriptions, info)
 	}
+	// By name, in code-point order, as the reference lists them.
+	slices.SortStableFunc(resp.Subscriptions, func(a, b SubscriptionInfo) int { return strings.Compare(a.Name, b.Name) })
 	return resp, nil
 }
 

@@ -63,6 +63,12 @@ func TestUserGroupsHTTP(t *testing.T) {
 		fails(t, 400, chat.CodeBadRequest, "")
 	e.do(t, request{method: "GET", path: "/api/v1/user_groups/9999/members", user: &bob}).fails(t, 400, chat.CodeBadRequest, "Invalid user group")
 
+	// A subgroup of an active group is in use: it leaves the group first.
+	r = e.do(t, request{method: "POST", path: fmt.Sprintf("/api/v1/user_groups/%d/deactivate", sub), user: &alice})
+	require.Equal(t, 400, r.status)
+	assert.Equal(t, []any{map[string]any{"type": "subgroup", "supergroup_ids": []any{float64(gid)}}}, r.body["objections"])
+	e.do(t, request{method: "POST", path: base + "/subgroups", user: &alice, params: url.Values{"delete": {fmt.Sprintf("[%d]", sub)}}}).
+		ok(t, "POST", "/user_groups/{user_group_id}/subgroups")
 	e.do(t, request{method: "POST", path: fmt.Sprintf("/api/v1/user_groups/%d/deactivate", sub), user: &alice}).ok(t, "POST", "/user_groups/{user_group_id}/deactivate")
 	e.do(t, request{method: "POST", path: base + "/deactivate", user: &bob}).fails(t, 400, chat.CodeBadRequest, "Insufficient permission")
 	e.do(t, request{method: "PATCH", path: "/api/v1/realm", user: &e.Owner, params: url.Values{"can_create_bots_group": {fmt.Sprintf(`{"new": %d}`, gid)}}}).ok(t, "PATCH", "")
