@@ -199,3 +199,24 @@ type DraftsEvent struct {
 }
 
 func (DraftsEvent) EventType() string { return "drafts" }
+
+// UpdateDisplaySettingsEvent and UpdateGlobalNotificationsEvent are the
+// legacy forms of a user_settings update, still sent for the settings
+// that predate it (the event queues drop them for clients that declare
+// user_settings_object).
+type UpdateDisplaySettingsEvent struct {
+	User         string  `json:"user"`
+	SettingName  string  `json:"setting_name"`
+	Setting      any     `json:"setting"`
+	LanguageName *string `json:"language_name,omitempty"`
+}
+
+func (UpdateDisplaySettingsEvent) EventType() string { return "update_display_settings" }
+
+type UpdateGlobalNotificationsEvent struct {
+	User             string `json:"user"`
+	NotificationName string `json:"notification_name"`
+	Setting          any    `json:"setting"`
+}
+
+func (UpdateGlobalNotificationsEvent) EventType() string { return "update_global_notifications" }

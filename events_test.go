@@ -185,16 +185,25 @@ func TestEventsSettingsAndRealm(t *testing.T) {
 	req := chat.UpdateSettingsRequest{FullName: ptr("Alice Renamed")}
 	req.DefaultLanguage = ptr("de")
 	req.HighContrastMode = ptr(true)
+	req.EnableSounds = ptr(false)
 	_, err := h.Service.UpdateSettings(ctx, alice.Caller, req)
 	require.NoError(t, err)
 	evs := takeEvents(t, h)
-	assert.Equal(t, []string{"realm_user/update", "user_settings/update", "user_settings/update"}, kinds(evs))
+	// Each setting's modern event, then its legacy form where it has one.
+	assert.Equal(t, []string{"realm_user/update",
+		"user_settings/update", "update_display_settings/",
+		"user_settings/update", "update_global_notifications/",
+		"user_settings/update", "update_display_settings/"}, kinds(evs))
 	assert.Equal(t, activeIDs(t, h), evs[0].To)
 	lang := evs[1]
 	assert.Equal(t, "default_language", lang.JSON["property"])
 	assert.Equal(t, "Deutsch", lang.JSON["language_name"])
-	assert.Equal(t, []int64{alice.ID}, lang.To, "settings are the user's own")
-	assert.Equal(t, map[string]any{"type": "user_settings", "op": "update", "property": "high_contrast_mode", "value": true, "id": 2}, evs[2].JSON)
+	assert.Equal(t, "Deutsch", evs[2].JSON["language_name"])
+	for _, e := range evs[1:] {
+		assert.Equal(t, []int64{alice.ID}, e.To, "settings are the user's own")
+	}
+	assert.Equal(t, map[string]any{"type": "update_global_notifications", "user": alice.Email, "notification_name": "enable_sounds", "setting": false, "id": 4}, evs[4].JSON)
+	assert.Equal(t, map[string]any{"type": "user_settings", "op": "update", "property": "high_contrast_mode", "value": true, "id": 5}, evs[5].JSON)
 
 	admins := groupID(t, h, chat.GroupAdministrators)
 	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{Name: ptr("Renamed"),

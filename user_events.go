@@ -114,9 +114,11 @@ func emitSettingsChanges(w *writeTx, realm *storage.Realm, old, next *storage.Us
 	if next.FullName != old.FullName {
 		emitUserUpdate(w, next.ID, map[string]any{"full_name": next.FullName})
 	}
+	me := toUsers(next.ID)
 	if next.Timezone != old.Timezone {
 		emitUserUpdate(w, next.ID, map[string]any{"email": apiEmail(realm, next), "timezone": next.Timezone})
-		w.emit(toUsers(next.ID), UserSettingsEvent{Op: "update", Property: "timezone", Value: next.Timezone})
+		w.emit(me, UserSettingsEvent{Op: "update", Property: "timezone", Value: next.Timezone})
+		w.emit(me, UpdateDisplaySettingsEvent{User: apiEmail(realm, next), SettingName: "timezone", Setting: next.Timezone})
 	}
 	b, a := settingsMap(before), settingsMap(after)
 	keys := make([]string, 0, len(a))
@@ -129,11 +131,19 @@ func emitSettingsChanges(w *writeTx, realm *storage.Realm, old, next *storage.Us
 			continue
 		}
 		ev := UserSettingsEvent{Op: "update", Property: k, Value: a[k]}
+		var lang *string
 		if k == "default_language" {
 			name := languageName(after.DefaultLanguage)
-			ev.LanguageName = &name
+			lang = &name
 		}
-		w.emit(toUsers(next.ID), ev)
+		ev.LanguageName = lang
+		w.emit(me, ev)
+		if legacyNotificationSettings[k] {
+			w.emit(me, UpdateGlobalNotificationsEvent{User: apiEmail(realm, next), NotificationName: k, Setting: a[k]})
+		}
+		if legacyDisplaySettings[k] {
+			w.emit(me, UpdateDisplaySettingsEvent{User: apiEmail(realm, next), SettingName: k, Setting: a[k], LanguageName: lang})
+		}
 	}
 }
 
@@ -142,5 +152,28 @@ func settingsMap(s Settings) map[string]any {
 	raw, _ := json.Marshal(s)
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
+	return m
+}
+
+// The settings that predate the user_settings event, which the reference
+// still announces in the legacy forms too.
+var (
+	legacyDisplaySettings = setOf("color_scheme", "default_language", "web_home_view", "demote_inactive_streams",
+		"emojiset", "enable_drafts_synchronization", "enter_sends", "fluid_layout_width", "high_contrast_mode",
+		"left_side_userlist", "starred_message_counts", "translate_emoticons", "twenty_four_hour_time")
+	legacyNotificationSettings = setOf("desktop_icon_count_display", "email_notifications_batching_period_seconds",
+		"enable_desktop_notifications", "enable_digest_emails", "enable_login_emails", "enable_marketing_emails",
+		"enable_offline_email_notifications", "enable_offline_push_notifications", "enable_online_push_notifications",
+		"enable_sounds", "enable_stream_audible_notifications", "enable_stream_desktop_notifications",
+		"enable_stream_email_notifications", "enable_stream_push_notifications", "message_content_in_email_notifications",
+		"notification_sound", "pm_content_in_desktop_notifications", "presence_enabled",
+		"realm_name_in_email_notifications_policy", "wildcard_mentions_notify")
+)
+
+func setOf(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
 	return m
 }
