@@ -222,6 +222,9 @@ func seedOrg(b *testing.B, users int) *seededOrg {
 		})
 		check(b, err)
 	}
+	if st, ok := st.(interface{ Analyze(context.Context) error }); ok {
+		check(b, st.Analyze(ctx)) // as autovacuum would after a bulk load
+	}
 	seeded[users] = o
 	return o
 }

@@ -24,3 +24,12 @@ type queryHook func(query string)
 func (h queryHook) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
 
 func (h queryHook) AfterQuery(_ context.Context, ev *bun.QueryEvent) { h(ev.Query) }
+
+// Analyze refreshes the database's planner statistics (ANALYZE on both
+// dialects). PostgreSQL's autovacuum does it on its own schedule; a host
+// that imports many rows at once (or a benchmark that seeds them) calls
+// it so that queries are planned for the data as it is.
+func (s *Store) Analyze(ctx context.Context) error {
+	_, err := s.writer.ExecContext(ctx, "ANALYZE")
+	return wrapErr("analyze", err)
+}
