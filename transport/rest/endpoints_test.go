@@ -91,6 +91,7 @@ func TestFetchAPIKeyHTTP(t *testing.T) {
 		}
 		r := post(url.Values{"username": {carol.Email}, "password": {chattest.Password}}).fails(t, 429, chat.CodeRateLimitHit, "")
 		assert.EqualValues(t, 1800, r.body["retry-after"])
+		assert.Equal(t, "1800", r.header.Get("Retry-After"), "the header too")
 		post(url.Values{"username": {alice.Email}, "password": {chattest.Password}}).ok(t, "POST", "/fetch_api_key")
 	})
 	t.Run("unknown organization on a multi-organization server", func(t *testing.T) {

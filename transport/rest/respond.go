@@ -88,10 +88,19 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 	e := chat.AsError(err)
 	status := statusByKind[e.Kind]
 	if e.Kind == chat.KindInternal {
-		if r.Context().Err() == nil {
+		// The Service logs its internal errors with their operation; only
+		// the others (the transport's own) are logged here.
+		if r.Context().Err() == nil && !e.Logged() {
 			log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
 		e = chat.Internal(nil)
+	}
+	// Every rate-limit answer says when to retry in the header too, not
+	// only in the body.
+	if e.Code == chat.CodeRateLimitHit {
+		if secs, ok := e.Fields["retry-after"].(float64); ok && w.Header().Get("Retry-After") == "" {
+			w.Header().Set("Retry-After", fmt.Sprint(int64(math.Ceil(secs))))
+		}
 	}
 	obj := make(map[string]any, 3+len(e.Fields))
 	for k, v := range e.Fields {

@@ -255,3 +255,20 @@ func TestSettingsRejectWrongTypes(t *testing.T) {
 	after := e.do(t, request{method: "GET", path: "/api/v1/settings", user: &u}).ok(t, "GET", "")
 	assert.Equal(t, before.body, after.body, "no rejected request changed anything")
 }
+
+// The password-change limiter answers 429 with Retry-After in the header
+// and the body.
+func TestPasswordChangeRateLimitHTTP(t *testing.T) {
+	e := newEnv(t)
+	u := e.NewUser(t, chat.RoleMember)
+	for i := 0; i < chat.DefaultLimits.LoginAttempts; i++ {
+		e.do(t, request{method: "PATCH", path: "/api/v1/settings", user: &u,
+			params: url.Values{"old_password": {"wrong"}, "new_password": {"a new password"}}}).
+			fails(t, 400, chat.CodeBadRequest, "Wrong password!")
+	}
+	r := e.do(t, request{method: "PATCH", path: "/api/v1/settings", user: &u,
+		params: url.Values{"old_password": {"wrong"}, "new_password": {"a new password"}}}).
+		fails(t, 429, chat.CodeRateLimitHit, "")
+	assert.EqualValues(t, 1800, r.body["retry-after"])
+	assert.Equal(t, "1800", r.header.Get("Retry-After"))
+}
