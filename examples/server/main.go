@@ -85,6 +85,8 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	}
 
 	srv := &http.Server{
+		// The handler bounds body reads itself (rest.WithBodyReadTimeout,
+		// 30 s): a client that stalls mid-body loses its connection.
 		Handler:           rest.NewHandler(svc, rest.WithRateLimit(cfg.rateLimit, time.Minute)),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Long enough for the event long-poll (90 s client timeout).
@@ -93,7 +95,8 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	go promoteHourly(ctx, svc, store, log)
+	// The Service's background work (full-member promotion, hourly).
+	go func() { _ = svc.Run(ctx) }()
 	log.Info("listening", "url", base+"/api/v1", "db", redactDSN(cfg.db), "startup", time.Since(start).Round(time.Millisecond))
 	if ready != nil {
 		ready <- ln.Addr().String()
@@ -143,32 +146,6 @@ func ensureOrganization(ctx context.Context, svc *chat.Service, store *bunstore.
 	fmt.Fprintf(out, "  owner email:    %s\n  owner password: %s\n  owner API key:  %s\n", cfg.ownerEmail, password, resp.OwnerAPIKey)
 	fmt.Fprintf(out, "Try it:\n  curl -sS -u %s:%s %s/api/v1/users/me\n", cfg.ownerEmail, resp.OwnerAPIKey, base)
 	return nil
-}
-
-// promoteHourly keeps role:fullmembers in step with each organization's
-// waiting period (accounts age into full membership).
-func promoteHourly(ctx context.Context, svc *chat.Service, store *bunstore.Store, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			realms, err := store.ListRealms(ctx)
-			if err != nil {
-				log.Error("list organizations", "err", err)
-				continue
-			}
-			for _, r := range realms {
-				if n, err := svc.PromoteFullMembers(ctx, r.ID); err != nil {
-					log.Error("promote full members", "realm_id", r.ID, "err", err)
-				} else if n > 0 {
-					log.Info("full members updated", "realm_id", r.ID, "changed", n)
-				}
-			}
-		}
-	}
 }
 
 func randomPassword() string {

@@ -45,6 +45,13 @@ func WithRateLimit(n int, window time.Duration) Option {
 // WithMaxBodyBytes limits request bodies (default 25 MiB).
 func WithMaxBodyBytes(n int64) Option { return func(h *Handler) { h.maxBody = n } }
 
+// WithBodyReadTimeout bounds how long a request may take to send its
+// body (default 30 s; 0 leaves it to the http.Server): a client
+// that sends part of a body and stops gets an error and its connection
+// back, instead of holding it. The bound ends once the body is read, so a
+// long-running answer (a long poll) is not cut by it.
+func WithBodyReadTimeout(d time.Duration) Option { return func(h *Handler) { h.bodyTimeout = d } }
+
 // WithClock sets the clock used by the rate limiter (tests move it).
 func WithClock(now func() time.Time) Option {
 	return func(h *Handler) { h.now = now }
@@ -59,18 +66,21 @@ type Handler struct {
 	auth    Authenticator
 	limiter *rateLimiter
 	maxBody int64
-	now     func() time.Time
-	log     *slog.Logger
+	// bodyTimeout bounds reading a request's body (see WithBodyReadTimeout).
+	bodyTimeout time.Duration
+	now         func() time.Time
+	log         *slog.Logger
 }
 
 // NewHandler returns the REST API of svc as an http.Handler.
 func NewHandler(svc *chat.Service, opts ...Option) *Handler {
 	h := &Handler{
-		svc:     svc,
-		router:  newRouter(routes()),
-		maxBody: 25 << 20,
-		now:     time.Now,
-		log:     svc.Logger(),
+		svc:         svc,
+		router:      newRouter(routes()),
+		maxBody:     25 << 20,
+		bodyTimeout: 30 * time.Second,
+		now:         time.Now,
+		log:         svc.Logger(),
 	}
 	h.limiter = newRateLimiter(200, time.Minute, time.Now)
 	for _, o := range opts {
@@ -90,6 +100,13 @@ const apiPrefix = "/api/v1"
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := h.now()
+	if h.bodyTimeout > 0 {
+		// Not every ResponseWriter supports deadlines (test recorders):
+		// then the http.Server's own timeouts apply.
+		// It stays set when the body is not read to its end, so that the
+		// server's discarding of the rest is bounded too.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.bodyTimeout))
+	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	h.serve(rec, r)
 	h.log.LogAttrs(r.Context(), slog.LevelDebug, "request",
@@ -156,6 +173,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, h.log, r, err)
 		return
+	}
+	if h.bodyTimeout > 0 {
+		// The body is read: what follows may take long (a long poll).
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	}
 	resp, ignored, err := ep.serve(ctx, c)
 	if err != nil {

@@ -1,7 +1,10 @@
 package rest_test
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -162,4 +165,26 @@ func TestInternalErrorsAreGeneric(t *testing.T) {
 	require.Equal(t, http.StatusInternalServerError, r.status, "body: %s", r.raw)
 	assert.Equal(t, "Internal server error", r.body["msg"])
 	assert.NotContains(t, string(r.raw), "sql", "no driver detail leaks")
+}
+
+// A client that sends part of a body and stops gets an answer and loses
+// its connection once the body read timeout passes, even on a server with
+// no ReadTimeout of its own.
+func TestStalledBodyIsCutOff(t *testing.T) {
+	h := chattest.New(t)
+	e := serve(t, h, rest.WithBodyReadTimeout(200*time.Millisecond))
+	conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "POST /api/v1/fetch_api_key HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\nusername=a", e.srv.Listener.Addr())
+	require.NoError(t, err)
+	// The test fails (rather than hangs) if the server keeps waiting.
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(20*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err, "the server answers the stalled request")
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	_, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	_, err = conn.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "and closes the connection")
 }

@@ -143,6 +143,9 @@ type statusRecorder struct {
 	status int
 }
 
+// Unwrap gives http.ResponseController the underlying writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
 func (s *statusRecorder) WriteHeader(code int) {
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
