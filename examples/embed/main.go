@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/storage"
 	"github.com/teamchat/chat/storage/bunstore"
 	"github.com/teamchat/chat/transport/rest"
 )
@@ -30,10 +32,10 @@ import (
 // provisions a chat account for each of its users.
 type app struct {
 	svc     *chat.Service
+	store   storage.Store // where the chat accounts of earlier runs are found
 	realmID int64
 
 	mu       sync.Mutex
-	accounts map[string]int64 // app user name -> chat user ID
 	sessions map[string]int64 // session token -> chat user ID
 }
 
@@ -48,7 +50,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer store.Close()
-	a, err := newApp(ctx, chat.New(store), "http://"+*addr)
+	a, err := newApp(ctx, chat.New(store), store, "http://"+*addr)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -57,8 +59,8 @@ func main() {
 	log.Fatal(srv.ListenAndServe())
 }
 
-func newApp(ctx context.Context, svc *chat.Service, url string) (*app, error) {
-	a := &app{svc: svc, accounts: map[string]int64{}, sessions: map[string]int64{}}
+func newApp(ctx context.Context, svc *chat.Service, store storage.Store, url string) (*app, error) {
+	a := &app{svc: svc, store: store, sessions: map[string]int64{}}
 	// Reuse the organization of an earlier run, or make one.
 	if id, err := svc.RealmForHost(ctx, ""); err == nil {
 		a.realmID = id
@@ -81,22 +83,30 @@ func (a *app) routes() http.Handler {
 	return mux
 }
 
-// login is the application's own login: it provisions a chat account for a
-// new name and sets a session cookie.
+// login is the application's own login: it finds the chat account of the
+// name (made on an earlier login, maybe by an earlier run: the accounts
+// live in the database, not in memory), or provisions one, and sets a
+// session cookie.
 func (a *app) login(w http.ResponseWriter, r *http.Request) {
 	name := r.FormValue("name")
+	email := name + "@app.example.com"
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	id, ok := a.accounts[name]
-	if !ok {
-		resp, err := a.svc.ProvisionUser(r.Context(), a.realmID, chat.ProvisionUserRequest{
-			Email: name + "@app.example.com", FullName: name})
+	var id int64
+	u, err := a.store.GetUserByEmail(r.Context(), a.realmID, email)
+	switch {
+	case err == nil:
+		id = u.ID
+	case errors.Is(err, storage.ErrNotFound):
+		resp, err := a.svc.ProvisionUser(r.Context(), a.realmID, chat.ProvisionUserRequest{Email: email, FullName: name})
 		if err != nil {
 			http.Error(w, chat.AsError(err).Msg, http.StatusBadRequest)
 			return
 		}
 		id = resp.UserID
-		a.accounts[name] = id
+	default:
+		http.Error(w, "account lookup failed", http.StatusInternalServerError)
+		return
 	}
 	token := randomToken()
 	a.sessions[token] = id

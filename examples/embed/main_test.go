@@ -22,7 +22,7 @@ func TestEmbeddedWithHostSessions(t *testing.T) {
 	store, err := bunstore.Open(ctx, filepath.Join(t.TempDir(), "e.db"))
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
-	a, err := newApp(ctx, chat.New(store), "http://app.example.com")
+	a, err := newApp(ctx, chat.New(store), store, "http://app.example.com")
 	require.NoError(t, err)
 	srv := httptest.NewServer(a.routes())
 	t.Cleanup(srv.Close)
@@ -49,4 +49,35 @@ func TestEmbeddedWithHostSessions(t *testing.T) {
 	require.Equal(t, 200, status, body)
 	assert.Equal(t, "ada@app.example.com", body["email"])
 	assert.Equal(t, "ada", body["full_name"])
+}
+
+// A second run on the same database finds the organization and the
+// accounts of the first: a returning user logs in as before.
+func TestEmbeddedSecondRun(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "e.db")
+	login := func() int64 {
+		store, err := bunstore.Open(ctx, path)
+		require.NoError(t, err)
+		defer store.Close()
+		a, err := newApp(ctx, chat.New(store), store, "http://app.example.com")
+		require.NoError(t, err)
+		srv := httptest.NewServer(a.routes())
+		defer srv.Close()
+		jar, _ := cookiejar.New(nil)
+		client := &http.Client{Jar: jar}
+		resp, err := client.PostForm(srv.URL+"/login", url.Values{"name": {"ada"}})
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, 200, resp.StatusCode)
+		resp, err = client.Get(srv.URL + "/chat/api/v1/users/me")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var body map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		require.Equal(t, 200, resp.StatusCode, body)
+		return int64(body["user_id"].(float64))
+	}
+	first := login()
+	assert.Equal(t, first, login(), "the same account on the second run")
 }
