@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mattn/go-sqlite3"
 	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/teamchat/chat/storage"
@@ -36,19 +35,19 @@ const (
 	kindConflict
 )
 
+// dialectClassifiers recognise one driver's errors each (ok false: not
+// that driver's). The SQLite one is registered by sqlite.go, which a
+// PostgreSQL-only build (-tags nosqlite) leaves out with its cgo driver.
+var dialectClassifiers []func(error) (kind errKind, ok bool)
+
 func classify(err error) errKind {
 	if errors.Is(err, sql.ErrNoRows) {
 		return kindNotFound
 	}
-	var se sqlite3.Error
-	if errors.As(err, &se) {
-		switch se.ExtendedCode {
-		case sqlite3.ErrConstraintUnique, sqlite3.ErrConstraintPrimaryKey:
-			return kindConflict
-		case sqlite3.ErrConstraintForeignKey:
-			return kindNotFound
+	for _, c := range dialectClassifiers {
+		if kind, ok := c(err); ok {
+			return kind
 		}
-		return kindOther
 	}
 	var pe pgdriver.Error
 	if errors.As(err, &pe) {

@@ -1,3 +1,5 @@
+//go:build !nosqlite
+
 package bunstore
 
 import (
@@ -8,7 +10,7 @@ import (
 	"net/url"
 	"strings"
 
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver
+	"github.com/mattn/go-sqlite3" // registers the "sqlite3" database/sql driver
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 )
@@ -121,3 +123,22 @@ func sqliteDSN(path string, params url.Values) (string, error) {
 }
 
 var errInMemory = errors.New("bunstore: SQLite needs a database file (in-memory and temporary databases are not supported)")
+
+func init() {
+	dialectClassifiers = append(dialectClassifiers, classifySQLite)
+}
+
+// classifySQLite translates go-sqlite3's constraint errors.
+func classifySQLite(err error) (errKind, bool) {
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return kindOther, false
+	}
+	switch se.ExtendedCode {
+	case sqlite3.ErrConstraintUnique, sqlite3.ErrConstraintPrimaryKey:
+		return kindConflict, true
+	case sqlite3.ErrConstraintForeignKey:
+		return kindNotFound, true
+	}
+	return kindOther, true
+}
