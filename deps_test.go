@@ -23,3 +23,16 @@ func TestRootPackageDependencies(t *testing.T) {
 		}
 	}
 }
+
+// The standalone server links neither the test framework nor, in a
+// PostgreSQL-only build (-tags nosqlite), the cgo SQLite driver.
+func TestServerDependencies(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./examples/server").CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.NotContains(t, strings.Fields(string(out)), "testing")
+	out, err = exec.Command("go", "list", "-deps", "-tags", "nosqlite", "./examples/server").CombinedOutput()
+	require.NoError(t, err, string(out))
+	for _, d := range strings.Fields(string(out)) {
+		require.NotContains(t, d, "go-sqlite3", "a PostgreSQL-only build needs no cgo")
+	}
+}

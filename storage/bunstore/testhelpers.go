@@ -7,8 +7,19 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"testing"
 )
+
+// TB is the part of testing.TB the test helpers use. It is declared here
+// so that this package does not import "testing": programs built on it
+// (examples/server) do not link the test framework.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	TempDir() string
+	Errorf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+}
 
 // Environment variables read by the PostgreSQL test helpers.
 const (
@@ -22,7 +33,7 @@ const (
 
 // OpenTestSQLite returns a Store on a new SQLite file in a temporary
 // directory, closed when the test ends.
-func OpenTestSQLite(t testing.TB) *Store {
+func OpenTestSQLite(t TB) *Store {
 	t.Helper()
 	s, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "teamchat.db"))
 	if err != nil {
@@ -40,7 +51,7 @@ func OpenTestSQLite(t testing.TB) *Store {
 // PostgreSQL database named by $TEAMCHAT_POSTGRES_DSN. The store is closed
 // and the schema dropped when the test ends. Without the variable the test
 // is skipped, or fails when $TEAMCHAT_REQUIRE_POSTGRES is 1.
-func OpenTestPostgres(t testing.TB) *Store {
+func OpenTestPostgres(t TB) *Store {
 	t.Helper()
 	dsn, schema := NewTestPostgresSchema(t)
 	s, err := OpenPostgres(context.Background(), dsn, WithSchema(schema))
@@ -61,7 +72,7 @@ func OpenTestPostgres(t testing.TB) *Store {
 // possibly several times. The schema is dropped (CASCADE) when the test
 // ends; register closing of the stores after calling this so that they
 // close first. Skip or fail without a DSN as OpenTestPostgres does.
-func NewTestPostgresSchema(t testing.TB) (dsn, schema string) {
+func NewTestPostgresSchema(t TB) (dsn, schema string) {
 	t.Helper()
 	dsn = PostgresTestDSN(t)
 	var b [8]byte
@@ -94,7 +105,7 @@ func NewTestPostgresSchema(t testing.TB) (dsn, schema string) {
 // PostgresTestDSN returns $TEAMCHAT_POSTGRES_DSN. Without it the test is
 // skipped, or fails when $TEAMCHAT_REQUIRE_POSTGRES is 1. Call it first in
 // a test whose subtests all need PostgreSQL, to skip them once.
-func PostgresTestDSN(t testing.TB) string {
+func PostgresTestDSN(t TB) string {
 	t.Helper()
 	dsn := os.Getenv(EnvPostgresDSN)
 	if dsn == "" {
