@@ -32,21 +32,62 @@ func main() {
 	conc := flag.Int("c", 16, "concurrent connections")
 	dur := flag.Duration("d", 10*time.Second, "duration (at most 5m)")
 	maxReq := flag.Int64("n", 5_000_000, "stop after this many requests")
+	baseline := flag.Bool("baseline", false, "first load a trivial net/http JSON handler (started here, on loopback) with the same settings, and report the target's rate as a share of it")
 	flag.Parse()
+	if *baseline {
+		if err := compare(*base, *path, *email, *key, *conc, *dur, *maxReq); err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*base, *path, *email, *key, *conc, *dur, *maxReq); err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
 }
 
-func run(base, path, email, key string, conc int, dur time.Duration, maxReq int64) error {
-	u, err := url.Parse(base)
+// compare loads a trivial JSON handler, then the target, in one run with
+// the same client settings, and prints the ratio of their rates.
+func compare(base, path, email, key string, conc int, dur time.Duration, maxReq int64) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
+	trivial := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"result":"success","msg":""}`))
+	}), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = trivial.Serve(ln) }()
+	defer trivial.Close()
+	fmt.Println("baseline: a trivial net/http JSON handler in this process")
+	floor, err := load("http://"+ln.Addr().String(), path, email, key, conc, dur, maxReq)
+	if err != nil {
+		return err
+	}
+	fmt.Println("target:")
+	got, err := load(base, path, email, key, conc, dur, maxReq)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("target / baseline: %.0f / %.0f requests/s = %.1f%%\n", got, floor, 100*got/floor)
+	return nil
+}
+
+func run(base, path, email, key string, conc int, dur time.Duration, maxReq int64) error {
+	_, err := load(base, path, email, key, conc, dur, maxReq)
+	return err
+}
+
+// load sends the load and prints its report; it returns requests/s.
+func load(base, path, email, key string, conc int, dur time.Duration, maxReq int64) (float64, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return 0, err
+	}
 	ips, err := net.LookupIP(u.Hostname())
 	if err != nil || len(ips) == 0 || !ips[0].IsLoopback() {
-		return errors.New("refusing a non-loopback target: this tool loads servers on this machine only")
+		return 0, errors.New("refusing a non-loopback target: this tool loads servers on this machine only")
 	}
 	if dur > 5*time.Minute {
 		dur = 5 * time.Minute
@@ -94,15 +135,16 @@ func run(base, path, email, key string, conc int, dur time.Duration, maxReq int6
 		all = append(all, l...)
 	}
 	if len(all) == 0 {
-		return errors.New("no request completed")
+		return 0, errors.New("no request completed")
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 	pct := func(p float64) time.Duration { return all[int(p*float64(len(all)-1))] }
 	fmt.Printf("GET %s: %d requests in %v with %d connections: %.0f requests/s, %d not 200\n",
 		path, len(all), elapsed.Round(time.Millisecond), conc, float64(len(all))/elapsed.Seconds(), failed.Load())
 	fmt.Printf("latency p50 %v  p90 %v  p99 %v  max %v\n", pct(0.5), pct(0.9), pct(0.99), all[len(all)-1])
+	rps := float64(len(all)) / elapsed.Seconds()
 	if failed.Load() > 0 {
-		return fmt.Errorf("%d requests did not answer 200", failed.Load())
+		return rps, fmt.Errorf("%d requests did not answer 200", failed.Load())
 	}
-	return nil
+	return rps, nil
 }
