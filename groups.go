@@ -429,9 +429,11 @@ func (s *Service) UpdateUserGroup(ctx context.Context, c Caller, req UpdateUserG
 		err = w.UpdateGroup(ctx, &next, columns...)
 		if errors.Is(err, storage.ErrConflict) {
 			return BadRequest("User group '%s' already exists.", next.Name)
+		} else if err != nil {
+			return err
 		}
 		w.emit(everyone, UserGroupEvent{Op: "update", GroupID: group.ID, Data: data})
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, s.internal(ctx, "update user group", err)
