@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"strings"
 	"sync"
 	"time"
 
@@ -72,7 +71,7 @@ func (c *callerCache) get(realmID, userID int64) (*storage.Realm, *storage.User,
 func (c *callerCache) getByEmail(realmID int64, email string) (*storage.Realm, *storage.User, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.byEmail[emailKey{realmID, strings.ToLower(email)}]
+	e, ok := c.byEmail[emailKey{realmID, storage.Fold(email)}]
 	return c.fresh(e, ok, realmID)
 }
 
@@ -98,7 +97,7 @@ func (c *callerCache) put(gen uint64, realm *storage.Realm, u *storage.User) {
 	}
 	e := cachedCaller{realm: *realm, user: *u, gen: gen, expires: time.Now().Add(callerCacheTTL)}
 	c.byID[[2]int64{realm.ID, u.ID}] = e
-	c.byEmail[emailKey{realm.ID, strings.ToLower(u.Email)}] = e
+	c.byEmail[emailKey{realm.ID, storage.Fold(u.Email)}] = e
 }
 
 // InvalidateCaches forgets what the Service caches about an organization

@@ -95,7 +95,7 @@ func (s *Service) resolvePrincipals(ctx context.Context, cc *channelCtx, ps *[]P
 	var emails []string
 	for _, p := range *ps {
 		if p.Email != "" {
-			emails = append(emails, strings.ToLower(p.Email))
+			emails = append(emails, storage.Fold(p.Email))
 		} else {
 			ids = append(ids, p.ID)
 		}

@@ -416,3 +416,26 @@ func TestGroupSettingValuesCollapse(t *testing.T) {
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "'can_administer_channel_group' setting cannot be set to 'role:everyone' group.")
 	assert.Equal(t, chat.GroupSettingValue{GroupID: &nobody}, current())
 }
+
+// Channel names and emails compare case-insensitively with Unicode case
+// folding on every store, not just in ASCII (SQLite's lower() folds only
+// ASCII; PostgreSQL's follows the database locale).
+func TestUnicodeNamesFoldOnEveryStore(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+
+	_, err := h.Service.Subscribe(ctx, alice.Caller, chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "Équipe Ørsted"}}})
+	require.NoError(t, err)
+	resp, err := h.Service.Subscribe(ctx, bob.Caller, chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "équipe ørsted"}}})
+	require.NoError(t, err)
+	assert.Equal(t, map[string][]string{strconv.FormatInt(bob.ID, 10): {"Équipe Ørsted"}}, resp.Subscribed,
+		"the existing channel, under its own name, not a second one")
+
+	id, err := h.Service.GetChannelID(ctx, bob.Caller, chat.GetChannelIDRequest{Stream: "ÉQUIPE ØRSTED"})
+	require.NoError(t, err)
+	ch, err := h.Service.GetChannel(ctx, bob.Caller, chat.GetChannelRequest{StreamID: id.StreamID})
+	require.NoError(t, err)
+	assert.Equal(t, "Équipe Ørsted", ch.Stream.Name)
+}

@@ -16,10 +16,18 @@
 // connection's search_path. Every Open applies the pending migrations
 // (migrations.go) with bun's migrate package, which records them in the
 // bun_migrations table: opening an up-to-date database changes nothing.
-// Migrations are hand-written SQL with a per-dialect substitution for the
-// few spelling differences (the auto-increment primary key), never
-// generated from the Go models. On PostgreSQL concurrent openers take turns
-// through an advisory lock.
+// Migrations are hand-written SQL files, one pair (up, down) per
+// migration, embedded from migrations/, with a per-dialect substitution
+// for the few spelling differences (the auto-increment primary key) and,
+// where SQL cannot compute a value the same way on both dialects, a named
+// Go step; never generated from the Go models. On PostgreSQL concurrent
+// openers take turns through an advisory lock.
+//
+// Everything else that differs between the dialects (DDL tokens, the
+// realm write lock, bytewise ordering; full-text search and notifications
+// to come) is one dialectOps value per dialect, in dialect_sqlite.go and
+// dialect_postgres.go; the SQLite driver itself (cgo) is in sqlite.go,
+// left out by the nosqlite build tag.
 //
 // # SQLite connections
 //
@@ -59,8 +67,14 @@
 // and rows referring to them (bot owner, group creator, members, subgroups)
 // use composite foreign keys on (realm_id, ...), so the database itself
 // refuses a reference to another realm's user or group. Case-insensitive
-// uniqueness (realm host, user email and profile field name within a
-// realm) uses unique indexes on lower(...); values are stored as given.
+// names (user emails, channel, profile field and topic names) are stored
+// as given next to a key column holding storage.Fold of the value
+// (email_key, name_key, topic_key), written by the store on every insert
+// and on every update of the value; unique indexes and lookups use the
+// keys, so non-ASCII letters fold the same on both dialects whatever the
+// database's locale (SQLite's lower() folds only ASCII). Realm hosts,
+// which are ASCII (internationalized names arrive as punycode) and stored
+// in lower case by the Service, keep a unique index on lower(host).
 // Group names are unique per realm through a partial index that leaves
 // anonymous groups (empty name) out. Drafts, profile field values and
 // pending email changes refer to their user (and a value to its field)
@@ -68,7 +82,7 @@
 // email change (unique (realm_id, user_id)), and confirmation keys are
 // unique per realm.
 //
-// Channels (the streams table) are unique per realm by lower(name) and
+// Channels (the streams table) are unique per realm by name_key and
 // refer to their creator like groups do. Subscriptions, topic visibility
 // policies (user_topics) and subscription periods refer to their user and
 // channel (a period to its subscription) with composite foreign keys and
@@ -76,7 +90,7 @@
 // inactive, with its settings; each active span is a period, and a
 // partial unique index allows one open period (ended_at NULL) per
 // subscription. Topic policies are unique by
-// (user_id, stream_id, lower(topic_name)), the target of SetUserTopic's
+// (user_id, stream_id, topic_key), the target of SetUserTopic's
 // upsert.
 //
 // The exceptions are the group settings of realms (CanCreateBotsGroupID,

@@ -53,7 +53,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Sto
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{dialect: DialectPostgres, w: db, r: db, writer: db}, nil
+	return &Store{ops: postgresOps, w: db, r: db, writer: db}, nil
 }
 
 // newPostgresConnector parses dsn (pgdriver.WithDSN panics on a bad DSN;

@@ -27,7 +27,7 @@ type profileFieldValueRow struct {
 // missing realm gives storage.ErrNotFound.
 func (s *Store) CreateProfileField(ctx context.Context, f *storage.ProfileField) error {
 	row := &profileFieldRow{ProfileField: *f}
-	_, err := s.w.NewInsert().Model(row).Returning("id").Exec(ctx)
+	_, err := insertKey(s.w.NewInsert().Model(row), "name_key", f.Name).Returning("id").Exec(ctx)
 	if err != nil {
 		return wrapErr(fmt.Sprintf("create profile field %q in realm %d", f.Name, f.RealmID), err)
 	}
@@ -70,7 +70,7 @@ func (s *Store) ListProfileFields(ctx context.Context, realmID int64) ([]storage
 // A name taken by another field of the realm gives storage.ErrConflict.
 func (s *Store) UpdateProfileField(ctx context.Context, f *storage.ProfileField) error {
 	op := fmt.Sprintf("update profile field %d in realm %d", f.ID, f.RealmID)
-	res, err := s.w.NewUpdate().Model(&profileFieldRow{ProfileField: *f}).
+	res, err := updateKey(s.w.NewUpdate().Model(&profileFieldRow{ProfileField: *f}), nil, "name", "name_key", f.Name).
 		WherePK().
 		Where("realm_id = ?", f.RealmID).
 		Exec(ctx)

@@ -245,18 +245,15 @@ func (s *Store) ListActiveSubscribers(ctx context.Context, realmID int64, stream
 	return out, err
 }
 
-// LockRealm takes a transaction-scoped advisory lock on the realm on
-// PostgreSQL. SQLite needs none: its transactions begin IMMEDIATE on the
-// one writer connection, so writes are already one at a time.
+// LockRealm serializes the realm's write transactions: a
+// transaction-scoped advisory lock on PostgreSQL; nothing on SQLite, whose
+// transactions begin IMMEDIATE on the one writer connection, so writes are
+// already one at a time.
 func (s *Store) LockRealm(ctx context.Context, realmID int64) error {
 	if !s.inTx {
 		return fmt.Errorf("bunstore: LockRealm outside a transaction")
 	}
-	if s.dialect != DialectPostgres {
-		return nil
-	}
-	_, err := s.w.NewRaw("SELECT pg_advisory_xact_lock(7412, ?)", int32(realmID)).Exec(ctx)
-	return wrapErr(fmt.Sprintf("lock realm %d", realmID), err)
+	return wrapErr(fmt.Sprintf("lock realm %d", realmID), s.ops.lockRealm(ctx, s.w, realmID))
 }
 
 // RealmsByHostname matches host exactly or as hostname:port, with an

@@ -84,11 +84,11 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	}
 
 	return &Store{
-		dialect: DialectSQLite,
-		w:       writer,
-		r:       reader,
-		writer:  writer,
-		reader:  reader,
+		ops:    sqliteOps,
+		w:      writer,
+		r:      reader,
+		writer: writer,
+		reader: reader,
 	}, nil
 }
 

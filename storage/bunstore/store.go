@@ -26,7 +26,7 @@ var _ storage.Store = (*Store)(nil)
 // concurrent use. The Store passed to an InTx callback is bound to that
 // transaction and must not be used after the callback returns.
 type Store struct {
-	dialect string
+	ops *dialectOps
 
 	// w runs writes: the writer *bun.DB, or the bun.Tx of a tx-bound Store.
 	w bun.IDB
@@ -58,7 +58,7 @@ func isPostgresDSN(dsn string) bool {
 }
 
 // Dialect reports the database behind the Store: "sqlite" or "pg".
-func (s *Store) Dialect() string { return s.dialect }
+func (s *Store) Dialect() string { return s.ops.name }
 
 // Close releases the database handles. Closing the Store passed to an
 // InTx callback does nothing: the transaction ends when the callback returns.
@@ -109,7 +109,7 @@ func (s *Store) withTx(ctx context.Context, fn func(*Store) error) error {
 			_ = tx.Rollback()
 		}
 	}()
-	txStore := &Store{dialect: s.dialect, w: tx, r: tx, inTx: true}
+	txStore := &Store{ops: s.ops, w: tx, r: tx, inTx: true}
 	if err := fn(txStore); err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 
 // Channels are the streams table; storage.Stream is its model. Names are
 // stored as given and unique per realm case-insensitively (a unique index
-// on (realm_id, lower(name))). The creator is a composite reference to
+// on (realm_id, name_key)). The creator is a composite reference to
 // users (realm_id, id); the permission settings (can_..._group_id) are not
 // checked: the caller writes 0 or a group of the realm.
 
@@ -18,7 +18,7 @@ import (
 // realm or creator that is missing (or a creator of another realm) gives
 // storage.ErrNotFound.
 func (s *Store) CreateStream(ctx context.Context, c *storage.Stream) error {
-	_, err := s.w.NewInsert().Model(c).Returning("id").Exec(ctx)
+	_, err := insertKey(s.w.NewInsert().Model(c), "name_key", c.Name).Returning("id").Exec(ctx)
 	return wrapErr(fmt.Sprintf("create channel %q in realm %d", c.Name, c.RealmID), err)
 }
 
@@ -41,7 +41,7 @@ func (s *Store) GetStreamByName(ctx context.Context, realmID int64, name string)
 	c := new(storage.Stream)
 	err := s.r.NewSelect().Model(c).
 		Where("realm_id = ?", realmID).
-		Where("lower(name) = lower(?)", name).
+		Where("name_key = ?", storage.Fold(name)).
 		Scan(ctx)
 	if err != nil {
 		return nil, wrapErr(fmt.Sprintf("get channel %q in realm %d", name, realmID), err)
@@ -73,6 +73,7 @@ func (s *Store) UpdateStream(ctx context.Context, c *storage.Stream, columns ...
 	if len(columns) > 0 {
 		q = q.Column(columns...)
 	}
+	q = updateKey(q, columns, "name", "name_key", c.Name)
 	res, err := q.Exec(ctx)
 	op := fmt.Sprintf("update channel %d in realm %d", c.ID, c.RealmID)
 	if err != nil {

@@ -1,15 +1,12 @@
 package bunstore
 
 import (
-	"database/sql"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
-	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/migrate"
 
 	"github.com/teamchat/chat/storage"
@@ -23,23 +20,14 @@ import (
 func TestSQLiteUpgradeFrom0001(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chat.db")
 	testUpgradeFrom0001(t,
-		func() *bun.DB {
-			sqldb, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=1&_journal_mode=WAL")
-			require.NoError(t, err)
-			sqldb.SetMaxOpenConns(1)
-			return bun.NewDB(sqldb, sqlitedialect.New())
-		},
+		openOldSQLite(t, path),
 		func() (*Store, error) { return OpenSQLite(t.Context(), path) })
 }
 
 func TestPostgresUpgradeFrom0001(t *testing.T) {
 	dsn, schema := NewTestPostgresSchema(t)
 	testUpgradeFrom0001(t,
-		func() *bun.DB {
-			connector, err := newPostgresConnector(dsn, postgresConfig{schema: schema})
-			require.NoError(t, err)
-			return bun.NewDB(sql.OpenDB(connector), pgdialect.New())
-		},
+		openOldPostgres(t, dsn, schema),
 		func() (*Store, error) { return OpenPostgres(t.Context(), dsn, WithSchema(schema)) })
 }
 
@@ -232,23 +220,14 @@ func appliedNames(ms migrate.MigrationSlice) []string {
 func TestSQLiteUpgradeFrom0002(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chat.db")
 	testUpgradeFrom0002(t,
-		func() *bun.DB {
-			sqldb, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=1&_journal_mode=WAL")
-			require.NoError(t, err)
-			sqldb.SetMaxOpenConns(1)
-			return bun.NewDB(sqldb, sqlitedialect.New())
-		},
+		openOldSQLite(t, path),
 		func() (*Store, error) { return OpenSQLite(t.Context(), path) })
 }
 
 func TestPostgresUpgradeFrom0002(t *testing.T) {
 	dsn, schema := NewTestPostgresSchema(t)
 	testUpgradeFrom0002(t,
-		func() *bun.DB {
-			connector, err := newPostgresConnector(dsn, postgresConfig{schema: schema})
-			require.NoError(t, err)
-			return bun.NewDB(sql.OpenDB(connector), pgdialect.New())
-		},
+		openOldPostgres(t, dsn, schema),
 		func() (*Store, error) { return OpenPostgres(t.Context(), dsn, WithSchema(schema)) })
 }
 
@@ -454,23 +433,14 @@ func assertNoChannelTables(t *testing.T, db bun.IDB) {
 func TestSQLiteUpgradeFrom0003(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "chat.db")
 	testUpgradeFrom0003(t,
-		func() *bun.DB {
-			sqldb, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=1&_journal_mode=WAL")
-			require.NoError(t, err)
-			sqldb.SetMaxOpenConns(1)
-			return bun.NewDB(sqldb, sqlitedialect.New())
-		},
+		openOldSQLite(t, path),
 		func() (*Store, error) { return OpenSQLite(t.Context(), path) })
 }
 
 func TestPostgresUpgradeFrom0003(t *testing.T) {
 	dsn, schema := NewTestPostgresSchema(t)
 	testUpgradeFrom0003(t,
-		func() *bun.DB {
-			connector, err := newPostgresConnector(dsn, postgresConfig{schema: schema})
-			require.NoError(t, err)
-			return bun.NewDB(sql.OpenDB(connector), pgdialect.New())
-		},
+		openOldPostgres(t, dsn, schema),
 		func() (*Store, error) { return OpenPostgres(t.Context(), dsn, WithSchema(schema)) })
 }
 
@@ -517,12 +487,13 @@ func testUpgradeFrom0003(t *testing.T, openOld func() *bun.DB, open func() (*Sto
 	check0003Rows(t, s, rows)
 	checkChannels(t, s, channels)
 
-	// 0004 alone was the last group: its down migration drops the four
-	// tables and keeps the rest; opening creates them again, empty.
+	// 0004 and 0005 were the last group: their down migrations drop the
+	// key columns and the four tables and keep the rest; opening creates
+	// them again, empty.
 	migrator := migrate.NewMigrator(s.writer, newMigrations(schemaMigrations), migrate.WithMarkAppliedOnSuccess(true))
 	group, err := migrator.Rollback(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"0004_channels"}, appliedNames(group.Migrations))
+	assert.Equal(t, migrationNames(schemaMigrations[3:]), appliedNames(group.Migrations))
 	assert.Equal(t, migrationNames(schemaMigrations[:3]), appliedMigrations(t, s.writer))
 	assertNoChannelTables(t, s.writer)
 	var n int

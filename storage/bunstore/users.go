@@ -13,7 +13,7 @@ import (
 // compared case-insensitively, gives storage.ErrConflict; a missing realm
 // or bot owner gives storage.ErrNotFound.
 func (s *Store) CreateUser(ctx context.Context, u *storage.User) error {
-	_, err := s.w.NewInsert().Model(u).Returning("id").Exec(ctx)
+	_, err := insertKey(s.w.NewInsert().Model(u), "email_key", u.Email).Returning("id").Exec(ctx)
 	return wrapErr("create user", err)
 }
 
@@ -36,7 +36,7 @@ func (s *Store) GetUserByEmail(ctx context.Context, realmID int64, email string)
 	u := new(storage.User)
 	err := s.r.NewSelect().Model(u).
 		Where("realm_id = ?", realmID).
-		Where("lower(email) = lower(?)", email).
+		Where("email_key = ?", storage.Fold(email)).
 		Scan(ctx)
 	if err != nil {
 		return nil, wrapErr(fmt.Sprintf("get user by email in realm %d", realmID), err)
@@ -65,6 +65,7 @@ func (s *Store) UpdateUser(ctx context.Context, u *storage.User, columns ...stri
 	if len(columns) > 0 {
 		q = q.Column(columns...)
 	}
+	q = updateKey(q, columns, "email", "email_key", u.Email)
 	res, err := q.Exec(ctx)
 	op := fmt.Sprintf("update user %d in realm %d", u.ID, u.RealmID)
 	if err != nil {
@@ -99,7 +100,7 @@ func (s *Store) GetRealmUserByEmail(ctx context.Context, realmID int64, email st
 	row := new(realmUserRow)
 	err := s.r.NewSelect().Model(row).Relation("Realm").
 		Where("u.realm_id = ?", realmID).
-		Where("lower(u.email) = lower(?)", email).
+		Where("u.email_key = ?", storage.Fold(email)).
 		Scan(ctx)
 	if err != nil {
 		return nil, nil, wrapErr(fmt.Sprintf("get user by email with realm %d", realmID), err)

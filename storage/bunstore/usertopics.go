@@ -9,7 +9,7 @@ import (
 
 // User topics are the user_topics table: one row per user, channel and
 // topic, the topic compared case-insensitively (a unique index on
-// (user_id, stream_id, lower(topic_name))), with composite foreign keys
+// (user_id, stream_id, topic_key)), with composite foreign keys
 // to users and channels of the row's realm, ON DELETE CASCADE.
 
 // SetUserTopic inserts the policy of (user, channel, topic), or replaces
@@ -22,8 +22,8 @@ import (
 // A replaced row also gets realm_id from t, so that t naming another realm
 // fails the composite foreign keys instead of silently updating the row.
 func (s *Store) SetUserTopic(ctx context.Context, t *storage.UserTopic) error {
-	_, err := s.w.NewInsert().Model(t).
-		On("CONFLICT (user_id, stream_id, lower(topic_name)) DO UPDATE").
+	_, err := insertKey(s.w.NewInsert().Model(t), "topic_key", t.TopicName).
+		On("CONFLICT (user_id, stream_id, topic_key) DO UPDATE").
 		Set("realm_id = EXCLUDED.realm_id").
 		Set("topic_name = EXCLUDED.topic_name").
 		Set("visibility_policy = EXCLUDED.visibility_policy").
@@ -39,21 +39,18 @@ func (s *Store) DeleteUserTopic(ctx context.Context, realmID, userID, streamID i
 		Where("realm_id = ?", realmID).
 		Where("user_id = ?", userID).
 		Where("stream_id = ?", streamID).
-		Where("lower(topic_name) = lower(?)", topic).
+		Where("topic_key = ?", storage.Fold(topic)).
 		Exec(ctx)
 	return wrapErr(fmt.Sprintf("delete topic policy of user %d in channel %d in realm %d", userID, streamID, realmID), err)
 }
 
 // ListUserTopics returns the user's policies ordered by channel ID, then
-// lower(topic name) compared bytewise (the same order on both dialects).
+// storage.Fold(topic name) compared bytewise (the same order on both dialects).
 func (s *Store) ListUserTopics(ctx context.Context, realmID, userID int64) ([]storage.UserTopic, error) {
 	// Byte order on both dialects: PostgreSQL would otherwise sort by the
 	// database's collation (punctuation and spaces ignored or weighed
-	// differently), SQLite sorts text bytewise.
-	order := "stream_id ASC, lower(topic_name) ASC"
-	if s.dialect == DialectPostgres {
-		order = `stream_id ASC, lower(topic_name) COLLATE "C" ASC`
-	}
+	// differently).
+	order := "stream_id ASC, " + s.ops.bytewise("topic_key") + " ASC"
 	topics := []storage.UserTopic{}
 	err := s.r.NewSelect().Model(&topics).
 		Where("realm_id = ?", realmID).

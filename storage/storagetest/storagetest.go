@@ -67,8 +67,9 @@
 // user or channel that is missing or of another realm gives
 // storage.ErrNotFound (and never updates another realm's row); the last
 // write wins whatever its LastUpdated; ListUserTopics orders topics by
-// lower(name) bytewise (test names are ASCII, where every dialect's
-// lower() agrees).
+// storage.Fold(name) bytewise. Every case-insensitive name (emails,
+// channel, profile field and topic names) compares by storage.Fold,
+// non-ASCII letters included, whatever the database's locale.
 package storagetest
 
 import (
@@ -100,6 +101,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, userTopicTests...)
 	all = append(all, txTests...)
 	all = append(all, queryTests...)
+	all = append(all, foldTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

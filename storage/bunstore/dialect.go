@@ -1,0 +1,36 @@
+package bunstore
+
+import (
+	"context"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+)
+
+// dialectOps is everything the store does differently per database, so
+// that the rest of the package is written once. Each dialect fills one in
+// its own file (dialect_sqlite.go, dialect_postgres.go); full-text search
+// and notifications will join them. Case-insensitive comparison is not
+// here on purpose: keys are folded in Go (storage.Fold, fold.go), the
+// same for both.
+type dialectOps struct {
+	name string // DialectSQLite or DialectPostgres
+
+	// ddl replaces the {{NAME}} tokens of the migration files.
+	ddl *strings.Replacer
+
+	// lockRealm serializes the realm's write transactions: called inside
+	// one, it returns when no other transaction holds the realm.
+	lockRealm func(ctx context.Context, tx bun.IDB, realmID int64) error
+
+	// bytewise is an ORDER BY expression that sorts the text expression
+	// expr by its bytes (UTF-8 code point order), whatever the collation.
+	bytewise func(expr string) string
+}
+
+// dialects maps bun's dialect names to their operations.
+var dialects = map[dialect.Name]*dialectOps{
+	dialect.SQLite: sqliteOps,
+	dialect.PG:     postgresOps,
+}
