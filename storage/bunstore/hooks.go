@@ -11,6 +11,7 @@ import (
 // of a request by counting its statements). fn must be safe for
 // concurrent use.
 func (s *Store) OnQuery(fn func(query string)) {
+	s.hooks.add(fn)
 	h := queryHook(fn)
 	for _, db := range []*bun.DB{s.writer, s.reader} {
 		if db != nil {

@@ -53,7 +53,12 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Sto
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{ops: postgresOps, w: db, r: db, writer: db}, nil
+	prepared, err := prepareStmts(ctx, db, postgresOps)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &Store{ops: postgresOps, w: db, r: db, writer: db, prepared: prepared, hooks: &queryHooks{}}, nil
 }
 
 // newPostgresConnector parses dsn (pgdriver.WithDSN panics on a bad DSN;

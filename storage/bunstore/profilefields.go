@@ -1,8 +1,10 @@
 package bunstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
 
@@ -152,6 +154,14 @@ func (s *Store) ListProfileFieldValues(ctx context.Context, realmID int64, userI
 		return []storage.ProfileFieldValue{}, nil
 	}
 	var rows []profileFieldValueRow
+	if s.prepared != nil && len(userIDs) == 1 {
+		err := s.queryPrepared(ctx, s.prepared.profileValuesOfUser, "profile values of one user", &rows, realmID, userIDs[0])
+		if err != nil {
+			return nil, wrapErr(fmt.Sprintf("list profile field values of user %d in realm %d", userIDs[0], realmID), err)
+		}
+		slices.SortFunc(rows, func(a, b profileFieldValueRow) int { return cmp.Compare(a.FieldID, b.FieldID) })
+		return profileFieldValues(rows), nil
+	}
 	q := s.r.NewSelect().Model(&rows).
 		Where("realm_id = ?", realmID).
 		OrderExpr("user_id ASC, field_id ASC")
@@ -161,9 +171,13 @@ func (s *Store) ListProfileFieldValues(ctx context.Context, realmID int64, userI
 	if err := q.Scan(ctx); err != nil {
 		return nil, wrapErr(fmt.Sprintf("list profile field values of realm %d", realmID), err)
 	}
+	return profileFieldValues(rows), nil
+}
+
+func profileFieldValues(rows []profileFieldValueRow) []storage.ProfileFieldValue {
 	values := make([]storage.ProfileFieldValue, len(rows))
 	for i, row := range rows {
 		values[i] = row.ProfileFieldValue
 	}
-	return values, nil
+	return values
 }

@@ -83,12 +83,20 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("bunstore: open sqlite readers: %w", err)
 	}
 
+	prepared, err := prepareStmts(ctx, reader, sqliteOps)
+	if err != nil {
+		_ = reader.Close()
+		_ = writer.Close()
+		return nil, err
+	}
 	return &Store{
-		ops:    sqliteOps,
-		w:      writer,
-		r:      reader,
-		writer: writer,
-		reader: reader,
+		ops:      sqliteOps,
+		w:        writer,
+		r:        reader,
+		writer:   writer,
+		reader:   reader,
+		prepared: prepared,
+		hooks:    &queryHooks{},
 	}, nil
 }
 

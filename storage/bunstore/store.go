@@ -39,6 +39,11 @@ type Store struct {
 	writer *bun.DB
 	reader *bun.DB
 
+	// prepared are the hot statements (prepared.go); nil in a tx-bound
+	// Store. hooks are the OnQuery functions, shared with transactions.
+	prepared *preparedStmts
+	hooks    *queryHooks
+
 	inTx bool
 }
 
@@ -67,6 +72,9 @@ func (s *Store) Close() error {
 		return nil
 	}
 	var errs []error
+	if err := s.prepared.close(); err != nil {
+		errs = append(errs, fmt.Errorf("bunstore: close statements: %w", err))
+	}
 	if s.reader != nil {
 		if err := s.reader.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("bunstore: close readers: %w", err))
@@ -109,7 +117,7 @@ func (s *Store) withTx(ctx context.Context, fn func(*Store) error) error {
 			_ = tx.Rollback()
 		}
 	}()
-	txStore := &Store{ops: s.ops, w: tx, r: tx, inTx: true}
+	txStore := &Store{ops: s.ops, w: tx, r: tx, hooks: s.hooks, inTx: true}
 	if err := fn(txStore); err != nil {
 		return err
 	}
