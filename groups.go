@@ -521,6 +521,12 @@ func (s *Service) changeGroup(ctx context.Context, c Caller, req UpdateUserGroup
 		if err := s.checkActiveUsers(ctx, w, realm.ID, add); err != nil {
 			return err
 		}
+		// Deactivated users keep their memberships for a reactivation,
+		// but are nobody's members meanwhile: removing one is refused as
+		// adding one is.
+		if err := s.checkActiveUsers(ctx, w, realm.ID, del); err != nil {
+			return err
+		}
 		for _, id := range del {
 			allowed := manage || scope.in(group.CanRemoveMembersGroupID) || id == me.ID && scope.in(group.CanLeaveGroupID)
 			if !allowed {
@@ -659,10 +665,16 @@ func (s *Service) IsUserGroupMember(ctx context.Context, c Caller, req IsUserGro
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.store.GetUser(ctx, g.RealmID, req.UserID); errors.Is(err, storage.ErrNotFound) {
+	u, err := s.store.GetUser(ctx, g.RealmID, req.UserID)
+	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errNoSuchUser
 	} else if err != nil {
 		return nil, s.internal(ctx, "is user group member", err)
+	}
+	if !u.IsActive {
+		// A deactivated user is nobody's member (their memberships are
+		// kept for a reactivation).
+		return &IsUserGroupMemberResponse{IsUserGroupMember: false}, nil
 	}
 	var in bool
 	if req.DirectMemberOnly != nil && *req.DirectMemberOnly {

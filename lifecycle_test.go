@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -142,4 +143,98 @@ func TestDeactivateOwnUser(t *testing.T) {
 	require.NoError(t, err, "another owner remains")
 	_, err = h.Service.DeactivateOwnUser(ctx, second.Caller)
 	requireError(t, err, chat.KindInvalid, "CANNOT_DEACTIVATE_LAST_USER", "")
+}
+
+// A deactivated user is nobody's member while deactivated (the reference
+// since feature level 303): group members, setting values, the membership
+// check and member edits leave them out; reactivation brings them back and
+// tells everyone, as the reference does.
+func TestDeactivatedUsersLeaveGroupViewsAndComeBack(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	u := h.NewUser(t, chat.RoleMember)
+	other := h.NewUser(t, chat.RoleMember)
+	team := createGroup(t, h, h.Owner, "team", u.ID, other.ID)
+	managed := createGroup(t, h, h.Owner, "managed")
+	anon := chat.GroupSettingValue{DirectMembers: []int64{u.ID, other.ID}, DirectSubgroups: []int64{}}
+	_, err := h.Service.UpdateUserGroup(ctx, h.Owner.Caller, chat.UpdateUserGroupRequest{UserGroupID: managed,
+		CanManageGroup: &chat.GroupSettingUpdate{New: &anon}})
+	require.NoError(t, err)
+	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &anon}})
+	require.NoError(t, err)
+	ch := newChannel(t, h, "ops", false)
+	_, err = h.Service.UpdateChannel(ctx, h.Owner.Caller, chat.UpdateChannelRequest{StreamID: ch,
+		CanAdministerChannelGroup: &chat.GroupSettingUpdate{New: &anon}})
+	require.NoError(t, err)
+	_, err = h.Service.Subscribe(ctx, h.Owner.Caller, chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "ops"}},
+		Principals: &[]chat.Principal{{ID: u.ID}, {ID: other.ID}}})
+	require.NoError(t, err)
+
+	groupsView := func() map[int64]chat.UserGroup {
+		resp, err := h.Service.GetUserGroups(ctx, other.Caller, chat.GetUserGroupsRequest{})
+		require.NoError(t, err)
+		out := map[int64]chat.UserGroup{}
+		for _, g := range resp.UserGroups {
+			out[g.ID] = g
+		}
+		return out
+	}
+	require.NoError(t, deactivateIn(h, h.Owner, u.ID))
+	takeEvents(t, h)
+
+	view := groupsView()
+	assert.Equal(t, []int64{other.ID}, view[team].Members)
+	assert.Equal(t, []int64{other.ID}, view[managed].CanManageGroup.DirectMembers)
+	members, err := h.Service.GetUserGroupMembers(ctx, other.Caller, chat.GetUserGroupMembersRequest{UserGroupID: team})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{other.ID}, members.Members)
+	for _, direct := range []bool{true, false} {
+		in, err := h.Service.IsUserGroupMember(ctx, other.Caller, chat.IsUserGroupMemberRequest{UserGroupID: team, UserID: u.ID, DirectMemberOnly: &direct})
+		require.NoError(t, err)
+		assert.False(t, in.IsUserGroupMember, "direct_member_only=%v", direct)
+	}
+	got, err := h.Service.GetChannel(ctx, h.Owner.Caller, chat.GetChannelRequest{StreamID: ch})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{other.ID}, got.Stream.CanAdministerChannelGroup.DirectMembers)
+	for _, req := range []chat.UpdateUserGroupMembersRequest{
+		{UserGroupID: team, Delete: &[]int64{u.ID}},
+		{UserGroupID: team, Add: &[]int64{u.ID}},
+	} {
+		_, err = h.Service.UpdateUserGroupMembers(ctx, h.Owner.Caller, req)
+		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, fmt.Sprintf("Invalid user ID: %d", u.ID))
+	}
+
+	_, err = h.Service.ReactivateUser(ctx, h.Owner.Caller, chat.ReactivateUserRequest{UserID: u.ID})
+	require.NoError(t, err)
+	evs := takeEvents(t, h)
+	everyone := activeIDs(t, h)
+	var addedTo []int64
+	for _, e := range evs {
+		switch e.Type + "/" + e.Op {
+		case "user_group/add_members":
+			addedTo = append(addedTo, int64(e.JSON["group_id"].(float64)))
+			assert.Equal(t, []any{float64(u.ID)}, e.JSON["user_ids"])
+			assert.Equal(t, everyone, e.To)
+		case "user_group/update":
+			assert.Equal(t, float64(managed), e.JSON["group_id"])
+			assert.Equal(t, map[string]any{"can_manage_group": map[string]any{
+				"direct_members": []any{float64(u.ID), float64(other.ID)}, "direct_subgroups": []any{}}}, e.JSON["data"])
+		case "realm/update_dict":
+			assert.Equal(t, map[string]any{"can_create_bots_group": map[string]any{
+				"direct_members": []any{float64(u.ID), float64(other.ID)}, "direct_subgroups": []any{}}}, e.JSON["data"])
+		case "stream/update":
+			assert.Equal(t, "can_administer_channel_group", e.JSON["property"])
+		case "subscription/peer_add":
+			assert.Equal(t, []any{float64(ch)}, e.JSON["stream_ids"])
+			assert.Equal(t, []any{float64(u.ID)}, e.JSON["user_ids"])
+			assert.NotContains(t, e.To, u.ID)
+			assert.Contains(t, e.To, other.ID)
+		}
+	}
+	for _, k := range []string{"realm_user/update", "subscription/peer_add", "user_group/update", "realm/update_dict", "stream/update"} {
+		assert.Contains(t, kinds(evs), k)
+	}
+	assert.Contains(t, addedTo, team)
+	assert.Contains(t, addedTo, groupID(t, h, chat.GroupMembers), "system groups too")
+	assert.Equal(t, []int64{u.ID, other.ID}, groupsView()[team].Members, "back in the group")
 }

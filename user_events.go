@@ -177,3 +177,90 @@ func setOf(names ...string) map[string]bool {
 	}
 	return m
 }
+
+// emitReactivation tells the organization what a reactivated user is back
+// in, as the reference does (do_reactivate_user): peer_add for each
+// channel they are still subscribed to, add_members for each named group
+// they are a direct member of, and the new value of each group setting
+// held by an anonymous group they are a direct member of (deactivated
+// users are left out of every member list and setting value). The
+// reference announces settings of groups and of the organization; this
+// Service also announces those of channels, whose values changed the same
+// way. Called inside the write, after the user is active again.
+func emitReactivation(ctx context.Context, w *writeTx, realm *storage.Realm, u *storage.User) error {
+	subs, err := w.ListUserSubscriptions(ctx, realm.ID, u.ID)
+	if err != nil {
+		return err
+	}
+	var streamIDs []int64
+	for _, sub := range subs {
+		if sub.Active {
+			streamIDs = append(streamIDs, sub.StreamID)
+		}
+	}
+	if len(streamIDs) > 0 {
+		streams, err := w.GetStreamsByID(ctx, realm.ID, streamIDs)
+		if err != nil {
+			return err
+		}
+		for i := range streams {
+			if ch := &streams[i]; !ch.IsArchived {
+				aud := channelAudience(ch)
+				aud.Except = []int64{u.ID}
+				w.emit(aud, SubscriptionEvent{Op: "peer_add", StreamIDs: []int64{ch.ID}, UserIDs: []int64{u.ID}})
+			}
+		}
+	}
+
+	direct, err := w.UserGroupIDs(ctx, realm.ID, u.ID)
+	if err != nil || len(direct) == 0 {
+		return err
+	}
+	scope := newGroupScope(nil)
+	if err := scope.load(ctx, w, realm.ID, direct...); err != nil {
+		return err
+	}
+	var anonymous []int64
+	for _, id := range uniqueSorted(direct) {
+		if g := scope.groups[id]; g == nil || g.Deactivated {
+			continue
+		} else if g.Name != "" {
+			w.emit(everyone, UserGroupEvent{Op: "add_members", GroupID: id, UserIDs: []int64{u.ID}})
+		} else {
+			anonymous = append(anonymous, id)
+		}
+	}
+	if len(anonymous) == 0 {
+		return nil
+	}
+	holds := func(id int64) bool { return slices.Contains(anonymous, id) }
+
+	groups, err := w.ListGroupsUsingGroups(ctx, realm.ID, anonymous)
+	if err != nil {
+		return err
+	}
+	for i := range groups {
+		for _, set := range userGroupSettings {
+			if id := *set.field(&groups[i]); holds(id) {
+				w.emit(everyone, UserGroupEvent{Op: "update", GroupID: groups[i].ID, Data: map[string]any{set.name: scope.value(id)}})
+			}
+		}
+	}
+	for _, set := range realmGroupSettings {
+		if id := *set.field(realm); holds(id) {
+			w.emit(everyone, RealmEvent{Op: "update_dict", Property: "default", Data: map[string]any{set.name: scope.value(id)}})
+		}
+	}
+	streams, err := w.ListStreamsUsingGroups(ctx, realm.ID, anonymous)
+	if err != nil {
+		return err
+	}
+	for i := range streams {
+		for _, set := range channelSettings {
+			if id := *set.field(&streams[i]); holds(id) {
+				w.emit(channelAudience(&streams[i]), StreamEvent{Op: "update", StreamID: streams[i].ID, Name: streams[i].Name, Property: set.name, Value: scope.value(id)})
+			}
+		}
+	}
+	return nil
+}

@@ -417,8 +417,17 @@ func (s *Service) ReactivateUser(ctx context.Context, c Caller, req ReactivateUs
 			return nil, BadRequest("Cannot reactivate a bot whose owner is deactivated")
 		}
 	}
-	target.IsActive = true
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		// Checked again under the realm's write lock: of two concurrent
+		// reactivations one succeeds and one is refused.
+		target, err = w.GetUser(ctx, realm.ID, target.ID)
+		if err != nil {
+			return err
+		}
+		if target.IsActive {
+			return BadRequest("User is already active")
+		}
+		target.IsActive = true
 		if err := w.UpdateUser(ctx, target, "is_active"); err != nil {
 			return err
 		}
@@ -426,7 +435,7 @@ func (s *Service) ReactivateUser(ctx context.Context, c Caller, req ReactivateUs
 		if target.IsBot {
 			emitBotUpdate(w, target, map[string]any{"is_active": true})
 		}
-		return nil
+		return emitReactivation(ctx, w, realm, target)
 	})
 	if err != nil {
 		return nil, s.internal(ctx, "reactivate user", err)

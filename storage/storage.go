@@ -468,6 +468,8 @@ type QueryStore interface {
 	GetGroupsByID(ctx context.Context, realmID int64, ids []int64) ([]UserGroup, error)
 	// ListGroupMembershipsOf and ListGroupEdgesOf are the direct memberships
 	// and subgroup relations of the given groups, by group then member.
+	// Memberships of deactivated users are left out (they are kept, for a
+	// reactivation, but no view shows them).
 	ListGroupMembershipsOf(ctx context.Context, realmID int64, groupIDs []int64) ([]GroupMembership, error)
 	ListGroupEdgesOf(ctx context.Context, realmID int64, groupIDs []int64) ([]GroupEdge, error)
 	// GetStreamsByID returns the realm's channels with these IDs, by ID;

@@ -140,9 +140,12 @@ func (s *Store) ListGroupMembershipsOf(ctx context.Context, realmID int64, group
 	out := []storage.GroupMembership{}
 	err := chunked(groupIDs, func(ids []int64) error {
 		var rows []groupMember
-		err := s.r.NewSelect().Model(&rows).Column("group_id", "user_id").
-			Where("realm_id = ?", realmID).Where("group_id IN (?)", bun.List(ids)).
-			OrderExpr("group_id ASC, user_id ASC").Scan(ctx)
+		err := s.r.NewSelect().Model(&rows).ModelTableExpr("user_group_members AS m").
+			ColumnExpr("m.group_id, m.user_id").
+			Join("JOIN users AS u ON u.realm_id = m.realm_id AND u.id = m.user_id").
+			Where("m.realm_id = ?", realmID).Where("m.group_id IN (?)", bun.List(ids)).
+			Where("u.is_active").
+			OrderExpr("m.group_id ASC, m.user_id ASC").Scan(ctx)
 		for _, r := range rows {
 			out = append(out, storage.GroupMembership{GroupID: r.GroupID, UserID: r.UserID})
 		}

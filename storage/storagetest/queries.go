@@ -20,6 +20,7 @@ var queryTests = []test{
 	{"Queries/StreamsByIDAndSubscribers", testStreamsByID},
 	{"Queries/LockRealm", testLockRealm},
 	{"Queries/RealmsByHostname", testRealmsByHostname},
+	{"Queries/MembershipsOfLeaveOutDeactivated", testMembershipsOfLeaveOutDeactivated},
 }
 
 func testFindUsers(t *testing.T, s storage.Store) {
@@ -205,4 +206,27 @@ func testRealmsByHostname(t *testing.T, s storage.Store) {
 	assert.Equal(t, []string{"[::1]:9991"}, names(s.RealmsByHostname(ctx, "[::1]", 5)))
 	assert.Equal(t, []string{}, names(s.RealmsByHostname(ctx, "example.com", 5)))
 	assert.Len(t, names(s.FirstRealms(ctx, 3)), 3)
+}
+
+func testMembershipsOfLeaveOutDeactivated(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	r := newRealm(t, s, "a")
+	u, v := newUser(t, s, r.ID, "u@a"), newUser(t, s, r.ID, "v@a")
+	g := newGroup(t, s, r.ID, "g")
+	require.NoError(t, s.AddGroupMembers(ctx, r.ID, g.ID, []int64{u.ID, v.ID}))
+	v.IsActive = false
+	require.NoError(t, s.UpdateUser(ctx, v, "is_active"))
+
+	ms, err := s.ListGroupMembershipsOf(ctx, r.ID, []int64{g.ID})
+	require.NoError(t, err)
+	assert.Equal(t, []storage.GroupMembership{membership(g.ID, u.ID)}, ms, "the deactivated member is left out")
+	all, err := s.ListGroupMemberships(ctx, r.ID)
+	require.NoError(t, err)
+	assert.Contains(t, all, membership(g.ID, v.ID), "but the membership is kept")
+
+	v.IsActive = true
+	require.NoError(t, s.UpdateUser(ctx, v, "is_active"))
+	ms, err = s.ListGroupMembershipsOf(ctx, r.ID, []int64{g.ID})
+	require.NoError(t, err)
+	assert.Equal(t, []storage.GroupMembership{membership(g.ID, u.ID), membership(g.ID, v.ID)}, ms, "and shown again on reactivation")
 }
