@@ -205,7 +205,7 @@ func seedOrg(b *testing.B, users int) *seededOrg {
 						ch = benchSubsPerUser - 1 + i%(benchChannels-benchSubsPerUser)
 					}
 					sub := &storage.Subscription{RealmID: h.RealmID, UserID: u.ID, StreamID: o.channels[ch], Active: true, Color: "#76ce90"}
-					if err := tx.Subscribe(ctx, sub, 0, 1); err != nil {
+					if err := tx.Subscribe(ctx, sub, 1); err != nil {
 						return err
 					}
 				}

@@ -343,7 +343,7 @@ func (s *Service) subscribeUser(ctx context.Context, st storage.Store, u *storag
 	sub := &storage.Subscription{RealmID: u.RealmID, UserID: u.ID, StreamID: ch.ID, Active: true,
 		Color: subscriptionColors[n%len(subscriptionColors)]}
 	// No message has been sent yet in any channel: the period starts at 0.
-	if err := st.Subscribe(ctx, sub, 0, s.nowUnix()); err != nil {
+	if err := st.Subscribe(ctx, sub, s.nowUnix()); err != nil {
 		if errors.Is(err, storage.ErrConflict) {
 			colors[u.ID] = n
 			return false, nil
@@ -406,7 +406,7 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 		for _, ch := range channels {
 			var removed []int64
 			for _, u := range users {
-				err := w.Unsubscribe(ctx, cc.realm.ID, u.ID, ch.ID, 0, s.nowUnix())
+				err := w.Unsubscribe(ctx, cc.realm.ID, u.ID, ch.ID, s.nowUnix())
 				switch {
 				case errors.Is(err, storage.ErrNotFound):
 					resp.NotRemoved = append(resp.NotRemoved, ch.Name)

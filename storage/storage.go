@@ -33,6 +33,7 @@ type Store interface {
 	StreamStore
 	SubscriptionStore
 	UserTopicStore
+	MessageStore
 	QueryStore
 	// InTx runs fn inside one transaction. The Store passed to fn sees the
 	// transaction's writes; fn's error (or a panic) rolls everything back.
@@ -400,13 +401,15 @@ type StreamStore interface {
 type SubscriptionStore interface {
 	// Subscribe makes sub active: it inserts the row (with sub's settings)
 	// or reactivates an inactive one (keeping its stored settings, and
-	// copying them into sub), and opens a period starting at
-	// startMessageID. Subscribing an active subscription gives ErrConflict,
-	// and leaves an enclosing transaction usable.
-	Subscribe(ctx context.Context, sub *Subscription, startMessageID, now int64) error
+	// copying them into sub), and opens a period starting at the newest
+	// message ID (MaxMessageID, read in the same transaction) and now.
+	// Subscribing an active subscription gives ErrConflict, and leaves an
+	// enclosing transaction usable.
+	Subscribe(ctx context.Context, sub *Subscription, now int64) error
 	// Unsubscribe deactivates an active subscription and closes its open
-	// period (if any) at endMessageID. A missing or inactive one gives ErrNotFound.
-	Unsubscribe(ctx context.Context, realmID, userID, streamID, endMessageID, now int64) error
+	// period (if any) at the newest message ID (read in the same
+	// transaction) and now. A missing or inactive one gives ErrNotFound.
+	Unsubscribe(ctx context.Context, realmID, userID, streamID, now int64) error
 	// GetSubscription returns the row, active or not.
 	GetSubscription(ctx context.Context, realmID, userID, streamID int64) (*Subscription, error)
 	// ListUserSubscriptions returns the user's rows (active and not), by channel ID.
@@ -496,4 +499,80 @@ type QueryStore interface {
 	// checks and the writes they guard have the same meaning on every
 	// database. It must be called inside InTx.
 	LockRealm(ctx context.Context, realmID int64) error
+}
+
+// Message is one message, stored once whatever its number of readers: a
+// channel message (StreamID set, with a topic) or a direct message
+// (ConversationID set). IDs increase in send order across the Store.
+type Message struct {
+	ID             int64  `bun:"id,pk,autoincrement"`
+	RealmID        int64  `bun:"realm_id"`
+	SenderID       int64  `bun:"sender_id"`
+	StreamID       *int64 `bun:"stream_id"`
+	ConversationID *int64 `bun:"conversation_id"`
+	// Topic is the channel message's topic, case preserved; lookups by
+	// topic are case-insensitive (Fold). Empty for direct messages (and
+	// for the empty topic).
+	Topic           string `bun:"topic"`
+	Content         string `bun:"content"`
+	RenderedContent string `bun:"rendered_content"`
+	DateSent        int64  `bun:"date_sent"`
+	SendingClient   string `bun:"sending_client"`
+	HasLink         bool   `bun:"has_link"`
+	HasImage        bool   `bun:"has_image"`
+	HasAttachment   bool   `bun:"has_attachment"`
+	IsMeMessage     bool   `bun:"is_me_message"`
+	// StreamWildcard and TopicWildcard record @**all**-style and
+	// @**topic** mentions: facts of the message from which each reader's
+	// wildcard flags are computed, instead of a row per reader.
+	StreamWildcard bool `bun:"stream_wildcard"`
+	TopicWildcard  bool `bun:"topic_wildcard"`
+}
+
+// UserMessage is a reader's state of one message where it differs from
+// the default: every participant of a direct message has one; a channel
+// message has one only for readers it mentions or who starred, collapsed
+// or (historically) touched it. Flags are the reference's bits (Flag*).
+type UserMessage struct {
+	RealmID   int64 `bun:"realm_id"`
+	UserID    int64 `bun:"user_id,pk"`
+	MessageID int64 `bun:"message_id,pk"`
+	Flags     int64 `bun:"flags"`
+}
+
+// The bits of UserMessage.Flags, in the reference's order.
+const (
+	FlagRead                    int64 = 1 << 0
+	FlagStarred                 int64 = 1 << 1
+	FlagCollapsed               int64 = 1 << 2
+	FlagMentioned               int64 = 1 << 3
+	FlagStreamWildcardMentioned int64 = 1 << 4
+	FlagTopicWildcardMentioned  int64 = 1 << 5
+	FlagHasAlertWord            int64 = 1 << 9
+	FlagHistorical              int64 = 1 << 10
+	FlagPrivate                 int64 = 1 << 11
+)
+
+// MessageStore persists messages and the sparse per-user state.
+type MessageStore interface {
+	// DirectConversation returns the ID of the realm's direct conversation
+	// among exactly userIDs (duplicates ignored; the sender is one of
+	// them), creating it on first use. A user that is missing or of
+	// another realm gives ErrNotFound.
+	DirectConversation(ctx context.Context, realmID int64, userIDs []int64) (int64, error)
+	// ConversationMembers lists the participants of a direct
+	// conversation, ascending (empty for a missing one).
+	ConversationMembers(ctx context.Context, realmID, conversationID int64) ([]int64, error)
+	// CreateMessage inserts m (setting m.ID) and the readers' rows, whose
+	// MessageID it sets, in one transaction. A sender, channel or
+	// conversation that is missing or of another realm gives ErrNotFound.
+	CreateMessage(ctx context.Context, m *Message, readers []UserMessage) error
+	// GetMessage returns the realm's message with that ID.
+	GetMessage(ctx context.Context, realmID, messageID int64) (*Message, error)
+	// ListUserMessages returns the user's rows for these messages, by
+	// message ID; messages without a row are left out.
+	ListUserMessages(ctx context.Context, realmID, userID int64, messageIDs []int64) ([]UserMessage, error)
+	// MaxMessageID is the greatest message ID in the Store (0 when there
+	// are none): every message sent later has a greater one.
+	MaxMessageID(ctx context.Context) (int64, error)
 }

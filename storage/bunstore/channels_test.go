@@ -37,7 +37,7 @@ func testChannelsSchema(t *testing.T, s *Store) {
 	require.NoError(t, s.CreateStream(ctx, design))
 	for _, u := range []int64{alice.ID, bob.ID} {
 		for _, c := range []int64{general.ID, design.ID} {
-			require.NoError(t, s.Subscribe(ctx, &storage.Subscription{RealmID: realm.ID, UserID: u, StreamID: c}, 1, 1))
+			require.NoError(t, s.Subscribe(ctx, &storage.Subscription{RealmID: realm.ID, UserID: u, StreamID: c}, 1))
 			require.NoError(t, s.SetUserTopic(ctx, &storage.UserTopic{RealmID: realm.ID, UserID: u, StreamID: c, TopicName: "t"}))
 		}
 	}
@@ -75,7 +75,7 @@ func testChannelsSchema(t *testing.T, s *Store) {
 		dave := &storage.User{RealmID: realm.ID, Email: "dave@example.com"}
 		require.NoError(t, s.CreateUser(ctx, dave))
 		require.NoError(t, exec(`INSERT INTO subscriptions (realm_id, user_id, stream_id) VALUES (?, ?, ?)`, realm.ID, dave.ID, design.ID))
-		require.NoError(t, s.Unsubscribe(ctx, realm.ID, dave.ID, design.ID, 9, 9))
+		require.NoError(t, s.Unsubscribe(ctx, realm.ID, dave.ID, design.ID, 9))
 		sub, err := s.GetSubscription(ctx, realm.ID, dave.ID, design.ID)
 		require.NoError(t, err)
 		assert.False(t, sub.Active)

@@ -93,6 +93,18 @@
 // (user_id, stream_id, topic_key), the target of SetUserTopic's
 // upsert.
 //
+// Messages are stored once (messages), whatever their number of readers:
+// a channel message names its channel and topic (with topic_key), a
+// direct message its conversation (direct_conversations, one per set of
+// participants, with direct_conversation_members). Per-user state is
+// sparse (user_messages: a row per participant of a direct message, and
+// for a channel message only where a reader's flags differ from the
+// default), and channel read state is ranges of message IDs per user and
+// channel (read_ranges). Message IDs come from one sequence, so a
+// subscription period's bounds, read by Subscribe and Unsubscribe inside
+// their transaction as the newest message ID, say which messages the
+// period covers.
+//
 // The exceptions are the group settings of realms (CanCreateBotsGroupID,
 // CanCreateWriteOnlyBotsGroupID), of user groups (CanAddMembersGroupID,
 // CanJoinGroupID, ...) and of channels (CanAddSubscribersGroupID, ...):

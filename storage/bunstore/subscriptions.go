@@ -29,9 +29,9 @@ var subscriptionSettings = []string{
 	"wildcard_mentions_notify",
 }
 
-// Subscribe makes sub active and opens a period starting at
-// startMessageID and now, in one transaction (the caller's, when called
-// on a tx-bound Store):
+// Subscribe makes sub active and opens a period starting at the newest
+// message ID and now, in one transaction (the caller's, when called on a
+// tx-bound Store):
 //
 //   - an inactive row of the realm is reactivated with its stored
 //     settings, which are copied into sub;
@@ -47,7 +47,12 @@ var subscriptionSettings = []string{
 // ErrConflict. Two concurrent Subscribes of one subscription cannot both
 // succeed: the second one's UPDATE or INSERT waits for the first and then
 // matches nothing, and the open-period index is a last guard.
-func (s *Store) Subscribe(ctx context.Context, sub *storage.Subscription, startMessageID, now int64) error {
+//
+// The period's start is read inside the transaction. On PostgreSQL a
+// message of the channel whose ID was drawn before and committed after
+// would be misplaced, so the caller serializes sends and subscription
+// changes of a realm (the Service's write path takes the realm's lock).
+func (s *Store) Subscribe(ctx context.Context, sub *storage.Subscription, now int64) error {
 	op := fmt.Sprintf("subscribe user %d to channel %d in realm %d", sub.UserID, sub.StreamID, sub.RealmID)
 	var result storage.Subscription
 	err := s.withTx(ctx, func(tx *Store) error {
@@ -94,11 +99,15 @@ func (s *Store) Subscribe(ctx context.Context, sub *storage.Subscription, startM
 				return fmt.Errorf("bunstore: %s: %w (already subscribed)", op, storage.ErrConflict)
 			}
 		}
+		start, err := tx.MaxMessageID(ctx)
+		if err != nil {
+			return err
+		}
 		period := &storage.SubscriptionPeriod{
 			RealmID:        sub.RealmID,
 			UserID:         sub.UserID,
 			StreamID:       sub.StreamID,
-			StartMessageID: startMessageID,
+			StartMessageID: start,
 			StartedAt:      now,
 		}
 		_, err = tx.w.NewInsert().Model(period).Returning("id").Exec(ctx)
@@ -112,12 +121,13 @@ func (s *Store) Subscribe(ctx context.Context, sub *storage.Subscription, startM
 }
 
 // Unsubscribe deactivates the realm's active subscription and closes its
-// open period at endMessageID and now, in one transaction (the caller's,
-// when called on a tx-bound Store). A missing or inactive subscription,
+// open period at the newest message ID (read in the transaction, as
+// Subscribe does) and now, in one transaction (the caller's, when called
+// on a tx-bound Store). A missing or inactive subscription,
 // or one of another realm, gives storage.ErrNotFound. A subscription
 // without an open period (not written by Subscribe) is deactivated all
 // the same.
-func (s *Store) Unsubscribe(ctx context.Context, realmID, userID, streamID, endMessageID, now int64) error {
+func (s *Store) Unsubscribe(ctx context.Context, realmID, userID, streamID, now int64) error {
 	op := fmt.Sprintf("unsubscribe user %d from channel %d in realm %d", userID, streamID, realmID)
 	return s.withTx(ctx, func(tx *Store) error {
 		res, err := tx.w.NewUpdate().Model((*storage.Subscription)(nil)).
@@ -133,8 +143,12 @@ func (s *Store) Unsubscribe(ctx context.Context, realmID, userID, streamID, endM
 		if err := checkAffected(op, res); err != nil {
 			return err
 		}
+		end, err := tx.MaxMessageID(ctx)
+		if err != nil {
+			return err
+		}
 		_, err = tx.w.NewUpdate().Model((*storage.SubscriptionPeriod)(nil)).
-			Set("end_message_id = ?", endMessageID).
+			Set("end_message_id = ?", end).
 			Set("ended_at = ?", now).
 			Where("realm_id = ?", realmID).
 			Where("user_id = ?", userID).

@@ -591,10 +591,10 @@ func useChannels(t *testing.T, s *Store, rows schema0003Rows) channelRows {
 	assert.ErrorIs(t, err, storage.ErrNotFound, "creator of another realm")
 
 	ch.sub = storage.Subscription{RealmID: realmID, UserID: rows.member.ID, StreamID: ch.stream.ID, Color: "#aaaaaa", EmailNotifications: ptr(false)}
-	require.NoError(t, s.Subscribe(ctx, &ch.sub, 1, 100))
-	require.NoError(t, s.Unsubscribe(ctx, realmID, rows.member.ID, ch.stream.ID, 2, 200))
-	require.NoError(t, s.Subscribe(ctx, &storage.Subscription{RealmID: realmID, UserID: rows.member.ID, StreamID: ch.stream.ID}, 3, 300))
-	err = s.Subscribe(ctx, &storage.Subscription{RealmID: realmID, UserID: rows.foreignUser, StreamID: ch.stream.ID}, 1, 1)
+	require.NoError(t, s.Subscribe(ctx, &ch.sub, 100))
+	require.NoError(t, s.Unsubscribe(ctx, realmID, rows.member.ID, ch.stream.ID, 200))
+	require.NoError(t, s.Subscribe(ctx, &storage.Subscription{RealmID: realmID, UserID: rows.member.ID, StreamID: ch.stream.ID}, 300))
+	err = s.Subscribe(ctx, &storage.Subscription{RealmID: realmID, UserID: rows.foreignUser, StreamID: ch.stream.ID}, 1)
 	assert.ErrorIs(t, err, storage.ErrNotFound, "subscriber of another realm")
 	ch.periods, err = s.ListSubscriptionPeriods(ctx, realmID, rows.member.ID, ch.stream.ID)
 	require.NoError(t, err)

@@ -163,11 +163,11 @@ func testStreamsByID(t *testing.T, s storage.Store) {
 
 	for _, sub := range []storage.Subscription{{UserID: u.ID, StreamID: a.ID}, {UserID: v.ID, StreamID: a.ID}, {UserID: u.ID, StreamID: b.ID}} {
 		sub.RealmID = r.ID
-		require.NoError(t, s.Subscribe(ctx, &sub, 0, 1))
+		require.NoError(t, s.Subscribe(ctx, &sub, 1))
 	}
 	v.IsActive = false
 	require.NoError(t, s.UpdateUser(ctx, v, "is_active"))
-	require.NoError(t, s.Unsubscribe(ctx, r.ID, u.ID, b.ID, 0, 2))
+	require.NoError(t, s.Unsubscribe(ctx, r.ID, u.ID, b.ID, 2))
 	subs, err := s.ListActiveSubscribers(ctx, r.ID, []int64{a.ID, b.ID})
 	require.NoError(t, err)
 	require.Len(t, subs, 1, "deactivated users and ended subscriptions are left out")

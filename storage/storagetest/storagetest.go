@@ -99,6 +99,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, streamTests...)
 	all = append(all, subscriptionTests...)
 	all = append(all, userTopicTests...)
+	all = append(all, messageTests...)
 	all = append(all, txTests...)
 	all = append(all, queryTests...)
 	all = append(all, foldTests...)

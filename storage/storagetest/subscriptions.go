@@ -28,10 +28,10 @@ var subscriptionTests = []test{
 
 // subscribe subscribes the user to the channel with default settings and
 // returns the subscription as stored.
-func subscribe(t *testing.T, s storage.Store, realmID, userID, streamID, startMessageID, now int64) storage.Subscription {
+func subscribe(t *testing.T, s storage.Store, realmID, userID, streamID, now int64) storage.Subscription {
 	t.Helper()
 	sub := &storage.Subscription{RealmID: realmID, UserID: userID, StreamID: streamID, Color: "#c2c2c2"}
-	require.NoError(t, s.Subscribe(t.Context(), sub, startMessageID, now))
+	require.NoError(t, s.Subscribe(t.Context(), sub, now))
 	require.True(t, sub.Active)
 	return *sub
 }
@@ -117,8 +117,8 @@ func testSubscriptionRoundTrip(t *testing.T, s storage.Store) {
 			c := newStream(t, s, realm.ID, tc.name)
 			sub := tc.sub
 			sub.RealmID, sub.UserID, sub.StreamID = realm.ID, u.ID, c.ID
-			start, now := int64(100+i), int64(1_700_001_000+i)
-			require.NoError(t, s.Subscribe(ctx, &sub, start, now))
+			start, now := post(t, s, realm.ID, u.ID, c.ID), int64(1_700_001_000+i)
+			require.NoError(t, s.Subscribe(ctx, &sub, now))
 
 			want := tc.sub
 			want.RealmID, want.UserID, want.StreamID = realm.ID, u.ID, c.ID
@@ -146,15 +146,18 @@ func testSubscriptionResubscribe(t *testing.T, s storage.Store) {
 		Color: "#aaaaaa", IsMuted: true, PinToTop: true,
 		DesktopNotifications: ptr(false), PushNotifications: ptr(true),
 	}
-	require.NoError(t, s.Subscribe(ctx, first, 10, 1000))
+	// The bounds are the newest message IDs at the time (m10, m20, ...).
+	m10 := post(t, s, realm.ID, u.ID, c.ID)
+	require.NoError(t, s.Subscribe(ctx, first, 1000))
 	stored := *first
 
-	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, c.ID, 20, 2000))
+	m20 := post(t, s, realm.ID, u.ID, c.ID)
+	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, c.ID, 2000))
 	inactive := stored
 	inactive.Active = false
 	assert.Equal(t, inactive, getSubscription(t, s, realm.ID, u.ID, c.ID), "the row stays, inactive, with its settings")
 	assert.Equal(t, []storage.SubscriptionPeriod{
-		closedPeriod(realm.ID, u.ID, c.ID, 10, 1000, 20, 2000),
+		closedPeriod(realm.ID, u.ID, c.ID, m10, 1000, m20, 2000),
 	}, withoutIDs(t, listPeriods(t, s, realm.ID, u.ID, c.ID)))
 	ids, err := s.ListStreamSubscribers(ctx, realm.ID, c.ID)
 	require.NoError(t, err)
@@ -169,27 +172,30 @@ func testSubscriptionResubscribe(t *testing.T, s storage.Store) {
 		RealmID: realm.ID, UserID: u.ID, StreamID: c.ID,
 		Color: "#ffffff", AudibleNotifications: ptr(true),
 	}
-	require.NoError(t, s.Subscribe(ctx, again, 30, 3000))
+	m30 := post(t, s, realm.ID, u.ID, c.ID)
+	require.NoError(t, s.Subscribe(ctx, again, 3000))
 	assert.Equal(t, stored, *again, "the stored settings are copied into sub")
 	assert.Equal(t, stored, getSubscription(t, s, realm.ID, u.ID, c.ID), "the stored settings are kept")
 	assert.Equal(t, []storage.SubscriptionPeriod{
-		closedPeriod(realm.ID, u.ID, c.ID, 10, 1000, 20, 2000),
-		openPeriod(realm.ID, u.ID, c.ID, 30, 3000),
+		closedPeriod(realm.ID, u.ID, c.ID, m10, 1000, m20, 2000),
+		openPeriod(realm.ID, u.ID, c.ID, m30, 3000),
 	}, withoutIDs(t, listPeriods(t, s, realm.ID, u.ID, c.ID)))
 	ids, err = s.ListStreamSubscribers(ctx, realm.ID, c.ID)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{u.ID}, ids)
 
 	// A third round: three periods, the last one closed.
-	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, c.ID, 40, 4000))
+	m40 := post(t, s, realm.ID, u.ID, c.ID)
+	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, c.ID, 4000))
 	assert.Equal(t, []storage.SubscriptionPeriod{
-		closedPeriod(realm.ID, u.ID, c.ID, 10, 1000, 20, 2000),
-		closedPeriod(realm.ID, u.ID, c.ID, 30, 3000, 40, 4000),
+		closedPeriod(realm.ID, u.ID, c.ID, m10, 1000, m20, 2000),
+		closedPeriod(realm.ID, u.ID, c.ID, m30, 3000, m40, 4000),
 	}, withoutIDs(t, listPeriods(t, s, realm.ID, u.ID, c.ID)))
-	require.NoError(t, s.Subscribe(ctx, &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: c.ID}, 50, 5000))
+	m50 := post(t, s, realm.ID, u.ID, c.ID)
+	require.NoError(t, s.Subscribe(ctx, &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: c.ID}, 5000))
 	periods := withoutIDs(t, listPeriods(t, s, realm.ID, u.ID, c.ID))
 	require.Len(t, periods, 3)
-	assert.Equal(t, openPeriod(realm.ID, u.ID, c.ID, 50, 5000), periods[2])
+	assert.Equal(t, openPeriod(realm.ID, u.ID, c.ID, m50, 5000), periods[2])
 	assert.Equal(t, stored, getSubscription(t, s, realm.ID, u.ID, c.ID))
 }
 
@@ -198,14 +204,14 @@ func testSubscriptionDoubleSubscribe(t *testing.T, s storage.Store) {
 	realm := newRealm(t, s, "acme")
 	u := newUser(t, s, realm.ID, "alice@example.com")
 	c := newStream(t, s, realm.ID, "general")
-	stored := subscribe(t, s, realm.ID, u.ID, c.ID, 10, 1000)
+	stored := subscribe(t, s, realm.ID, u.ID, c.ID, 1000)
 
 	again := &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: c.ID, Color: "#123456", IsMuted: true}
 	before := *again
-	assert.ErrorIs(t, s.Subscribe(ctx, again, 20, 2000), storage.ErrConflict)
+	assert.ErrorIs(t, s.Subscribe(ctx, again, 2000), storage.ErrConflict)
 	assert.Equal(t, before, *again, "sub untouched on error")
 	assert.Equal(t, stored, getSubscription(t, s, realm.ID, u.ID, c.ID), "row untouched")
-	assert.Equal(t, []storage.SubscriptionPeriod{openPeriod(realm.ID, u.ID, c.ID, 10, 1000)},
+	assert.Equal(t, []storage.SubscriptionPeriod{openPeriod(realm.ID, u.ID, c.ID, 0, 1000)},
 		withoutIDs(t, listPeriods(t, s, realm.ID, u.ID, c.ID)), "no second period")
 }
 
@@ -218,11 +224,11 @@ func testSubscriptionDoubleSubscribeInTx(t *testing.T, s storage.Store) {
 	alice := newUser(t, s, realm.ID, "alice@example.com")
 	bob := newUser(t, s, realm.ID, "bob@example.com")
 	c := newStream(t, s, realm.ID, "general")
-	subscribe(t, s, realm.ID, alice.ID, c.ID, 10, 1000)
+	subscribe(t, s, realm.ID, alice.ID, c.ID, 1000)
 
 	err := s.InTx(ctx, func(tx storage.Store) error {
 		for _, u := range []*storage.User{alice, bob} {
-			err := tx.Subscribe(ctx, &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: c.ID}, 20, 2000)
+			err := tx.Subscribe(ctx, &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: c.ID}, 2000)
 			if errors.Is(err, storage.ErrConflict) {
 				continue
 			}
@@ -256,7 +262,7 @@ func testSubscriptionConcurrentSubscribe(t *testing.T, s storage.Store) {
 		for i := range workers {
 			wg.Go(func() {
 				sub := &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: c.ID}
-				errs[i] = s.Subscribe(ctx, sub, start, start*100)
+				errs[i] = s.Subscribe(ctx, sub, start*100)
 			})
 		}
 		wg.Wait()
@@ -271,14 +277,14 @@ func testSubscriptionConcurrentSubscribe(t *testing.T, s storage.Store) {
 		assert.Equal(t, 1, won, "one Subscribe wins")
 	}
 	race(10)
-	assert.Equal(t, []storage.SubscriptionPeriod{openPeriod(realm.ID, u.ID, c.ID, 10, 1000)},
+	assert.Equal(t, []storage.SubscriptionPeriod{openPeriod(realm.ID, u.ID, c.ID, 0, 1000)},
 		withoutIDs(t, listPeriods(t, s, realm.ID, u.ID, c.ID)))
 
-	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, c.ID, 20, 2000))
+	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, c.ID, 2000))
 	race(30)
 	assert.Equal(t, []storage.SubscriptionPeriod{
-		closedPeriod(realm.ID, u.ID, c.ID, 10, 1000, 20, 2000),
-		openPeriod(realm.ID, u.ID, c.ID, 30, 3000),
+		closedPeriod(realm.ID, u.ID, c.ID, 0, 1000, 0, 2000),
+		openPeriod(realm.ID, u.ID, c.ID, 0, 3000),
 	}, withoutIDs(t, listPeriods(t, s, realm.ID, u.ID, c.ID)))
 }
 
@@ -290,9 +296,9 @@ func testSubscriptionUnsubscribeNotFound(t *testing.T, s storage.Store) {
 	c := newStream(t, s, realm.ID, "general")
 	gone := newStream(t, s, realm.ID, "gone")
 	never := newStream(t, s, realm.ID, "never")
-	active := subscribe(t, s, realm.ID, u.ID, c.ID, 10, 1000)
-	subscribe(t, s, realm.ID, u.ID, gone.ID, 10, 1000)
-	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, gone.ID, 20, 2000))
+	active := subscribe(t, s, realm.ID, u.ID, c.ID, 1000)
+	subscribe(t, s, realm.ID, u.ID, gone.ID, 1000)
+	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, gone.ID, 2000))
 
 	cases := []struct {
 		name                      string
@@ -307,14 +313,14 @@ func testSubscriptionUnsubscribeNotFound(t *testing.T, s storage.Store) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err := s.Unsubscribe(ctx, tc.realmID, tc.userID, tc.streamID, 30, 3000)
+			err := s.Unsubscribe(ctx, tc.realmID, tc.userID, tc.streamID, 3000)
 			assert.ErrorIs(t, err, storage.ErrNotFound)
 		})
 	}
 	assert.Equal(t, active, getSubscription(t, s, realm.ID, u.ID, c.ID), "still active")
-	assert.Equal(t, []storage.SubscriptionPeriod{openPeriod(realm.ID, u.ID, c.ID, 10, 1000)},
+	assert.Equal(t, []storage.SubscriptionPeriod{openPeriod(realm.ID, u.ID, c.ID, 0, 1000)},
 		withoutIDs(t, listPeriods(t, s, realm.ID, u.ID, c.ID)))
-	assert.Equal(t, []storage.SubscriptionPeriod{closedPeriod(realm.ID, u.ID, gone.ID, 10, 1000, 20, 2000)},
+	assert.Equal(t, []storage.SubscriptionPeriod{closedPeriod(realm.ID, u.ID, gone.ID, 0, 1000, 0, 2000)},
 		withoutIDs(t, listPeriods(t, s, realm.ID, u.ID, gone.ID)), "the closed period is not closed again")
 	assert.Empty(t, listPeriods(t, s, realm.ID, u.ID, never.ID))
 }
@@ -328,9 +334,9 @@ func testSubscriptionSubscribeNotFound(t *testing.T, s storage.Store) {
 	inactive := newStream(t, s, realm.ID, "inactive")
 	foreignUser := newUser(t, s, other.ID, "f@example.com")
 	foreignStream := newStream(t, s, other.ID, "foreign")
-	active := subscribe(t, s, realm.ID, u.ID, c.ID, 10, 1000)
-	subscribe(t, s, realm.ID, u.ID, inactive.ID, 10, 1000)
-	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, inactive.ID, 20, 2000))
+	active := subscribe(t, s, realm.ID, u.ID, c.ID, 1000)
+	subscribe(t, s, realm.ID, u.ID, inactive.ID, 1000)
+	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, inactive.ID, 2000))
 
 	cases := []struct {
 		name                      string
@@ -350,7 +356,7 @@ func testSubscriptionSubscribeNotFound(t *testing.T, s storage.Store) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			sub := &storage.Subscription{RealmID: tc.realmID, UserID: tc.userID, StreamID: tc.streamID, Color: "#111111"}
-			assert.ErrorIs(t, s.Subscribe(ctx, sub, 30, 3000), storage.ErrNotFound)
+			assert.ErrorIs(t, s.Subscribe(ctx, sub, 3000), storage.ErrNotFound)
 			_, err := s.GetSubscription(ctx, tc.realmID, tc.userID, tc.streamID)
 			assert.ErrorIs(t, err, storage.ErrNotFound, "no row")
 			assert.Empty(t, listPeriods(t, s, tc.realmID, tc.userID, tc.streamID), "no period")
@@ -372,7 +378,7 @@ func testSubscriptionGet(t *testing.T, s storage.Store) {
 	u := newUser(t, s, realm.ID, "alice@example.com")
 	c := newStream(t, s, realm.ID, "general")
 	d := newStream(t, s, realm.ID, "design")
-	sub := subscribe(t, s, realm.ID, u.ID, c.ID, 10, 1000)
+	sub := subscribe(t, s, realm.ID, u.ID, c.ID, 1000)
 
 	got, err := s.GetSubscription(ctx, realm.ID, u.ID, c.ID)
 	require.NoError(t, err)
@@ -407,14 +413,14 @@ func testSubscriptionLists(t *testing.T, s storage.Store) {
 	c3 := newStream(t, s, realm.ID, "three")
 	foreignUser := newUser(t, s, other.ID, "f@example.com")
 	foreignStream := newStream(t, s, other.ID, "foreign")
-	foreign := subscribe(t, s, other.ID, foreignUser.ID, foreignStream.ID, 1, 1)
+	foreign := subscribe(t, s, other.ID, foreignUser.ID, foreignStream.ID, 1)
 
 	// Subscribed out of order; bob leaves c1; carol subscribes to nothing.
-	b2 := subscribe(t, s, realm.ID, bob.ID, c2.ID, 1, 1)
-	a3 := subscribe(t, s, realm.ID, alice.ID, c3.ID, 1, 1)
-	b1 := subscribe(t, s, realm.ID, bob.ID, c1.ID, 1, 1)
-	a1 := subscribe(t, s, realm.ID, alice.ID, c1.ID, 1, 1)
-	require.NoError(t, s.Unsubscribe(ctx, realm.ID, bob.ID, c1.ID, 2, 2))
+	b2 := subscribe(t, s, realm.ID, bob.ID, c2.ID, 1)
+	a3 := subscribe(t, s, realm.ID, alice.ID, c3.ID, 1)
+	b1 := subscribe(t, s, realm.ID, bob.ID, c1.ID, 1)
+	a1 := subscribe(t, s, realm.ID, alice.ID, c1.ID, 1)
+	require.NoError(t, s.Unsubscribe(ctx, realm.ID, bob.ID, c1.ID, 2))
 	b1.Active = false
 
 	userSubs := func(realmID, userID int64) []storage.Subscription {
@@ -450,9 +456,9 @@ func testSubscriptionLists(t *testing.T, s storage.Store) {
 		require.NotNil(t, ids)
 		return ids
 	}
-	b1again := subscribe(t, s, realm.ID, bob.ID, c1.ID, 3, 3)
-	c3sub := subscribe(t, s, realm.ID, carol.ID, c3.ID, 3, 3)
-	require.NoError(t, s.Unsubscribe(ctx, realm.ID, alice.ID, c3.ID, 4, 4))
+	b1again := subscribe(t, s, realm.ID, bob.ID, c1.ID, 3)
+	c3sub := subscribe(t, s, realm.ID, carol.ID, c3.ID, 3)
+	require.NoError(t, s.Unsubscribe(ctx, realm.ID, alice.ID, c3.ID, 4))
 	assert.Equal(t, []int64{alice.ID, bob.ID}, subscribers(realm.ID, c1.ID), "ascending")
 	assert.Equal(t, []int64{bob.ID}, subscribers(realm.ID, c2.ID))
 	assert.Equal(t, []int64{carol.ID}, subscribers(realm.ID, c3.ID), "active only")
@@ -469,8 +475,8 @@ func testSubscriptionUpdate(t *testing.T, s storage.Store) {
 	u := newUser(t, s, realm.ID, "alice@example.com")
 	c := newStream(t, s, realm.ID, "general")
 	d := newStream(t, s, realm.ID, "design")
-	sub := subscribe(t, s, realm.ID, u.ID, c.ID, 10, 1000)
-	untouched := subscribe(t, s, realm.ID, u.ID, d.ID, 10, 1000)
+	sub := subscribe(t, s, realm.ID, u.ID, c.ID, 1000)
+	untouched := subscribe(t, s, realm.ID, u.ID, d.ID, 1000)
 
 	// All settings, Active given false: not written.
 	sub.Color = "#abcdef"
@@ -518,7 +524,7 @@ func testSubscriptionUpdate(t *testing.T, s storage.Store) {
 	}
 
 	// An inactive subscription is updated too (and stays inactive).
-	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, c.ID, 20, 2000))
+	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, c.ID, 2000))
 	sub.Active = false
 	sub.Color = "#999999"
 	changed = sub
@@ -537,7 +543,7 @@ func testSubscriptionUpdateNotFound(t *testing.T, s storage.Store) {
 	u := newUser(t, s, realm.ID, "alice@example.com")
 	c := newStream(t, s, realm.ID, "general")
 	d := newStream(t, s, realm.ID, "design")
-	sub := subscribe(t, s, realm.ID, u.ID, c.ID, 10, 1000)
+	sub := subscribe(t, s, realm.ID, u.ID, c.ID, 1000)
 
 	cases := []struct {
 		name                      string
@@ -569,24 +575,31 @@ func testSubscriptionPeriods(t *testing.T, s storage.Store) {
 	c := newStream(t, s, realm.ID, "general")
 	d := newStream(t, s, realm.ID, "design")
 
-	// Interleaved periods of two users in two channels.
-	subscribe(t, s, realm.ID, alice.ID, c.ID, 1, 100)
-	subscribe(t, s, realm.ID, bob.ID, c.ID, 2, 200)
-	subscribe(t, s, realm.ID, alice.ID, d.ID, 3, 300)
-	require.NoError(t, s.Unsubscribe(ctx, realm.ID, alice.ID, c.ID, 4, 400))
-	subscribe(t, s, realm.ID, alice.ID, c.ID, 5, 500)
-	require.NoError(t, s.Unsubscribe(ctx, realm.ID, bob.ID, c.ID, 6, 600))
+	// Interleaved periods of two users in two channels, a message (m1,
+	// m2, ...) before each change: each bound is the message just before.
+	m1 := post(t, s, realm.ID, alice.ID, d.ID)
+	subscribe(t, s, realm.ID, alice.ID, c.ID, 100)
+	m2 := post(t, s, realm.ID, alice.ID, d.ID)
+	subscribe(t, s, realm.ID, bob.ID, c.ID, 200)
+	m3 := post(t, s, realm.ID, alice.ID, d.ID)
+	subscribe(t, s, realm.ID, alice.ID, d.ID, 300)
+	m4 := post(t, s, realm.ID, alice.ID, d.ID)
+	require.NoError(t, s.Unsubscribe(ctx, realm.ID, alice.ID, c.ID, 400))
+	m5 := post(t, s, realm.ID, alice.ID, d.ID)
+	subscribe(t, s, realm.ID, alice.ID, c.ID, 500)
+	m6 := post(t, s, realm.ID, alice.ID, d.ID)
+	require.NoError(t, s.Unsubscribe(ctx, realm.ID, bob.ID, c.ID, 600))
 
 	periods := listPeriods(t, s, realm.ID, alice.ID, c.ID)
 	assert.Equal(t, []storage.SubscriptionPeriod{
-		closedPeriod(realm.ID, alice.ID, c.ID, 1, 100, 4, 400),
-		openPeriod(realm.ID, alice.ID, c.ID, 5, 500),
+		closedPeriod(realm.ID, alice.ID, c.ID, m1, 100, m4, 400),
+		openPeriod(realm.ID, alice.ID, c.ID, m5, 500),
 	}, withoutIDs(t, periods))
 	assert.Equal(t, []storage.SubscriptionPeriod{
-		closedPeriod(realm.ID, bob.ID, c.ID, 2, 200, 6, 600),
+		closedPeriod(realm.ID, bob.ID, c.ID, m2, 200, m6, 600),
 	}, withoutIDs(t, listPeriods(t, s, realm.ID, bob.ID, c.ID)))
 	assert.Equal(t, []storage.SubscriptionPeriod{
-		openPeriod(realm.ID, alice.ID, d.ID, 3, 300),
+		openPeriod(realm.ID, alice.ID, d.ID, m3, 300),
 	}, withoutIDs(t, listPeriods(t, s, realm.ID, alice.ID, d.ID)))
 
 	// IDs are distinct across subscriptions.

@@ -307,25 +307,25 @@ func testTxSubscribeRollback(t *testing.T, s storage.Store) {
 	fresh := newStream(t, s, realm.ID, "fresh")
 	left := newStream(t, s, realm.ID, "left")
 	joined := newStream(t, s, realm.ID, "joined")
-	leftSub := subscribe(t, s, realm.ID, u.ID, left.ID, 1, 100)
-	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, left.ID, 2, 200))
+	leftSub := subscribe(t, s, realm.ID, u.ID, left.ID, 100)
+	require.NoError(t, s.Unsubscribe(ctx, realm.ID, u.ID, left.ID, 200))
 	leftSub.Active = false
 	leftPeriods := listPeriods(t, s, realm.ID, u.ID, left.ID)
-	joinedSub := subscribe(t, s, realm.ID, u.ID, joined.ID, 3, 300)
+	joinedSub := subscribe(t, s, realm.ID, u.ID, joined.ID, 300)
 	joinedPeriods := listPeriods(t, s, realm.ID, u.ID, joined.ID)
 
 	errRollback := errors.New("roll back")
 	err := s.InTx(ctx, func(tx storage.Store) error {
 		sub := &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: fresh.ID, Color: "#111111"}
-		require.NoError(t, tx.Subscribe(ctx, sub, 10, 1000))
+		require.NoError(t, tx.Subscribe(ctx, sub, 1000))
 		got, err := tx.GetSubscription(ctx, realm.ID, u.ID, fresh.ID)
 		require.NoError(t, err)
 		assert.Equal(t, *sub, *got)
 		assert.Len(t, listPeriods(t, tx, realm.ID, u.ID, fresh.ID), 1)
 
-		require.NoError(t, tx.Subscribe(ctx, &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: left.ID}, 10, 1000))
+		require.NoError(t, tx.Subscribe(ctx, &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: left.ID}, 1000))
 		assert.Len(t, listPeriods(t, tx, realm.ID, u.ID, left.ID), 2)
-		require.NoError(t, tx.Unsubscribe(ctx, realm.ID, u.ID, joined.ID, 10, 1000))
+		require.NoError(t, tx.Unsubscribe(ctx, realm.ID, u.ID, joined.ID, 1000))
 		require.NoError(t, tx.SetUserTopic(ctx, &storage.UserTopic{RealmID: realm.ID, UserID: u.ID, StreamID: fresh.ID, TopicName: "t", VisibilityPolicy: 1}))
 
 		ids, err := tx.ListStreamSubscribers(ctx, realm.ID, fresh.ID)
@@ -356,6 +356,7 @@ func testTxChannels(t *testing.T, s storage.Store) {
 	u := newUser(t, s, realm.ID, "alice@example.com")
 	var c *storage.Stream
 	var sub *storage.Subscription
+	var mid int64
 	err := s.InTx(ctx, func(tx storage.Store) error {
 		c = &storage.Stream{RealmID: realm.ID, Name: "general", CreatorID: ptr(u.ID)}
 		if err := tx.CreateStream(ctx, c); err != nil {
@@ -365,13 +366,19 @@ func testTxChannels(t *testing.T, s storage.Store) {
 		require.NoError(t, err)
 		assert.Equal(t, *c, *got)
 		sub = &storage.Subscription{RealmID: realm.ID, UserID: u.ID, StreamID: c.ID, Color: "#222222"}
-		if err := tx.InTx(ctx, func(tx2 storage.Store) error { return tx2.Subscribe(ctx, sub, 0, 10) }); err != nil {
+		if err := tx.InTx(ctx, func(tx2 storage.Store) error { return tx2.Subscribe(ctx, sub, 10) }); err != nil {
 			return err
 		}
-		if err := tx.Unsubscribe(ctx, realm.ID, u.ID, c.ID, 5, 20); err != nil {
+		// The bounds see the transaction's own message.
+		m := &storage.Message{RealmID: realm.ID, SenderID: u.ID, StreamID: &c.ID, Content: "x", RenderedContent: "x"}
+		if err := tx.CreateMessage(ctx, m, nil); err != nil {
 			return err
 		}
-		if err := tx.Subscribe(ctx, sub, 6, 30); err != nil {
+		mid = m.ID
+		if err := tx.Unsubscribe(ctx, realm.ID, u.ID, c.ID, 20); err != nil {
+			return err
+		}
+		if err := tx.Subscribe(ctx, sub, 30); err != nil {
 			return err
 		}
 		sub.PinToTop = true
@@ -384,8 +391,8 @@ func testTxChannels(t *testing.T, s storage.Store) {
 	assert.Equal(t, *c, getStream(t, s, realm.ID, c.ID))
 	assert.Equal(t, *sub, getSubscription(t, s, realm.ID, u.ID, c.ID))
 	assert.Equal(t, []storage.SubscriptionPeriod{
-		closedPeriod(realm.ID, u.ID, c.ID, 0, 10, 5, 20),
-		openPeriod(realm.ID, u.ID, c.ID, 6, 30),
+		closedPeriod(realm.ID, u.ID, c.ID, 0, 10, mid, 20),
+		openPeriod(realm.ID, u.ID, c.ID, mid, 30),
 	}, withoutIDs(t, listPeriods(t, s, realm.ID, u.ID, c.ID)))
 	assert.Len(t, listTopics(t, s, realm.ID, u.ID), 1)
 }

@@ -1,0 +1,179 @@
+package bunstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// Messages are the messages table (one row per message), the direct
+// conversations and their members, and the sparse per-user rows
+// (user_messages); see migrations/0006_messages.up.sql.
+
+// conversationRow maps a direct conversation.
+type conversationRow struct {
+	bun.BaseModel `bun:"table:direct_conversations"`
+
+	ID        int64  `bun:"id,pk,autoincrement"`
+	RealmID   int64  `bun:"realm_id"`
+	MemberKey string `bun:"member_key"`
+}
+
+// conversationMember maps a participant of a direct conversation.
+type conversationMember struct {
+	bun.BaseModel `bun:"table:direct_conversation_members"`
+
+	RealmID        int64 `bun:"realm_id"`
+	ConversationID int64 `bun:"conversation_id,pk"`
+	UserID         int64 `bun:"user_id,pk"`
+}
+
+// messageRow maps storage.Message to its table, with the topic's key.
+type messageRow struct {
+	bun.BaseModel `bun:"table:messages,alias:m"`
+	storage.Message
+}
+
+// userMessageRow maps storage.UserMessage to its table.
+type userMessageRow struct {
+	bun.BaseModel `bun:"table:user_messages,alias:um"`
+	storage.UserMessage
+}
+
+// memberKey is the sorted, de-duplicated IDs joined by commas.
+func memberKey(ids []int64) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatInt(id, 10))
+	}
+	return b.String()
+}
+
+// DirectConversation returns the conversation among exactly userIDs,
+// creating it (and its member rows) on first use; concurrent first uses
+// agree on one row through the unique member key.
+func (s *Store) DirectConversation(ctx context.Context, realmID int64, userIDs []int64) (int64, error) {
+	ids := uniqueIDs(userIDs)
+	op := fmt.Sprintf("direct conversation of %v in realm %d", ids, realmID)
+	if len(ids) == 0 {
+		return 0, fmt.Errorf("bunstore: %s: no participants", op)
+	}
+	key := memberKey(ids)
+	row := new(conversationRow)
+	err := s.r.NewSelect().Model(row).Where("realm_id = ?", realmID).Where("member_key = ?", key).Scan(ctx)
+	if err == nil {
+		return row.ID, nil
+	}
+	if err := wrapErr(op, err); !errors.Is(err, storage.ErrNotFound) {
+		return 0, err
+	}
+	var id int64
+	err = s.withTx(ctx, func(tx *Store) error {
+		row := &conversationRow{RealmID: realmID, MemberKey: key}
+		res, err := tx.w.NewInsert().Model(row).On("CONFLICT (realm_id, member_key) DO NOTHING").Returning("id").Exec(ctx)
+		if err != nil {
+			return wrapErr(op, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return wrapErr(op, err)
+		} else if n == 0 {
+			// Created meanwhile by another transaction: use that one.
+			err := tx.w.NewSelect().Model(row).Where("realm_id = ?", realmID).Where("member_key = ?", key).Scan(ctx)
+			id = row.ID
+			return wrapErr(op, err)
+		}
+		members := make([]conversationMember, len(ids))
+		for i, uid := range ids {
+			members[i] = conversationMember{RealmID: realmID, ConversationID: row.ID, UserID: uid}
+		}
+		if _, err := tx.w.NewInsert().Model(&members).Exec(ctx); err != nil {
+			return wrapErr(op, err)
+		}
+		id = row.ID
+		return nil
+	})
+	return id, err
+}
+
+// ConversationMembers lists a conversation's participants, ascending.
+func (s *Store) ConversationMembers(ctx context.Context, realmID, conversationID int64) ([]int64, error) {
+	ids := []int64{}
+	err := s.r.NewSelect().Model((*conversationMember)(nil)).Column("user_id").
+		Where("realm_id = ?", realmID).Where("conversation_id = ?", conversationID).
+		OrderExpr("user_id ASC").Scan(ctx, &ids)
+	return ids, wrapErr(fmt.Sprintf("members of direct conversation %d in realm %d", conversationID, realmID), err)
+}
+
+// CreateMessage inserts the message and its readers' rows in one
+// transaction; the topic's key is written with it.
+func (s *Store) CreateMessage(ctx context.Context, m *storage.Message, readers []storage.UserMessage) error {
+	op := fmt.Sprintf("create message in realm %d", m.RealmID)
+	row := &messageRow{Message: *m}
+	err := s.withTx(ctx, func(tx *Store) error {
+		_, err := insertKey(tx.w.NewInsert().Model(row), "topic_key", m.Topic).Returning("id").Exec(ctx)
+		if err != nil {
+			return wrapErr(op, err)
+		}
+		if len(readers) == 0 {
+			return nil
+		}
+		rows := make([]userMessageRow, len(readers))
+		for i, r := range readers {
+			r.RealmID, r.MessageID = m.RealmID, row.ID
+			rows[i] = userMessageRow{UserMessage: r}
+		}
+		_, err = tx.w.NewInsert().Model(&rows).Exec(ctx)
+		return wrapErr(op, err)
+	})
+	if err != nil {
+		return err
+	}
+	m.ID = row.ID
+	for i := range readers {
+		readers[i].RealmID, readers[i].MessageID = m.RealmID, m.ID
+	}
+	return nil
+}
+
+// GetMessage returns the realm's message with that ID.
+func (s *Store) GetMessage(ctx context.Context, realmID, messageID int64) (*storage.Message, error) {
+	row := new(messageRow)
+	err := s.r.NewSelect().Model(row).
+		Where("m.realm_id = ?", realmID).Where("m.id = ?", messageID).Scan(ctx)
+	if err != nil {
+		return nil, wrapErr(fmt.Sprintf("get message %d in realm %d", messageID, realmID), err)
+	}
+	return &row.Message, nil
+}
+
+// ListUserMessages returns the user's rows for these messages.
+func (s *Store) ListUserMessages(ctx context.Context, realmID, userID int64, messageIDs []int64) ([]storage.UserMessage, error) {
+	out := []storage.UserMessage{}
+	err := chunked(uniqueIDs(messageIDs), func(ids []int64) error {
+		var rows []userMessageRow
+		err := s.r.NewSelect().Model(&rows).
+			Where("realm_id = ?", realmID).Where("user_id = ?", userID).
+			Where("message_id IN (?)", bun.List(ids)).OrderExpr("message_id ASC").Scan(ctx)
+		for _, r := range rows {
+			out = append(out, r.UserMessage)
+		}
+		return wrapErr(fmt.Sprintf("list message rows of user %d in realm %d", userID, realmID), err)
+	})
+	return out, err
+}
+
+// MaxMessageID reads the greatest message ID through the primary key.
+func (s *Store) MaxMessageID(ctx context.Context) (int64, error) {
+	var id int64
+	err := s.r.NewSelect().TableExpr("messages").ColumnExpr("COALESCE(MAX(id), 0)").Scan(ctx, &id)
+	return id, wrapErr("max message id", err)
+}

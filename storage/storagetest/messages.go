@@ -1,0 +1,212 @@
+package storagetest
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/teamchat/chat/storage"
+)
+
+var messageTests = []test{
+	{"Message/ChannelRoundTrip", testMessageChannelRoundTrip},
+	{"Message/DirectRoundTrip", testMessageDirectRoundTrip},
+	{"Message/NotFound", testMessageNotFound},
+	{"Message/IDsIncrease", testMessageIDsIncrease},
+	{"Message/ConversationsConcurrent", testMessageConversationsConcurrent},
+	{"Message/SubscriptionBounds", testMessageSubscriptionBounds},
+}
+
+// post stores a plain channel message from sender and returns its ID.
+func post(t *testing.T, s storage.Store, realmID, senderID, streamID int64) int64 {
+	t.Helper()
+	m := &storage.Message{RealmID: realmID, SenderID: senderID, StreamID: &streamID, Topic: "t",
+		Content: "hi", RenderedContent: "<p>hi</p>", DateSent: 1_700_000_000}
+	require.NoError(t, s.CreateMessage(t.Context(), m, nil))
+	require.NotZero(t, m.ID)
+	return m.ID
+}
+
+func testMessageChannelRoundTrip(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	alice := newUser(t, s, realm.ID, "alice@example.com")
+	bob := newUser(t, s, realm.ID, "bob@example.com")
+	c := newStream(t, s, realm.ID, "general")
+
+	m := &storage.Message{
+		RealmID: realm.ID, SenderID: alice.ID, StreamID: &c.ID, Topic: "Ünïcødé 'lunch' \"x\"",
+		Content: "@**bob** **hi**", RenderedContent: "<p>...</p>", DateSent: 1_700_000_123, SendingClient: "website",
+		HasLink: true, HasImage: true, HasAttachment: true, IsMeMessage: true, StreamWildcard: true, TopicWildcard: true,
+	}
+	readers := []storage.UserMessage{{UserID: bob.ID, Flags: storage.FlagMentioned}, {UserID: alice.ID, Flags: storage.FlagRead | storage.FlagStarred}}
+	require.NoError(t, s.CreateMessage(ctx, m, readers))
+	require.NotZero(t, m.ID)
+	assert.Equal(t, storage.UserMessage{RealmID: realm.ID, UserID: bob.ID, MessageID: m.ID, Flags: storage.FlagMentioned}, readers[0], "MessageID and RealmID set")
+
+	got, err := s.GetMessage(ctx, realm.ID, m.ID)
+	require.NoError(t, err)
+	assert.Equal(t, *m, *got)
+
+	rows, err := s.ListUserMessages(ctx, realm.ID, bob.ID, []int64{m.ID, m.ID, 999999})
+	require.NoError(t, err)
+	assert.Equal(t, []storage.UserMessage{readers[0]}, rows)
+	rows, err = s.ListUserMessages(ctx, realm.ID, alice.ID, []int64{m.ID})
+	require.NoError(t, err)
+	assert.Equal(t, []storage.UserMessage{readers[1]}, rows)
+	carol := newUser(t, s, realm.ID, "carol@example.com")
+	rows, err = s.ListUserMessages(ctx, realm.ID, carol.ID, []int64{m.ID})
+	require.NoError(t, err)
+	assert.Empty(t, rows, "no row where the state is the default")
+}
+
+func testMessageDirectRoundTrip(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	alice := newUser(t, s, realm.ID, "alice@example.com")
+	bob := newUser(t, s, realm.ID, "bob@example.com")
+
+	conv, err := s.DirectConversation(ctx, realm.ID, []int64{bob.ID, alice.ID, bob.ID})
+	require.NoError(t, err)
+	again, err := s.DirectConversation(ctx, realm.ID, []int64{alice.ID, bob.ID})
+	require.NoError(t, err)
+	assert.Equal(t, conv, again, "one conversation per set of participants")
+	self, err := s.DirectConversation(ctx, realm.ID, []int64{alice.ID})
+	require.NoError(t, err)
+	assert.NotEqual(t, conv, self)
+	members, err := s.ConversationMembers(ctx, realm.ID, conv)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{alice.ID, bob.ID}, members)
+	members, err = s.ConversationMembers(ctx, realm.ID, 999999)
+	require.NoError(t, err)
+	assert.Empty(t, members)
+
+	m := &storage.Message{RealmID: realm.ID, SenderID: alice.ID, ConversationID: &conv, Content: "psst",
+		RenderedContent: "<p>psst</p>", DateSent: 1_700_000_000}
+	readers := []storage.UserMessage{
+		{UserID: alice.ID, Flags: storage.FlagPrivate | storage.FlagRead},
+		{UserID: bob.ID, Flags: storage.FlagPrivate},
+	}
+	require.NoError(t, s.CreateMessage(ctx, m, readers))
+	got, err := s.GetMessage(ctx, realm.ID, m.ID)
+	require.NoError(t, err)
+	assert.Equal(t, *m, *got)
+	assert.Nil(t, got.StreamID)
+	rows, err := s.ListUserMessages(ctx, realm.ID, bob.ID, []int64{m.ID})
+	require.NoError(t, err)
+	assert.Equal(t, []storage.UserMessage{readers[1]}, rows)
+}
+
+func testMessageNotFound(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm, other := newRealm(t, s, "acme"), newRealm(t, s, "other")
+	alice := newUser(t, s, realm.ID, "alice@example.com")
+	stranger := newUser(t, s, other.ID, "x@example.com")
+	c := newStream(t, s, realm.ID, "general")
+	far := newStream(t, s, other.ID, "far")
+	conv, err := s.DirectConversation(ctx, realm.ID, []int64{alice.ID})
+	require.NoError(t, err)
+
+	_, err = s.DirectConversation(ctx, realm.ID, []int64{alice.ID, stranger.ID})
+	assert.ErrorIs(t, err, storage.ErrNotFound, "a participant of another realm")
+	_, err = s.DirectConversation(ctx, realm.ID, []int64{alice.ID, 999999})
+	assert.ErrorIs(t, err, storage.ErrNotFound, "a missing participant")
+
+	for name, m := range map[string]*storage.Message{
+		"sender of another realm":       {RealmID: realm.ID, SenderID: stranger.ID, StreamID: &c.ID},
+		"missing sender":                {RealmID: realm.ID, SenderID: 999999, StreamID: &c.ID},
+		"channel of another realm":      {RealmID: realm.ID, SenderID: alice.ID, StreamID: &far.ID},
+		"missing conversation":          {RealmID: realm.ID, SenderID: alice.ID, ConversationID: ptr(int64(999999))},
+		"conversation of another realm": {RealmID: other.ID, SenderID: stranger.ID, ConversationID: &conv},
+	} {
+		assert.ErrorIs(t, s.CreateMessage(ctx, m, nil), storage.ErrNotFound, name)
+		assert.Zero(t, m.ID, name)
+	}
+	// A reader of another realm fails the whole message.
+	m := &storage.Message{RealmID: realm.ID, SenderID: alice.ID, StreamID: &c.ID}
+	assert.ErrorIs(t, s.CreateMessage(ctx, m, []storage.UserMessage{{UserID: stranger.ID, Flags: storage.FlagMentioned}}), storage.ErrNotFound)
+	max, err := s.MaxMessageID(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, max, "nothing was written")
+
+	id := post(t, s, realm.ID, alice.ID, c.ID)
+	_, err = s.GetMessage(ctx, other.ID, id)
+	assert.ErrorIs(t, err, storage.ErrNotFound, "another realm's message")
+	_, err = s.GetMessage(ctx, realm.ID, id+1)
+	assert.ErrorIs(t, err, storage.ErrNotFound)
+	rows, err := s.ListUserMessages(ctx, other.ID, alice.ID, []int64{id})
+	require.NoError(t, err)
+	assert.Empty(t, rows)
+}
+
+func testMessageIDsIncrease(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	max, err := s.MaxMessageID(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, max, "no messages")
+	a, b := newRealm(t, s, "a"), newRealm(t, s, "b")
+	ua, ub := newUser(t, s, a.ID, "u@a"), newUser(t, s, b.ID, "u@b")
+	ca, cb := newStream(t, s, a.ID, "c"), newStream(t, s, b.ID, "c")
+	var last int64
+	for i := range 6 {
+		var id int64
+		if i%2 == 0 {
+			id = post(t, s, a.ID, ua.ID, ca.ID)
+		} else {
+			id = post(t, s, b.ID, ub.ID, cb.ID)
+		}
+		assert.Greater(t, id, last, "IDs increase across realms")
+		last = id
+		max, err := s.MaxMessageID(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, id, max)
+	}
+}
+
+// Concurrent first messages between the same people share one
+// conversation.
+func testMessageConversationsConcurrent(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	alice := newUser(t, s, realm.ID, "alice@example.com")
+	bob := newUser(t, s, realm.ID, "bob@example.com")
+	ids := make([]int64, 8)
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() { ids[i], errs[i] = s.DirectConversation(ctx, realm.ID, []int64{alice.ID, bob.ID}) })
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	for _, id := range ids {
+		assert.Equal(t, ids[0], id)
+	}
+	members, err := s.ConversationMembers(ctx, realm.ID, ids[0])
+	require.NoError(t, err)
+	assert.Equal(t, []int64{alice.ID, bob.ID}, members)
+}
+
+// Subscription periods start and end at the newest message ID at the
+// time, read by the store.
+func testMessageSubscriptionBounds(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	alice := newUser(t, s, realm.ID, "alice@example.com")
+	bob := newUser(t, s, realm.ID, "bob@example.com")
+	c := newStream(t, s, realm.ID, "general")
+
+	subscribe(t, s, realm.ID, bob.ID, c.ID, 100)
+	m1 := post(t, s, realm.ID, alice.ID, c.ID)
+	require.NoError(t, s.InTx(ctx, func(tx storage.Store) error {
+		return tx.Unsubscribe(ctx, realm.ID, bob.ID, c.ID, 200)
+	}))
+	m2 := post(t, s, realm.ID, alice.ID, c.ID)
+	subscribe(t, s, realm.ID, bob.ID, c.ID, 300)
+	assert.Equal(t, []storage.SubscriptionPeriod{
+		closedPeriod(realm.ID, bob.ID, c.ID, 0, 100, m1, 200),
+		openPeriod(realm.ID, bob.ID, c.ID, m2, 300),
+	}, withoutIDs(t, listPeriods(t, s, realm.ID, bob.ID, c.ID)), "bob got m1 (0 < m1 <= m1), not m2, and what comes after m2")
+}
