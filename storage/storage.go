@@ -575,4 +575,22 @@ type MessageStore interface {
 	// MaxMessageID is the greatest message ID in the Store (0 when there
 	// are none): every message sent later has a greater one.
 	MaxMessageID(ctx context.Context) (int64, error)
+	// AddReadRange marks the channel's messages with IDs in [first, last]
+	// read for the user: the range is merged with the user's ranges of
+	// the channel that overlap it or that no message of the channel
+	// separates from it, so the ranges stay few.
+	AddReadRange(ctx context.Context, realmID, userID, streamID, first, last int64) error
+	// ListReadRanges returns the user's ranges of the channel that
+	// intersect [lo, hi], by first ID.
+	ListReadRanges(ctx context.Context, realmID, userID, streamID, lo, hi int64) ([]ReadRange, error)
+}
+
+// ReadRange says that the channel's messages with IDs from FirstID to
+// LastID (both included) are read by the user.
+type ReadRange struct {
+	RealmID  int64 `bun:"realm_id"`
+	UserID   int64 `bun:"user_id,pk"`
+	StreamID int64 `bun:"stream_id,pk"`
+	FirstID  int64 `bun:"first_id,pk"`
+	LastID   int64 `bun:"last_id"`
 }

@@ -177,3 +177,87 @@ func (s *Store) MaxMessageID(ctx context.Context) (int64, error) {
 	err := s.r.NewSelect().TableExpr("messages").ColumnExpr("COALESCE(MAX(id), 0)").Scan(ctx, &id)
 	return id, wrapErr("max message id", err)
 }
+
+// readRangeRow maps storage.ReadRange to its table.
+type readRangeRow struct {
+	bun.BaseModel `bun:"table:read_ranges,alias:rr"`
+	storage.ReadRange
+}
+
+// channelNeighbour returns the ID of the channel's message just before
+// (before true) or just after id, or 0 when there is none.
+func (s *Store) channelNeighbour(ctx context.Context, realmID, streamID, id int64, before bool) (int64, error) {
+	q := s.r.NewSelect().TableExpr("messages").
+		Where("realm_id = ?", realmID).Where("stream_id = ?", streamID)
+	if before {
+		q = q.ColumnExpr("COALESCE(MAX(id), 0)").Where("id < ?", id)
+	} else {
+		q = q.ColumnExpr("COALESCE(MIN(id), 0)").Where("id > ?", id)
+	}
+	var out int64
+	err := q.Scan(ctx, &out)
+	return out, err
+}
+
+// AddReadRange merges [first, last] into the user's ranges of the
+// channel, in one transaction: every range that overlaps the new one, or
+// that no message of the channel separates from it, is replaced by their
+// union. The cost follows the few ranges it touches.
+func (s *Store) AddReadRange(ctx context.Context, realmID, userID, streamID, first, last int64) error {
+	op := fmt.Sprintf("mark channel %d read for user %d in realm %d", streamID, userID, realmID)
+	if first > last {
+		return fmt.Errorf("bunstore: %s: empty range [%d, %d]", op, first, last)
+	}
+	return s.withTx(ctx, func(tx *Store) error {
+		// Ranges reaching from the channel's previous message to its
+		// next one touch the new range: nothing unread lies between.
+		prev, err := tx.channelNeighbour(ctx, realmID, streamID, first, true)
+		if err != nil {
+			return wrapErr(op, err)
+		}
+		next, err := tx.channelNeighbour(ctx, realmID, streamID, last, false)
+		if err != nil {
+			return wrapErr(op, err)
+		}
+		q := tx.w.NewSelect().Model((*readRangeRow)(nil)).
+			Where("realm_id = ?", realmID).Where("user_id = ?", userID).Where("stream_id = ?", streamID).
+			Where("last_id >= ?", prev)
+		if next != 0 {
+			q = q.Where("first_id <= ?", next)
+		}
+		var touching []readRangeRow
+		if err := q.Scan(ctx, &touching); err != nil {
+			return wrapErr(op, err)
+		}
+		lo, hi := first, last
+		for _, r := range touching {
+			lo, hi = min(lo, r.FirstID), max(hi, r.LastID)
+		}
+		if len(touching) > 0 {
+			_, err := tx.w.NewDelete().Model((*readRangeRow)(nil)).
+				Where("realm_id = ?", realmID).Where("user_id = ?", userID).Where("stream_id = ?", streamID).
+				Where("first_id >= ?", lo).Where("first_id <= ?", hi).Exec(ctx)
+			if err != nil {
+				return wrapErr(op, err)
+			}
+		}
+		row := &readRangeRow{ReadRange: storage.ReadRange{RealmID: realmID, UserID: userID, StreamID: streamID, FirstID: lo, LastID: hi}}
+		_, err = tx.w.NewInsert().Model(row).Exec(ctx)
+		return wrapErr(op, err)
+	})
+}
+
+// ListReadRanges returns the user's ranges of the channel that intersect
+// [lo, hi], by first ID.
+func (s *Store) ListReadRanges(ctx context.Context, realmID, userID, streamID, lo, hi int64) ([]storage.ReadRange, error) {
+	var rows []readRangeRow
+	err := s.r.NewSelect().Model(&rows).
+		Where("realm_id = ?", realmID).Where("user_id = ?", userID).Where("stream_id = ?", streamID).
+		Where("first_id <= ?", hi).Where("last_id >= ?", lo).
+		OrderExpr("first_id ASC").Scan(ctx)
+	out := make([]storage.ReadRange, len(rows))
+	for i, r := range rows {
+		out[i] = r.ReadRange
+	}
+	return out, wrapErr(fmt.Sprintf("read ranges of user %d in channel %d in realm %d", userID, streamID, realmID), err)
+}

@@ -18,6 +18,7 @@ var messageTests = []test{
 	{"Message/IDsIncrease", testMessageIDsIncrease},
 	{"Message/ConversationsConcurrent", testMessageConversationsConcurrent},
 	{"Message/SubscriptionBounds", testMessageSubscriptionBounds},
+	{"Message/ReadRanges", testMessageReadRanges},
 }
 
 // post stores a plain channel message from sender and returns its ID.
@@ -209,4 +210,63 @@ func testMessageSubscriptionBounds(t *testing.T, s storage.Store) {
 		closedPeriod(realm.ID, bob.ID, c.ID, 0, 100, m1, 200),
 		openPeriod(realm.ID, bob.ID, c.ID, m2, 300),
 	}, withoutIDs(t, listPeriods(t, s, realm.ID, bob.ID, c.ID)), "bob got m1 (0 < m1 <= m1), not m2, and what comes after m2")
+}
+
+// Read ranges merge when no message of their channel separates them.
+func testMessageReadRanges(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	u := newUser(t, s, realm.ID, "alice@example.com")
+	other := newUser(t, s, realm.ID, "bob@example.com")
+	c, d := newStream(t, s, realm.ID, "c"), newStream(t, s, realm.ID, "d")
+	var m []int64 // messages of c, with one of d between each two
+	for range 6 {
+		m = append(m, post(t, s, realm.ID, u.ID, c.ID))
+		post(t, s, realm.ID, u.ID, d.ID)
+	}
+	ranges := func() [][2]int64 {
+		t.Helper()
+		rs, err := s.ListReadRanges(ctx, realm.ID, u.ID, c.ID, 0, m[5]+100)
+		require.NoError(t, err)
+		out := [][2]int64{}
+		for _, r := range rs {
+			assert.Equal(t, storage.ReadRange{RealmID: realm.ID, UserID: u.ID, StreamID: c.ID, FirstID: r.FirstID, LastID: r.LastID}, r)
+			out = append(out, [2]int64{r.FirstID, r.LastID})
+		}
+		return out
+	}
+	mark := func(first, last int64) {
+		t.Helper()
+		require.NoError(t, s.AddReadRange(ctx, realm.ID, u.ID, c.ID, first, last))
+	}
+	mark(m[1], m[1])
+	assert.Equal(t, [][2]int64{{m[1], m[1]}}, ranges())
+	mark(m[2], m[2])
+	assert.Equal(t, [][2]int64{{m[1], m[2]}}, ranges(), "d's message between does not separate them")
+	mark(m[4], m[4])
+	assert.Equal(t, [][2]int64{{m[1], m[2]}, {m[4], m[4]}}, ranges(), "m3 is unread between")
+	mark(m[2], m[2])
+	assert.Equal(t, [][2]int64{{m[1], m[2]}, {m[4], m[4]}}, ranges(), "marking again changes nothing")
+	mark(m[3], m[3])
+	assert.Equal(t, [][2]int64{{m[1], m[4]}}, ranges(), "the gap closed: one range")
+	mark(m[0], m[0])
+	mark(m[5], m[5])
+	assert.Equal(t, [][2]int64{{m[0], m[5]}}, ranges())
+
+	rs, err := s.ListReadRanges(ctx, realm.ID, u.ID, c.ID, m[5]+1, m[5]+10)
+	require.NoError(t, err)
+	assert.Empty(t, rs, "no range intersects what comes after")
+	rs, err = s.ListReadRanges(ctx, realm.ID, other.ID, c.ID, 0, m[5])
+	require.NoError(t, err)
+	assert.Empty(t, rs, "other users apart")
+	rs, err = s.ListReadRanges(ctx, realm.ID, u.ID, d.ID, 0, m[5])
+	require.NoError(t, err)
+	assert.Empty(t, rs, "other channels apart")
+
+	// A new message after the range is unread until marked; marking it
+	// extends the range.
+	next := post(t, s, realm.ID, u.ID, c.ID)
+	mark(next, next)
+	assert.Equal(t, [][2]int64{{m[0], next}}, ranges())
+	assert.Error(t, s.AddReadRange(ctx, realm.ID, u.ID, c.ID, 5, 4), "an empty range")
 }
