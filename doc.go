@@ -34,6 +34,16 @@
 // lists the organization to announce itself; ResolveAudience expands one
 // to user IDs.
 //
+// # Messages
+//
+// SendMessage stores a message once, whatever its number of readers; what
+// differs per reader is stored only where it differs (a row per
+// participant of a direct message; for channel messages, rows only for
+// mentions, stars and the like, and read state as ranges of message IDs).
+// Who may read a channel message follows from the channel's history
+// setting and the reader's subscription periods (GetMessage). Each
+// recipient gets a MessageEvent with their flags after the commit.
+//
 // # Cost
 //
 // A request reads what its answer and the caller's permissions need:

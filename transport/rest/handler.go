@@ -267,6 +267,7 @@ func authed[Req, Resp any](method, pattern string, fn func(*chat.Service, contex
 			if err != nil {
 				return nil, nil, err
 			}
+			fillHeaders(c.r, &req)
 			resp, err := fn(c.h.svc, ctx, c.caller, req)
 			return resp, ignored, err
 		}}

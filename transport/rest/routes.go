@@ -32,6 +32,9 @@ func routes() []endpoint {
 		authed("PATCH", "/drafts/{draft_id:int}", (*S).EditDraft),
 		authed("DELETE", "/drafts/{draft_id:int}", (*S).DeleteDraft),
 
+		authed("POST", "/messages", (*S).SendMessage),
+		authed("GET", "/messages/{message_id:int}", (*S).GetMessage),
+
 		authedNoArgs("GET", "/realm", (*S).GetRealmSettings),
 		authed("PATCH", "/realm", (*S).UpdateRealm),
 		authedNoArgs("GET", "/realm/profile_fields", (*S).GetProfileFields),

@@ -1,0 +1,295 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// MessageView is a message as clients get it (GET /messages, message
+// events).
+type MessageView struct {
+	ID          int64  `json:"id"`
+	SenderID    int64  `json:"sender_id"`
+	Content     string `json:"content"`
+	ContentType string `json:"content_type"`
+	// RecipientID identifies the conversation: the channel's ID for a
+	// channel message, directRecipientBase plus the conversation's ID for
+	// a direct message (the reference's Recipient table has no
+	// counterpart here).
+	RecipientID      int64       `json:"recipient_id"`
+	Timestamp        int64       `json:"timestamp"`
+	Client           string      `json:"client"`
+	Subject          string      `json:"subject"`
+	TopicLinks       []TopicLink `json:"topic_links"`
+	IsMeMessage      bool        `json:"is_me_message"`
+	Reactions        []Reaction  `json:"reactions"`
+	Submessages      []any       `json:"submessages"`
+	SenderFullName   string      `json:"sender_full_name"`
+	SenderEmail      string      `json:"sender_email"`
+	SenderRealmStr   string      `json:"sender_realm_str"`
+	DisplayRecipient any         `json:"display_recipient"`
+	Type             string      `json:"type"`
+	StreamID         *int64      `json:"stream_id,omitempty"`
+	AvatarURL        *string     `json:"avatar_url"`
+	EditHistory      []any       `json:"edit_history,omitempty"`
+	LastEditTime     *int64      `json:"last_edit_timestamp,omitempty"`
+}
+
+// TopicLink is a link found in a topic by the organization's linkifiers.
+type TopicLink struct {
+	Text string `json:"text"`
+	URL  string `json:"url"`
+}
+
+// Reaction is one user's emoji reaction to a message.
+type Reaction struct {
+	EmojiName    string `json:"emoji_name"`
+	EmojiCode    string `json:"emoji_code"`
+	ReactionType string `json:"reaction_type"`
+	UserID       int64  `json:"user_id"`
+}
+
+// DisplayUser is a participant of a direct message in display_recipient.
+type DisplayUser struct {
+	ID            int64  `json:"id"`
+	Email         string `json:"email"`
+	FullName      string `json:"full_name"`
+	IsMirrorDummy bool   `json:"is_mirror_dummy"`
+}
+
+// directRecipientBase keeps direct conversations' recipient IDs apart
+// from channels' IDs.
+const directRecipientBase = 1 << 40
+
+// flagNames lists the wire names of the set flags, in the reference's
+// order, with the synthetic wildcard_mentioned.
+func flagNames(flags int64) []string {
+	out := []string{}
+	for _, f := range []struct {
+		bit  int64
+		name string
+	}{
+		{storage.FlagRead, "read"}, {storage.FlagStarred, "starred"}, {storage.FlagCollapsed, "collapsed"},
+		{storage.FlagMentioned, "mentioned"}, {storage.FlagStreamWildcardMentioned, "stream_wildcard_mentioned"},
+		{storage.FlagTopicWildcardMentioned, "topic_wildcard_mentioned"},
+		{storage.FlagHasAlertWord, "has_alert_word"}, {storage.FlagHistorical, "historical"},
+	} {
+		if flags&f.bit != 0 {
+			out = append(out, f.name)
+		}
+	}
+	if flags&(storage.FlagStreamWildcardMentioned|storage.FlagTopicWildcardMentioned) != 0 {
+		out = append(out, "wildcard_mentioned")
+	}
+	return out
+}
+
+// messageView builds the wire form of m; participants are a direct
+// message's users (sender included).
+func messageView(realm *storage.Realm, sender *storage.User, m *storage.Message, channelName string, participants []*storage.User) MessageView {
+	avatar := gravatarURL(sender)
+	v := MessageView{
+		ID: m.ID, SenderID: m.SenderID, Content: m.RenderedContent, ContentType: "text/html",
+		Timestamp: m.DateSent, Client: m.SendingClient, Subject: m.Topic, TopicLinks: []TopicLink{},
+		IsMeMessage: m.IsMeMessage, Reactions: []Reaction{}, Submessages: []any{},
+		SenderFullName: sender.FullName, SenderEmail: apiEmail(realm, sender),
+		SenderRealmStr: realm.StringID, AvatarURL: &avatar,
+	}
+	if m.StreamID != nil {
+		v.Type, v.StreamID, v.RecipientID, v.DisplayRecipient = MessageTypeChannel, m.StreamID, *m.StreamID, channelName
+		if v.Subject == "" {
+			v.Subject = emptyTopicFallbackName
+		}
+	} else {
+		v.Type, v.RecipientID, v.Subject = MessageTypeDirect, directRecipientBase+*m.ConversationID, ""
+		users := make([]DisplayUser, 0, len(participants))
+		for _, u := range participants {
+			users = append(users, DisplayUser{ID: u.ID, Email: apiEmail(realm, u), FullName: u.FullName})
+		}
+		slices.SortFunc(users, func(a, b DisplayUser) int { return int(a.ID - b.ID) })
+		v.DisplayRecipient = users
+	}
+	return v
+}
+
+// MessageEvent announces a new message to one of its recipients.
+type MessageEvent struct {
+	Message MessageView `json:"message"`
+	Flags   []string    `json:"flags"`
+}
+
+func (MessageEvent) EventType() string { return "message" }
+
+// emitMessage sends each recipient the message with their flags: the
+// channel's subscribers (as they are on delivery), or the participants
+// of a direct message; the sender always.
+func (s *Service) emitMessage(w *writeTx, o *outgoing, readers []storage.UserMessage) {
+	m := &o.msg
+	name := ""
+	if o.channel != nil {
+		name = o.channel.Name
+	}
+	participants := append([]*storage.User{o.me}, o.recipients...)
+	participants = slices.CompactFunc(participants, func(a, b *storage.User) bool { return a.ID == b.ID })
+	view := messageView(o.realm, o.me, m, name, participants)
+	flagsOf := map[int64]int64{}
+	for _, r := range readers {
+		flagsOf[r.UserID] = r.Flags
+	}
+	if m.StreamID != nil && o.readBySender {
+		flagsOf[o.me.ID] |= storage.FlagRead
+	}
+	w.emit(toUsers(o.me.ID), MessageEvent{Message: view, Flags: flagNames(flagsOf[o.me.ID])})
+	if m.StreamID != nil {
+		w.emit(Audience{Subscribers: []int64{*m.StreamID}, Except: []int64{o.me.ID}}, MessageEvent{Message: view, Flags: []string{}})
+		return
+	}
+	for _, u := range o.recipients {
+		if u.ID != o.me.ID {
+			w.emit(toUsers(u.ID), MessageEvent{Message: view, Flags: flagNames(flagsOf[u.ID])})
+		}
+	}
+}
+
+// GetMessageRequest is the input of GetMessage (GET /messages/{id}).
+type GetMessageRequest struct {
+	MessageID int64 `json:"message_id"`
+	// ApplyMarkdown (default true) returns the rendered HTML; false, the
+	// Markdown source.
+	ApplyMarkdown *bool `json:"apply_markdown"`
+	// AllowEmptyTopicName (default false) shows the empty topic as "";
+	// otherwise it is shown as "general chat".
+	AllowEmptyTopicName *bool `json:"allow_empty_topic_name"`
+}
+
+// FetchedMessage is a message as a reader fetches it: with their flags.
+type FetchedMessage struct {
+	MessageView
+	Flags []string `json:"flags"`
+}
+
+// GetMessageResponse is the success body of GetMessage.
+type GetMessageResponse struct {
+	Message FetchedMessage `json:"message"`
+	// RawContent is the Markdown source (deprecated by the reference).
+	RawContent string `json:"raw_content"`
+}
+
+var errInvalidMessage = BadRequest("Invalid message(s)")
+
+// GetMessage returns one message the caller may read, with their flags;
+// a missing message and one they may not read answer alike.
+func (s *Service) GetMessage(ctx context.Context, c Caller, req GetMessageRequest) (*GetMessageResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.store.GetMessage(ctx, realm.ID, req.MessageID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errInvalidMessage
+	} else if err != nil {
+		return nil, s.internal(ctx, "get message", err)
+	}
+	flags, name, participants, ok, err := s.messageAccess(ctx, realm, me, m)
+	if err != nil {
+		return nil, s.internal(ctx, "get message", err)
+	}
+	if !ok {
+		return nil, errInvalidMessage
+	}
+	sender, err := s.store.GetUser(ctx, realm.ID, m.SenderID)
+	if err != nil {
+		return nil, s.internal(ctx, "get message", err)
+	}
+	v := FetchedMessage{MessageView: messageView(realm, sender, m, name, participants), Flags: flagNames(flags)}
+	if req.ApplyMarkdown != nil && !*req.ApplyMarkdown {
+		v.Content, v.ContentType = m.Content, "text/x-markdown"
+	}
+	if m.StreamID != nil && m.Topic == "" && req.AllowEmptyTopicName != nil && *req.AllowEmptyTopicName {
+		v.Subject = ""
+	}
+	return &GetMessageResponse{Message: v, RawContent: m.Content}, nil
+}
+
+// messageAccess decides whether me may read m (the reference's
+// has_message_access) and returns their flags, the channel's name or the
+// direct message's participants.
+//
+// A direct message is readable by its participants. A channel message is
+// readable by those who received it (a subscription period covers it) or
+// have a row for it, provided they still may read the channel; when the
+// channel's history is public to subscribers, also by those who may read
+// the channel now: subscribers, and any member (not guest) for a public
+// channel.
+func (s *Service) messageAccess(ctx context.Context, realm *storage.Realm, me *storage.User, m *storage.Message) (flags int64, channelName string, participants []*storage.User, ok bool, err error) {
+	rows, err := s.store.ListUserMessages(ctx, realm.ID, me.ID, []int64{m.ID})
+	if err != nil {
+		return 0, "", nil, false, err
+	}
+	hasRow := len(rows) > 0
+	if hasRow {
+		flags = rows[0].Flags
+	}
+	if m.ConversationID != nil {
+		if !hasRow {
+			return 0, "", nil, false, nil
+		}
+		ids, err := s.store.ConversationMembers(ctx, realm.ID, *m.ConversationID)
+		if err != nil {
+			return 0, "", nil, false, err
+		}
+		users, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: ids})
+		if err != nil {
+			return 0, "", nil, false, err
+		}
+		for i := range users {
+			participants = append(participants, &users[i])
+		}
+		return flags &^ storage.FlagPrivate, "", participants, true, nil
+	}
+
+	ch, err := s.store.GetStream(ctx, realm.ID, *m.StreamID)
+	if err != nil {
+		return 0, "", nil, false, err
+	}
+	periods, err := s.store.ListSubscriptionPeriods(ctx, realm.ID, me.ID, ch.ID)
+	if err != nil {
+		return 0, "", nil, false, err
+	}
+	// The sender received their own message (the reference gives them a
+	// row even when they are not subscribed).
+	received, subscribed := m.SenderID == me.ID, false
+	for _, p := range periods {
+		if p.EndMessageID == nil {
+			subscribed = true
+		}
+		if m.ID > p.StartMessageID && (p.EndMessageID == nil || m.ID <= *p.EndMessageID) {
+			received = true
+		}
+	}
+	if !ch.HistoryPublicToSubscribers && !received && !hasRow {
+		return 0, "", nil, false, nil
+	}
+	publicToMe := !ch.InviteOnly && me.Role != RoleGuest || ch.IsWebPublic
+	if !publicToMe && !subscribed {
+		return 0, "", nil, false, nil
+	}
+	if !received && !hasRow {
+		flags |= storage.FlagHistorical | storage.FlagRead
+	} else {
+		ranges, err := s.store.ListReadRanges(ctx, realm.ID, me.ID, ch.ID, m.ID, m.ID)
+		if err != nil {
+			return 0, "", nil, false, err
+		}
+		if len(ranges) > 0 {
+			flags |= storage.FlagRead
+		}
+	}
+	if received && m.StreamWildcard {
+		flags |= storage.FlagStreamWildcardMentioned
+	}
+	return flags, ch.Name, nil, true, nil
+}

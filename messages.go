@@ -1,0 +1,520 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/teamchat/chat/markdown"
+	"github.com/teamchat/chat/storage"
+)
+
+// Message types on the wire.
+const (
+	MessageTypeChannel = "stream"
+	MessageTypeDirect  = "private"
+)
+
+// emptyTopicFallbackName is the name clients show for the empty topic;
+// sent as a topic, it means the empty topic (as does "(no topic)").
+const emptyTopicFallbackName = "general chat"
+
+// SendMessageRequest is the input of SendMessage (POST /messages).
+type SendMessageRequest struct {
+	// Type is "channel" (or its older name "stream") or "direct" (or
+	// "private").
+	Type string `json:"type"`
+	// To is the recipient, in any form the reference accepts: for a
+	// channel its name or ID, bare or JSON-encoded (a string, a number or
+	// a one-element list); for a direct message a JSON list of user IDs,
+	// a JSON list of emails, or comma-separated emails. ToChannel,
+	// ToChannelID and ToUsers build the common forms.
+	To *string `json:"to"`
+	// Topic (or its older name Subject; not both) is required for channel
+	// messages. "(no topic)" and "general chat" mean the empty topic.
+	Topic   *string `json:"topic"`
+	Subject *string `json:"subject"`
+	Content string  `json:"content"`
+	// QueueID and LocalID let the sender's event queue match the message
+	// to its local echo.
+	QueueID *string `json:"queue_id"`
+	LocalID *string `json:"local_id"`
+	// ReadBySender marks the message read for its sender; by default only
+	// for the reference's interactive clients (the web app, mobile and
+	// desktop apps, terminal), not for API scripts and bots.
+	ReadBySender *bool `json:"read_by_sender"`
+	// Client names the sending program; without it the product name of
+	// UserAgent is used ("Unspecified" when there is none).
+	Client    *string `json:"client"`
+	UserAgent string  `json:"-" header:"User-Agent"`
+}
+
+// ToChannel is the To of a message to the channel with that name.
+func ToChannel(name string) *string { return &name }
+
+// ToChannelID is the To of a message to the channel with that ID.
+func ToChannelID(id int64) *string { s := strconv.FormatInt(id, 10); return &s }
+
+// ToUsers is the To of a direct message to these users.
+func ToUsers(ids ...int64) *string {
+	b, _ := json.Marshal(ids)
+	s := string(b)
+	return &s
+}
+
+// SendMessageResponse is the success body of SendMessage.
+type SendMessageResponse struct {
+	ID int64 `json:"id"`
+	// AutomaticNewVisibilityPolicy is set when sending changed the
+	// sender's policy for the topic (2 unmuted, 3 followed).
+	AutomaticNewVisibilityPolicy *int `json:"automatic_new_visibility_policy,omitempty"`
+}
+
+// interactiveClients are the reference's clients whose messages are read
+// by their sender by default (Client.default_read_by_sender).
+var interactiveClients = []string{"zulipandroid", "zulipios", "zulipdesktop", "zulipmobile",
+	"zulipelectron", "zulipterminal", "snipe", "website", "ios", "android"}
+
+// clientName is the sending client's name: the client parameter, else
+// the product name of the User-Agent (the reference's parse_user_agent),
+// cut to 30 characters.
+func clientName(param *string, userAgent string) string {
+	name := "Unspecified"
+	switch {
+	case param != nil:
+		name = *param
+	case userAgent != "":
+		name = userAgentName(userAgent)
+	}
+	if r := []rune(name); len(r) > 30 {
+		name = string(r[:30])
+	}
+	return name
+}
+
+// userAgentName is the leading name of a User-Agent: the characters up
+// to the first '/' or space, then any more that are not digits, '/' or
+// '(' ("ZulipMobile/27.1 (Android)" gives "ZulipMobile").
+func userAgentName(ua string) string {
+	i := strings.IndexAny(ua, "/ ")
+	if i < 0 {
+		i = len(ua)
+	}
+	j := i
+	for j < len(ua) && !strings.ContainsRune("0123456789/(", rune(ua[j])) {
+		j++
+	}
+	return ua[:j]
+}
+
+// recipientsPerMessage bounds a direct message's recipients (the
+// reference has no limit; group DMs of more than this are not
+// conversations but broadcasts).
+const maxDirectRecipients = 1000
+
+// parseChannelIndicator reads a channel's To: a bare name, or JSON (a
+// string, an integer, or a one-element list of either).
+func parseChannelIndicator(to string) (name string, id int64, err error) {
+	var data any
+	dec := json.NewDecoder(strings.NewReader(to))
+	dec.UseNumber()
+	if dec.Decode(&data) != nil || dec.More() {
+		return to, 0, nil // not JSON: a raw channel name
+	}
+	if list, ok := data.([]any); ok {
+		if len(list) != 1 {
+			return "", 0, BadRequest("Expected exactly one channel")
+		}
+		data = list[0]
+	}
+	switch v := data.(type) {
+	case string:
+		return v, 0, nil
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return "", n, nil
+		}
+	}
+	return "", 0, BadRequest("Invalid data type for channel")
+}
+
+// parseDirectRecipients reads a direct message's To: a JSON list of user
+// IDs or of emails, or comma-separated emails. Emails come back trimmed,
+// de-duplicated and without empty ones; IDs de-duplicated.
+func parseDirectRecipients(to string) (emails []string, ids []int64, err error) {
+	var data any
+	dec := json.NewDecoder(strings.NewReader(to))
+	dec.UseNumber()
+	if dec.Decode(&data) != nil || dec.More() {
+		data = to
+	}
+	if s, ok := data.(string); ok {
+		parts := strings.Split(s, ",")
+		list := make([]any, len(parts))
+		for i, p := range parts {
+			list[i] = p
+		}
+		data = list
+	}
+	list, ok := data.([]any)
+	if !ok {
+		return nil, nil, BadRequest("Invalid data type for recipients")
+	}
+	if len(list) == 0 {
+		return nil, nil, nil
+	}
+	errMixed := BadRequest("Recipient lists may contain emails or user IDs, but not both.")
+	switch list[0].(type) {
+	case string:
+		seen := map[string]bool{}
+		for _, item := range list {
+			s, ok := item.(string)
+			if !ok {
+				return nil, nil, errMixed
+			}
+			if s = strings.TrimSpace(s); s != "" && !seen[s] {
+				seen[s] = true
+				emails = append(emails, s)
+			}
+		}
+		return emails, nil, nil
+	case json.Number:
+		for _, item := range list {
+			n, ok := item.(json.Number)
+			if !ok {
+				return nil, nil, errMixed
+			}
+			id, err := n.Int64()
+			if err != nil {
+				return nil, nil, errMixed
+			}
+			ids = append(ids, id)
+		}
+		return nil, uniqueSorted(ids), nil
+	}
+	return nil, nil, BadRequest("Invalid data type for recipients")
+}
+
+// truncateRunes cuts s to max characters, ending with suffix, as the
+// reference's truncate_content does (counting code points).
+func truncateRunes(s string, max int, suffix string) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-utf8.RuneCountInString(suffix)]) + suffix
+}
+
+// normalizeContent applies the reference's rules to a message body:
+// trailing whitespace and leading newlines go, an empty body or a NUL
+// byte is refused, and an over-long body is truncated.
+func (s *Service) normalizeContent(content string) (string, error) {
+	content = strings.TrimLeft(strings.TrimRightFunc(content, unicode.IsSpace), "\n")
+	if content == "" {
+		return "", BadRequest("Message must not be empty")
+	}
+	if strings.ContainsRune(content, 0) {
+		return "", BadRequest("Message must not contain null bytes")
+	}
+	return truncateRunes(content, s.limits.MaxMessageLength, "\n[message truncated]"), nil
+}
+
+// normalizeTopic strips a channel message's topic, maps the names of the
+// empty topic to it, refuses unprintable characters and truncates it.
+func (s *Service) normalizeTopic(topic string) (string, error) {
+	topic = strings.TrimSpace(topic)
+	if topic == emptyTopicFallbackName || topic == "(no topic)" {
+		topic = ""
+	}
+	for i, r := range []rune(topic) {
+		if !isPrintable(r) {
+			return "", BadRequest("Invalid character in topic, at position %d!", i+1)
+		}
+	}
+	return truncateRunes(topic, s.limits.MaxTopicLength, "..."), nil
+}
+
+// isPrintable is the reference's is_character_printable: control
+// characters and the two Unicode non-characters U+FFFE, U+FFFF are not.
+func isPrintable(r rune) bool {
+	return !unicode.IsControl(r) && r != '\ufffe' && r != '\uffff'
+}
+
+// SendMessage sends a channel or direct message (POST /messages), with the
+// reference's validation order, errors and permissions. The message is
+// stored once; each recipient gets a message event after commit.
+func (s *Service) SendMessage(ctx context.Context, c Caller, req SendMessageRequest) (*SendMessageResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if req.Topic != nil && req.Subject != nil {
+		return nil, (&Error{Kind: KindInvalid, Code: CodeRequestConfusingVar,
+			Msg: "Can't decide between 'topic' and 'subject' arguments"}).With("var_name1", "topic").With("var_name2", "subject")
+	}
+	topic := req.Topic
+	if topic == nil {
+		topic = req.Subject
+	}
+	client := clientName(req.Client, req.UserAgent)
+	readBySender := slices.Contains(interactiveClients, strings.ToLower(client))
+	if req.ReadBySender != nil {
+		readBySender = *req.ReadBySender
+	}
+	send := &outgoing{me: me, realm: realm, client: client, readBySender: readBySender, req: &req}
+	switch req.Type {
+	case "stream", "channel":
+		err = s.prepareChannelMessage(ctx, send, topic)
+	case "private", "direct":
+		err = s.prepareDirectMessage(ctx, send)
+	default:
+		err = BadRequest("Invalid type")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.storeMessage(ctx, send); err != nil {
+		return nil, err
+	}
+	return &SendMessageResponse{ID: send.msg.ID}, nil
+}
+
+// outgoing is a message on its way through SendMessage.
+type outgoing struct {
+	me           *storage.User
+	realm        *storage.Realm
+	client       string
+	readBySender bool
+	req          *SendMessageRequest
+
+	channel    *storage.Stream
+	recipients []*storage.User // a direct message's other participants (and the sender for a self-DM)
+	msg        storage.Message
+}
+
+func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic *string) error {
+	if o.req.To == nil {
+		return BadRequest("Missing channel")
+	}
+	name, id, err := parseChannelIndicator(*o.req.To)
+	if err != nil {
+		return err
+	}
+	if topic == nil {
+		return BadRequest("Missing topic")
+	}
+	t, err := s.normalizeTopic(*topic)
+	if err != nil {
+		return err
+	}
+	content, err := s.normalizeContent(o.req.Content)
+	if err != nil {
+		return err
+	}
+	var ch *storage.Stream
+	if id != 0 || name == "" && strings.TrimSpace(*o.req.To) != "" {
+		ch, err = s.store.GetStream(ctx, o.realm.ID, id)
+		if errors.Is(err, storage.ErrNotFound) {
+			return (&Error{Kind: KindInvalid, Code: CodeStreamDoesNotExist,
+				Msg: fmt.Sprintf("Channel with ID '%d' does not exist", id)}).With("stream_id", id)
+		}
+	} else {
+		name, err = s.checkChannelName(name)
+		if err != nil {
+			return err
+		}
+		ch, err = s.store.GetStreamByName(ctx, o.realm.ID, name)
+		if errors.Is(err, storage.ErrNotFound) {
+			return (&Error{Kind: KindInvalid, Code: CodeStreamDoesNotExist,
+				Msg: fmt.Sprintf("Channel '%s' does not exist", name)}).With("stream", name)
+		}
+	}
+	if err != nil {
+		return s.internal(ctx, "send message", err)
+	}
+	if err := s.checkCanSendToChannel(ctx, o.me, ch); err != nil {
+		return err
+	}
+	o.channel = ch
+	o.msg = storage.Message{RealmID: o.realm.ID, SenderID: o.me.ID, StreamID: &ch.ID, Topic: t, Content: content}
+	return nil
+}
+
+// checkCanSendToChannel is the reference's access_stream_for_send_message:
+// the channel's can_send_message_group (a bot may use its owner's
+// membership), archived channels, and who may post in private channels.
+func (s *Service) checkCanSendToChannel(ctx context.Context, me *storage.User, ch *storage.Stream) error {
+	inGroup := func(u *storage.User) (bool, *groupScope, error) {
+		scope, err := callerScope(ctx, s.store, ch.RealmID, u.ID)
+		if err != nil {
+			return false, nil, s.internal(ctx, "send message", err)
+		}
+		return scope.in(ch.CanSendMessageGroupID), scope, nil
+	}
+	ok, scope, err := inGroup(me)
+	if err != nil {
+		return err
+	}
+	var owner *storage.User
+	if me.IsBot && me.BotOwnerID != nil {
+		if owner, err = s.store.GetUser(ctx, ch.RealmID, *me.BotOwnerID); err != nil {
+			return s.internal(ctx, "send message", err)
+		}
+	}
+	if !ok {
+		if owner == nil {
+			return BadRequest("You do not have permission to post in this channel.")
+		}
+		if ok, _, err = inGroup(owner); err != nil {
+			return err
+		} else if !ok {
+			return BadRequest("You do not have permission to post in this channel.")
+		}
+	}
+	errNotAuthorized := BadRequest("Not authorized to send to channel '%s'", ch.Name)
+	if ch.IsArchived {
+		return errNotAuthorized
+	}
+	if ch.IsWebPublic || !ch.InviteOnly && me.Role != RoleGuest {
+		return nil
+	}
+	subscribed := func(u *storage.User) (bool, error) {
+		sub, err := s.store.GetSubscription(ctx, ch.RealmID, u.ID, ch.ID)
+		if errors.Is(err, storage.ErrNotFound) {
+			return false, nil
+		}
+		return err == nil && sub.Active, err
+	}
+	if yes, err := subscribed(me); err != nil {
+		return s.internal(ctx, "send message", err)
+	} else if yes {
+		return nil
+	}
+	if owner != nil {
+		if yes, err := subscribed(owner); err != nil {
+			return s.internal(ctx, "send message", err)
+		} else if yes {
+			return nil
+		}
+	}
+	// Those who may subscribe themselves (or add subscribers) may post
+	// to a private channel whose history is open to subscribers.
+	if ch.HistoryPublicToSubscribers && me.Role != RoleGuest &&
+		(scope.in(ch.CanSubscribeGroupID) || scope.in(ch.CanAddSubscribersGroupID)) {
+		return nil
+	}
+	return errNotAuthorized
+}
+
+func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
+	var emails []string
+	var ids []int64
+	if o.req.To != nil {
+		var err error
+		if emails, ids, err = parseDirectRecipients(*o.req.To); err != nil {
+			return err
+		}
+	}
+	if len(emails) == 0 && len(ids) == 0 {
+		return BadRequest("Message must have recipients")
+	}
+	if len(emails)+len(ids) > maxDirectRecipients {
+		return BadRequest("Too many recipients (limit: %d).", maxDirectRecipients)
+	}
+	var users []*storage.User
+	for _, email := range emails {
+		u, err := s.userByAPIOrRealEmail(ctx, o.realm, o.me, email)
+		if err != nil {
+			if AsError(err) == errNoSuchUser {
+				return BadRequest("Invalid email '%s'", email)
+			}
+			return err
+		}
+		users = append(users, u)
+	}
+	if len(ids) > 0 {
+		found, err := s.store.FindUsers(ctx, o.realm.ID, storage.UserFilter{IDs: ids})
+		if err != nil {
+			return s.internal(ctx, "send message", err)
+		}
+		if missing := firstMissing(ids, found, func(u storage.User) int64 { return u.ID }); missing != 0 {
+			return BadRequest("Invalid user ID %d", missing)
+		}
+		for i := range found {
+			users = append(users, &found[i])
+		}
+	}
+	content, err := s.normalizeContent(o.req.Content)
+	if err != nil {
+		return err
+	}
+	participants := []int64{o.me.ID}
+	seen := map[int64]bool{}
+	for _, u := range users {
+		if !u.IsActive {
+			return BadRequest("'%s' is no longer using Zulip.", apiEmail(o.realm, u))
+		}
+		if !seen[u.ID] {
+			seen[u.ID] = true
+			o.recipients = append(o.recipients, u)
+			participants = append(participants, u.ID)
+		}
+	}
+	conv, err := s.store.DirectConversation(ctx, o.realm.ID, participants)
+	if err != nil {
+		return s.internal(ctx, "send message", err)
+	}
+	o.msg = storage.Message{RealmID: o.realm.ID, SenderID: o.me.ID, ConversationID: &conv, Content: content}
+	return nil
+}
+
+// storeMessage renders the message, stores it with its readers' rows
+// and emits the message events, in one write.
+func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
+	m := &o.msg
+	m.RenderedContent = markdown.Render(m.Content)
+	m.DateSent = s.nowUnix()
+	m.SendingClient = o.client
+	m.IsMeMessage = strings.HasPrefix(m.Content, "/me ") && !strings.Contains(m.Content, "\n")
+	var readers []storage.UserMessage
+	if m.ConversationID != nil {
+		flags := storage.FlagPrivate
+		if o.readBySender {
+			flags |= storage.FlagRead
+		}
+		readers = append(readers, storage.UserMessage{UserID: o.me.ID, Flags: flags})
+		for _, u := range o.recipients {
+			if u.ID != o.me.ID {
+				readers = append(readers, storage.UserMessage{UserID: u.ID, Flags: storage.FlagPrivate})
+			}
+		}
+	}
+	err := s.write(ctx, o.realm.ID, func(w *writeTx) error {
+		if err := w.CreateMessage(ctx, m, readers); err != nil {
+			return err
+		}
+		if m.StreamID != nil && o.readBySender {
+			if err := w.AddReadRange(ctx, o.realm.ID, o.me.ID, *m.StreamID, m.ID, m.ID); err != nil {
+				return err
+			}
+		}
+		if m.StreamID != nil && o.channel.FirstMessageID == nil {
+			o.channel.FirstMessageID = &m.ID
+			if err := w.UpdateStream(ctx, o.channel, "first_message_id"); err != nil {
+				return err
+			}
+		}
+		s.emitMessage(w, o, readers)
+		return nil
+	})
+	if err != nil {
+		return s.internal(ctx, "send message", err)
+	}
+	return nil
+}

@@ -1,0 +1,72 @@
+package rest_test
+
+import (
+	"fmt"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	chat "github.com/teamchat/chat"
+)
+
+func TestMessagesHTTP(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := e.NewUser(t, chat.RoleMember), e.NewUser(t, chat.RoleMember)
+	outsider := e.NewUser(t, chat.RoleMember)
+	e.do(t, request{method: "POST", path: "/api/v1/users/me/subscriptions", user: &alice, params: url.Values{
+		"subscriptions": {`[{"name": "Verona"}]`}, "principals": {fmt.Sprintf("[%d, %d]", alice.ID, bob.ID)}, "invite_only": {"true"},
+	}}).ok(t, "POST", "/users/me/subscriptions")
+
+	// The forms real clients send: channel by name, topic; legacy subject.
+	r := e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice,
+		header: map[string]string{"User-Agent": "ZulipMobile/27.1 (Android 14)"},
+		params: url.Values{"type": {"stream"}, "to": {"Verona"}, "topic": {"greetings"}, "content": {"**Hi**"}, "queue_id": {"q1"}, "local_id": {"1.01"}},
+	}).ok(t, "POST", "/messages")
+	id := int64(r.body["id"].(float64))
+	r = e.do(t, request{method: "GET", path: fmt.Sprintf("/api/v1/messages/%d", id), user: &bob}).ok(t, "GET", "/messages/{message_id}")
+	m := r.body["message"].(map[string]any)
+	assert.Equal(t, "<p><strong>Hi</strong></p>", m["content"])
+	assert.Equal(t, "greetings", m["subject"])
+	assert.Equal(t, "Verona", m["display_recipient"])
+	assert.Equal(t, []any{}, m["flags"])
+	assert.Equal(t, "**Hi**", r.body["raw_content"])
+	r = e.do(t, request{method: "GET", path: fmt.Sprintf("/api/v1/messages/%d", id), user: &alice}).ok(t, "GET", "/messages/{message_id}")
+	assert.Equal(t, "ZulipMobile", r.body["message"].(map[string]any)["client"])
+	assert.Equal(t, []any{"read"}, r.body["message"].(map[string]any)["flags"], "the mobile app reads its own messages")
+	r = e.do(t, request{method: "GET", path: fmt.Sprintf("/api/v1/messages/%d", id), user: &alice, params: url.Values{"apply_markdown": {"false"}}}).
+		ok(t, "GET", "/messages/{message_id}")
+	assert.Equal(t, "**Hi**", r.body["message"].(map[string]any)["content"])
+
+	e.do(t, request{method: "POST", path: "/api/v1/messages", user: &bob,
+		params: url.Values{"type": {"channel"}, "to": {`["Verona"]`}, "subject": {"greetings"}, "content": {"back"}}}).ok(t, "POST", "/messages")
+	dm := e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice,
+		params: url.Values{"type": {"private"}, "to": {bob.Email}, "content": {"psst"}}}).ok(t, "POST", "/messages")
+	e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice,
+		params: url.Values{"type": {"direct"}, "to": {fmt.Sprintf("[%d]", bob.ID)}, "content": {"psst"}}}).ok(t, "POST", "/messages")
+
+	// Errors, and what others may not read.
+	e.do(t, request{method: "GET", path: fmt.Sprintf("/api/v1/messages/%d", id), user: &outsider}).
+		fails(t, 400, chat.CodeBadRequest, "Invalid message(s)")
+	e.do(t, request{method: "GET", path: fmt.Sprintf("/api/v1/messages/%d", int64(dm.body["id"].(float64))), user: &outsider}).
+		fails(t, 400, chat.CodeBadRequest, "Invalid message(s)")
+	e.do(t, request{method: "POST", path: "/api/v1/messages", user: &outsider,
+		params: url.Values{"type": {"stream"}, "to": {"Verona"}, "topic": {"t"}, "content": {"x"}}}).
+		fails(t, 400, chat.CodeBadRequest, "Not authorized to send to channel 'Verona'")
+	r = e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice,
+		params: url.Values{"type": {"stream"}, "to": {"Nowhere"}, "topic": {"t"}, "content": {"x"}}}).
+		fails(t, 400, chat.CodeStreamDoesNotExist, "Channel 'Nowhere' does not exist")
+	assert.Equal(t, "Nowhere", r.body["stream"])
+	r = e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice,
+		params: url.Values{"type": {"stream"}, "to": {"Verona"}, "topic": {"t"}, "subject": {"t"}, "content": {"x"}}}).
+		fails(t, 400, chat.CodeRequestConfusingVar, "Can't decide between 'topic' and 'subject' arguments")
+	assert.Equal(t, "topic", r.body["var_name1"])
+	e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice, params: url.Values{"type": {"stream"}, "to": {"Verona"}, "topic": {"t"}}}).
+		fails(t, 400, chat.CodeRequestVariableMissing, "Missing 'content' argument")
+	e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice,
+		params: url.Values{"type": {"direct"}, "to": {"[999999]"}, "content": {"x"}}}).
+		fails(t, 400, chat.CodeBadRequest, "Invalid user ID 999999")
+	e.do(t, request{method: "POST", path: "/api/v1/messages",
+		params: url.Values{"type": {"direct"}, "to": {"[1]"}, "content": {"x"}}}).
+		fails(t, 401, chat.CodeUnauthorized, "")
+}
