@@ -100,6 +100,26 @@ func BenchmarkOrgSize(b *testing.B) {
 			}
 			return n
 		}},
+		// A send to channel-0, which every user of the organization is
+		// subscribed to: its cost must not follow the channel's size.
+		{"SendMessage", func(b *testing.B, o *seededOrg) int {
+			resp, err := o.h.Service.SendMessage(ctx, o.me, chat.SendMessageRequest{Type: "channel",
+				To: chat.ToChannelID(o.channels[0]), Topic: ptr("bench"), Content: "Hello **everyone**", ReadBySender: ptr(true)})
+			check(b, err)
+			o.lastMessage = resp.ID
+			return 0
+		}},
+		{"GetMessage", func(b *testing.B, o *seededOrg) int {
+			if o.lastMessage == 0 {
+				resp, err := o.h.Service.SendMessage(ctx, o.me, chat.SendMessageRequest{Type: "channel",
+					To: chat.ToChannelID(o.channels[0]), Topic: ptr("bench"), Content: "x"})
+				check(b, err)
+				o.lastMessage = resp.ID
+			}
+			_, err := o.h.Service.GetMessage(ctx, o.me, chat.GetMessageRequest{MessageID: o.lastMessage})
+			check(b, err)
+			return 0
+		}},
 		{"GetSubscribersOfMyChannels", func(b *testing.B, o *seededOrg) int {
 			resp, err := o.h.Service.GetSubscriptions(ctx, o.me, chat.GetSubscriptionsRequest{IncludeSubscribers: ptr(true)})
 			check(b, err)
@@ -139,6 +159,7 @@ type seededOrg struct {
 	channels     []int64
 	membersGroup int64
 	flip         bool
+	lastMessage  int64
 }
 
 var (
