@@ -281,6 +281,14 @@ func TestCallerCache(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, queries.Load(), "a repeated request reads nothing")
 
+	// Sending a message changes no caller: the cache stays.
+	_, err = h.Service.SendMessage(ctx, c, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(alice.ID), Content: "note"})
+	require.NoError(t, err)
+	before = queries.Load()
+	_, err = h.Service.Authenticate(ctx, h.RealmID, alice.Email, alice.APIKey)
+	require.NoError(t, err)
+	assert.Equal(t, before, queries.Load(), "still cached after a message")
+
 	// A new key: the old one fails at once.
 	key, err := h.Service.RegenerateAPIKey(ctx, alice.Caller)
 	require.NoError(t, err)

@@ -173,7 +173,17 @@ type writeTx struct {
 	storage.Store
 	realmID int64
 	events  []Event
+	// callersKept: the write changes no account, role, group or
+	// organization setting (a message, a flag), so the organization's
+	// cached callers stay valid.
+	callersKept bool
 }
+
+// keepCallers tells the write path that this write leaves every cached
+// caller (account, realm) as it was, so committing it does not empty the
+// organization's caller cache. Only writes that touch messages and
+// per-user message state may say so.
+func (w *writeTx) keepCallers() { w.callersKept = true }
 
 // emit queues an event of the transaction's realm.
 func (w *writeTx) emit(aud Audience, body EventBody) {
@@ -202,7 +212,9 @@ func (s *Service) write(ctx context.Context, realmID int64, fn func(w *writeTx) 
 	if err != nil {
 		return err
 	}
-	s.callers.bump(realmID)
+	if !done.callersKept {
+		s.callers.bump(realmID)
+	}
 	s.publish(done.events)
 	return nil
 }

@@ -496,6 +496,7 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 		}
 	}
 	err := s.write(ctx, o.realm.ID, func(w *writeTx) error {
+		w.keepCallers()
 		if err := w.CreateMessage(ctx, m, readers); err != nil {
 			return err
 		}
