@@ -1,10 +1,12 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/teamchat/chat/storage"
@@ -91,6 +93,11 @@ func (s *Service) GetDrafts(ctx context.Context, c Caller) (*GetDraftsResponse, 
 	if err != nil {
 		return nil, s.internal(ctx, "get drafts", err)
 	}
+	// The reference lists them oldest edit first (the store keeps newest
+	// first, the order of the registration snapshot).
+	slices.SortStableFunc(rows, func(a, b storage.Draft) int {
+		return cmp.Or(cmp.Compare(a.Timestamp, b.Timestamp), cmp.Compare(a.ID, b.ID))
+	})
 	resp := &GetDraftsResponse{Count: len(rows), Drafts: make([]Draft, 0, len(rows))}
 	for i := range rows {
 		resp.Drafts = append(resp.Drafts, draftView(&rows[i]))

@@ -203,9 +203,10 @@ func TestDrafts(t *testing.T) {
 	require.NoError(t, err)
 	checkSchema(t, "GET", "/drafts", got)
 	require.Equal(t, 3, got.Count)
-	assert.Equal(t, created.IDs[0], got.Drafts[0].ID, "most recently edited first")
-	assert.Equal(t, "edited", got.Drafts[0].Content)
-	assert.Equal(t, "", got.Drafts[0].Topic)
+	assert.Equal(t, []int64{created.IDs[1], created.IDs[2], created.IDs[0]},
+		[]int64{got.Drafts[0].ID, got.Drafts[1].ID, got.Drafts[2].ID}, "oldest edit first, as the reference lists them")
+	assert.Equal(t, "edited", got.Drafts[2].Content)
+	assert.Equal(t, "", got.Drafts[2].Topic)
 	byID := map[int64]chat.Draft{}
 	for _, x := range got.Drafts {
 		byID[x.ID] = x

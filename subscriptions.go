@@ -45,7 +45,7 @@ type ChannelSpec struct {
 type SubscribeRequest struct {
 	Subscriptions []ChannelSpec `json:"subscriptions"`
 	// Principals are the users to subscribe (default: the caller).
-	Principals *[]Principal `json:"principals"`
+	Principals *[]Principal `json:"principals" union:"list[str]|list[int]"`
 	// AuthorizationErrorsFatal (default true): one inaccessible channel
 	// fails the whole request; false lists them in unauthorized instead.
 	AuthorizationErrorsFatal   *bool              `json:"authorization_errors_fatal"`
@@ -359,7 +359,7 @@ type UnsubscribeRequest struct {
 	// Subscriptions are channel names.
 	Subscriptions []string `json:"subscriptions"`
 	// Principals are the users to unsubscribe (default: the caller).
-	Principals *[]Principal `json:"principals"`
+	Principals *[]Principal `json:"principals" union:"list[str]|list[int]"`
 }
 
 // UnsubscribeResponse is the success body of Unsubscribe.

@@ -363,11 +363,15 @@ async function main() {
     );
     assert.deepEqual(res.subscribed, { [ownerKeyStr]: [sharedName], [mateKeyStr]: [sharedName] }, `subscribed: ${show(res)}`);
     assert.deepEqual(res.already_subscribed, {}, `already_subscribed: ${show(res)}`);
-    // Principals by email, mixed with an ID: both already subscribed.
+    // Principals by email: both already subscribed.
     const again = success(
-      await owner.users.me.subscriptions.add({ subscriptions: [{ name: sharedName }], principals: [newEmail, me.user_id] }),
+      await owner.users.me.subscriptions.add({ subscriptions: [{ name: sharedName }], principals: [newEmail, me.email] }),
       'subscriptions.add with email principals',
     );
+    // Emails and IDs may not be mixed (the reference's list[str] | list[int]).
+    const mixed = await owner.users.me.subscriptions.add({ subscriptions: [{ name: sharedName }], principals: [newEmail, me.user_id] });
+    assert.equal(mixed.result, 'error', `mixed principals: ${show(mixed)}`);
+    assert.equal(mixed.msg, 'principals["list[str]"][1] is not a string', `mixed principals: ${show(mixed)}`);
     assert.deepEqual(again.subscribed, {}, `subscribed on a repeat: ${show(again)}`);
     assert.deepEqual(again.already_subscribed, { [ownerKeyStr]: [sharedName], [mateKeyStr]: [sharedName] }, `already_subscribed: ${show(again)}`);
     failure(

@@ -19,7 +19,7 @@ func TestChannelsHTTP(t *testing.T) {
 
 	r := e.do(t, request{method: "POST", path: "/api/v1/users/me/subscriptions", user: &alice, params: url.Values{
 		"subscriptions": {`[{"name": "general", "description": "Everything"}]`},
-		"principals":    {fmt.Sprintf(`[%d, "%s"]`, alice.ID, bob.Email)},
+		"principals":    {fmt.Sprintf(`["%s", "%s"]`, alice.Email, bob.Email)},
 	}}).ok(t, "POST", "/users/me/subscriptions")
 	assert.Equal(t, []any{"general"}, r.body["subscribed"].(map[string]any)[strconv.FormatInt(bob.ID, 10)])
 	e.do(t, request{method: "POST", path: "/api/v1/users/me/subscriptions", user: &alice, params: url.Values{

@@ -25,9 +25,16 @@ import (
 // (urlencoded or multipart/form-data; DELETE and PATCH bodies included).
 // Body values win over query values of the same name.
 func readParams(r *http.Request) (url.Values, error) {
+	values, _, err := readParamsAndBody(r)
+	return values, err
+}
+
+// readParamsAndBody is readParams that also returns the body's own
+// parameters (nil without a form body).
+func readParamsAndBody(r *http.Request) (url.Values, url.Values, error) {
 	values := r.URL.Query()
 	if r.Body == nil || r.Body == http.NoBody {
-		return values, nil
+		return values, nil, nil
 	}
 	ct := r.Header.Get("Content-Type")
 	mediaType, mparams, _ := mime.ParseMediaType(ct)
@@ -35,12 +42,12 @@ func readParams(r *http.Request) (url.Values, error) {
 	switch {
 	case mediaType == "multipart/form-data":
 		if mparams["boundary"] == "" {
-			return nil, chat.BadRequest("Malformed multipart body: no boundary")
+			return nil, nil, chat.BadRequest("Malformed multipart body: no boundary")
 		}
 		br := bufio.NewReader(r.Body)
 		if _, err := br.Peek(1); err == io.EOF { //nolint:errorlint // io.EOF is returned bare
 			// An empty body (zulip-js sends one for calls without parameters).
-			return values, nil
+			return values, nil, nil
 		}
 		mr := multipart.NewReader(br, mparams["boundary"])
 		body = url.Values{}
@@ -50,44 +57,44 @@ func readParams(r *http.Request) (url.Values, error) {
 				break
 			}
 			if err != nil {
-				return nil, bodyError(err, "Malformed multipart body")
+				return nil, nil, bodyError(err, "Malformed multipart body")
 			}
 			if part.FileName() != "" || part.FormName() == "" {
 				// Files are not accepted by any endpoint yet; drain and skip.
 				if _, err := io.Copy(io.Discard, part); err != nil {
-					return nil, bodyError(err, "Malformed multipart body")
+					return nil, nil, bodyError(err, "Malformed multipart body")
 				}
 				continue
 			}
 			data, err := io.ReadAll(part)
 			if err != nil {
-				return nil, bodyError(err, "Malformed multipart body")
+				return nil, nil, bodyError(err, "Malformed multipart body")
 			}
 			body.Add(part.FormName(), string(data))
 		}
 	case mediaType == "application/x-www-form-urlencoded" || ct == "":
 		data, err := io.ReadAll(r.Body)
 		if err != nil {
-			return nil, bodyError(err, "Malformed request body")
+			return nil, nil, bodyError(err, "Malformed request body")
 		}
 		if len(bytes.TrimSpace(data)) == 0 {
-			return values, nil
+			return values, nil, nil
 		}
 		body, err = url.ParseQuery(string(data))
 		if err != nil {
-			return nil, chat.BadRequest("Malformed request body")
+			return nil, nil, chat.BadRequest("Malformed request body")
 		}
 	default:
 		// Other bodies (JSON, ...) carry no form parameters.
 		if _, err := io.Copy(io.Discard, r.Body); err != nil {
-			return nil, bodyError(err, "Malformed request body")
+			return nil, nil, bodyError(err, "Malformed request body")
 		}
-		return values, nil
+		return values, nil, nil
 	}
 	for k, v := range body {
 		values[k] = v
 	}
-	return values, nil
+	return values, body, nil
 }
 
 func bodyError(err error, msg string) error {
@@ -105,6 +112,10 @@ type field struct {
 	index    []int // path through embedded structs
 	required bool  // non-pointer fields are required
 	typ      reflect.Type
+	// union is the reference's pydantic union of the parameter's type,
+	// from the field's `union` tag: "list[str]|list[int]" makes errors
+	// name the first branch as the reference does.
+	union string
 }
 
 var plans sync.Map // reflect.Type -> []field
@@ -133,7 +144,8 @@ func collectFields(t reflect.Type, prefix []int) []field {
 		if !sf.IsExported() || name == "-" || name == "" {
 			continue
 		}
-		fs = append(fs, field{name: name, index: index, required: sf.Type.Kind() != reflect.Pointer, typ: sf.Type})
+		fs = append(fs, field{name: name, index: index, required: sf.Type.Kind() != reflect.Pointer, typ: sf.Type,
+			union: sf.Tag.Get("union")})
 	}
 	return fs
 }
@@ -167,6 +179,11 @@ func decode(values url.Values, path map[string]string, dst any) ([]string, error
 		if target.Kind() == reflect.Pointer {
 			target.Set(reflect.New(f.typ.Elem()))
 			target = target.Elem()
+		}
+		if f.union == "list[str]|list[int]" {
+			if err := checkStrOrIntList(f.name, raw); err != nil {
+				return nil, err
+			}
 		}
 		if err := setValue(target, f.name, raw); err != nil {
 			return nil, err
@@ -218,6 +235,48 @@ func setValue(target reflect.Value, name, raw string) error {
 		return decodeList(target, name, raw)
 	default:
 		return decodeJSON(target, name, raw)
+	}
+	return nil
+}
+
+// checkStrOrIntList applies the reference's errors for a parameter typed
+// Json[list[str] | list[int]]: JSON that is not a list, and a list that
+// is neither all strings nor all integers, are reported against the first
+// branch (`principals["list[str]"] is not a list`,
+// `principals["list[str]"][1] is not a string`). Other forms (invalid
+// JSON, comma-joined values, a bare number) are left to the list decoder.
+func checkStrOrIntList(name, raw string) error {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return nil
+	}
+	branch := name + `["list[str]"]`
+	list, ok := v.([]any)
+	if !ok {
+		if _, isNumber := v.(json.Number); isNumber {
+			// A bare ID is zulip-js's comma-joined form of a one-element
+			// list (client-compat.md): the list decoder reads it.
+			return nil
+		}
+		return chat.InvalidArgument("%s is not a list", branch)
+	}
+	allInts := true
+	for _, item := range list {
+		n, isNum := item.(json.Number)
+		if _, err := n.Int64(); !isNum || err != nil {
+			allInts = false
+			break
+		}
+	}
+	if allInts {
+		return nil
+	}
+	for i, item := range list {
+		if _, isStr := item.(string); !isStr {
+			return chat.InvalidArgument("%s[%d] is not a string", branch, i)
+		}
 	}
 	return nil
 }

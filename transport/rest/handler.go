@@ -128,13 +128,30 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	method := r.Method
-	if method == http.MethodHead {
-		method = http.MethodGet
-	}
 	if method == http.MethodOptions {
 		w.Header().Set("Allow", strings.Join(res.allowed, ", "))
 		w.WriteHeader(http.StatusNoContent)
 		return
+	}
+	// Method tunnelling (the reference's rest.py): a POST whose form body
+	// has a "method" field is served as that method (case-sensitive),
+	// keeping its parameters; "method" itself is then an unknown
+	// parameter. A "method" in the query string does nothing.
+	var values url.Values
+	if method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
+		merged, body, err := readParamsAndBody(r)
+		if err != nil {
+			writeError(w, h.log, r, err)
+			return
+		}
+		values = merged
+		if m := body["method"]; len(m) > 0 {
+			method = m[len(m)-1]
+		}
+	}
+	if method == http.MethodHead {
+		method = http.MethodGet
 	}
 	ep := res.methods[method]
 	if ep == nil {
@@ -168,12 +185,15 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
-	c.values, err = readParams(r)
-	if err != nil {
-		writeError(w, h.log, r, err)
-		return
+	if values == nil {
+		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
+		values, err = readParams(r)
+		if err != nil {
+			writeError(w, h.log, r, err)
+			return
+		}
 	}
+	c.values = values
 	if h.bodyTimeout > 0 {
 		// The body is read: what follows may take long (a long poll).
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
