@@ -1,9 +1,15 @@
-// Command load sends a bounded load of authenticated GET requests to a
-// running teamchat server on this machine and reports requests per second
-// and latency percentiles. Start the server without its per-user rate limit:
+// Command load sends a bounded load of authenticated requests to a running
+// teamchat server on this machine and reports requests per second and
+// latency percentiles. Start the server without its per-user rate limit:
 //
 //	go run ./examples/server -rate-limit 0 &
 //	go run ./examples/load -email owner@teamchat.localhost -key API_KEY -c 16 -d 10s
+//
+// By default it GETs -path. -send CHANNEL posts messages to that channel
+// instead (POST /messages); with -ceiling it first measures, in the same
+// run, the raw go-sqlite3 ceiling the issue compares sends with: one
+// message row and ten small rows inserted in one transaction, with the
+// server's pragmas. -baseline first loads a trivial net/http handler.
 //
 // It only talks to loopback addresses, and stops after -d or -n requests.
 package main
@@ -19,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,23 +40,57 @@ func main() {
 	dur := flag.Duration("d", 10*time.Second, "duration (at most 5m)")
 	maxReq := flag.Int64("n", 5_000_000, "stop after this many requests")
 	baseline := flag.Bool("baseline", false, "first load a trivial net/http JSON handler (started here, on loopback) with the same settings, and report the target's rate as a share of it")
+	send := flag.String("send", "", "post messages to this channel (POST /messages) instead of GETting -path")
+	ceiling := flag.Bool("ceiling", false, "with -send: first measure the raw go-sqlite3 ceiling (1 message + 10 small rows per transaction) with the same concurrency, and report the sends as a share of it")
 	flag.Parse()
-	if *baseline {
-		if err := compare(*base, *path, *email, *key, *conc, *dur, *maxReq); err != nil {
-			fmt.Fprintln(os.Stderr, "load:", err)
-			os.Exit(1)
-		}
-		return
+	t := target{base: *base, path: *path, email: *email, key: *key, channel: *send}
+	var err error
+	switch {
+	case *ceiling:
+		err = compareCeiling(t, *conc, *dur, *maxReq)
+	case *baseline:
+		err = compare(t, *conc, *dur, *maxReq)
+	default:
+		_, err = load(t, *conc, *dur, *maxReq)
 	}
-	if err := run(*base, *path, *email, *key, *conc, *dur, *maxReq); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "load:", err)
 		os.Exit(1)
 	}
 }
 
+// target is what to load: GET base+path, or, with a channel, POST
+// messages to it.
+type target struct {
+	base, path, email, key string
+	channel                string
+}
+
+// request builds the n-th request.
+func (t target) request(ctx context.Context, n int64) *http.Request {
+	var req *http.Request
+	if t.channel == "" {
+		req, _ = http.NewRequestWithContext(ctx, "GET", t.base+t.path, nil)
+	} else {
+		form := url.Values{"type": {"channel"}, "to": {t.channel}, "topic": {fmt.Sprintf("load %d", n%10)},
+			"content": {fmt.Sprintf("Load message **%d**, sent by examples/load.", n)}}
+		req, _ = http.NewRequestWithContext(ctx, "POST", t.base+"/api/v1/messages", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.SetBasicAuth(t.email, t.key)
+	return req
+}
+
+func (t target) label() string {
+	if t.channel == "" {
+		return "GET " + t.path
+	}
+	return fmt.Sprintf("POST /messages to %q", t.channel)
+}
+
 // compare loads a trivial JSON handler, then the target, in one run with
 // the same client settings, and prints the ratio of their rates.
-func compare(base, path, email, key string, conc int, dur time.Duration, maxReq int64) error {
+func compare(t target, conc int, dur time.Duration, maxReq int64) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -61,12 +102,14 @@ func compare(base, path, email, key string, conc int, dur time.Duration, maxReq 
 	go func() { _ = trivial.Serve(ln) }()
 	defer trivial.Close()
 	fmt.Println("baseline: a trivial net/http JSON handler in this process")
-	floor, err := load("http://"+ln.Addr().String(), path, email, key, conc, dur, maxReq)
+	trivialTarget := t
+	trivialTarget.base, trivialTarget.channel = "http://"+ln.Addr().String(), ""
+	floor, err := load(trivialTarget, conc, dur, maxReq)
 	if err != nil {
 		return err
 	}
 	fmt.Println("target:")
-	got, err := load(base, path, email, key, conc, dur, maxReq)
+	got, err := load(t, conc, dur, maxReq)
 	if err != nil {
 		return err
 	}
@@ -74,14 +117,9 @@ func compare(base, path, email, key string, conc int, dur time.Duration, maxReq 
 	return nil
 }
 
-func run(base, path, email, key string, conc int, dur time.Duration, maxReq int64) error {
-	_, err := load(base, path, email, key, conc, dur, maxReq)
-	return err
-}
-
 // load sends the load and prints its report; it returns requests/s.
-func load(base, path, email, key string, conc int, dur time.Duration, maxReq int64) (float64, error) {
-	u, err := url.Parse(base)
+func load(t target, conc int, dur time.Duration, maxReq int64) (float64, error) {
+	u, err := url.Parse(t.base)
 	if err != nil {
 		return 0, err
 	}
@@ -108,9 +146,12 @@ func load(base, path, email, key string, conc int, dur time.Duration, maxReq int
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for ctx.Err() == nil && sent.Add(1) <= maxReq {
-				req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
-				req.SetBasicAuth(email, key)
+			for ctx.Err() == nil {
+				n := sent.Add(1)
+				if n > maxReq {
+					break
+				}
+				req := t.request(ctx, n)
 				t0 := time.Now()
 				resp, err := client.Do(req)
 				if err != nil {
@@ -139,8 +180,8 @@ func load(base, path, email, key string, conc int, dur time.Duration, maxReq int
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 	pct := func(p float64) time.Duration { return all[int(p*float64(len(all)-1))] }
-	fmt.Printf("GET %s: %d requests in %v with %d connections: %.0f requests/s, %d not 200\n",
-		path, len(all), elapsed.Round(time.Millisecond), conc, float64(len(all))/elapsed.Seconds(), failed.Load())
+	fmt.Printf("%s: %d requests in %v with %d connections: %.0f requests/s, %d not 200\n",
+		t.label(), len(all), elapsed.Round(time.Millisecond), conc, float64(len(all))/elapsed.Seconds(), failed.Load())
 	fmt.Printf("latency p50 %v  p90 %v  p99 %v  max %v\n", pct(0.5), pct(0.9), pct(0.99), all[len(all)-1])
 	rps := float64(len(all)) / elapsed.Seconds()
 	if failed.Load() > 0 {
