@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The crash test runs the server as a child process: this test binary
+// with TEAMCHAT_SERVER_CHILD=1 runs main instead of the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("TEAMCHAT_SERVER_CHILD") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// child is a server process started from this test binary.
+type child struct {
+	cmd  *exec.Cmd
+	base string // http://host:port
+	out  []string
+}
+
+var (
+	baseRE = regexp.MustCompile(`at (http://\S+)/api/v1`)
+	keyRE  = regexp.MustCompile(`owner API key:\s+(\S+)`)
+)
+
+// startChild runs the server on db and waits until it prints where it
+// serves; key is the owner's API key when the organization was created.
+func startChild(t *testing.T, db string) (c *child, key string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-db", db, "-addr", "127.0.0.1:0", "-rate-limit", "0", "-log-level", "error")
+	cmd.Env = append(os.Environ(), "TEAMCHAT_SERVER_CHILD=1")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	c = &child{cmd: cmd}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(stdout)
+	deadline := time.After(60 * time.Second)
+	found := make(chan struct{})
+	go func() {
+		for lines.Scan() {
+			line := lines.Text()
+			c.out = append(c.out, line)
+			if m := keyRE.FindStringSubmatch(line); m != nil {
+				key = m[1]
+			}
+			if strings.HasPrefix(line, "Try it:") || strings.HasPrefix(line, "Get an API key") {
+				close(found)
+				break
+			}
+			if m := baseRE.FindStringSubmatch(line); m != nil {
+				c.base = m[1]
+			}
+		}
+		// Keep draining so the child never blocks on a full pipe.
+		for lines.Scan() {
+		}
+	}()
+	select {
+	case <-found:
+	case <-deadline:
+		t.Fatalf("the server did not start: %q", c.out)
+	}
+	require.NotEmpty(t, c.base, "%q", c.out)
+	return c, key
+}
+
+func post(base, key, path string, form url.Values) (map[string]any, int, error) {
+	req, err := http.NewRequest("POST", base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, 0, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("owner@teamchat.localhost", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&body)
+	return body, resp.StatusCode, err
+}
+
+// A kill -9 during a send load loses no acknowledged message: every ID a
+// client got back is there after a restart.
+func TestKill9KeepsAcknowledgedMessages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes; skipped with -short")
+	}
+	db := filepath.Join(t.TempDir(), "crash.db")
+	first, key := startChild(t, db)
+	require.NotEmpty(t, key, "%q", first.out)
+	_, status, err := post(first.base, key, "/api/v1/users/me/subscriptions", url.Values{"subscriptions": {`[{"name": "crash"}]`}})
+	require.NoError(t, err)
+	require.Equal(t, 200, status)
+
+	var mu sync.Mutex
+	var acked []int64
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 8 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body, status, err := post(first.base, key, "/api/v1/messages", url.Values{
+					"type": {"channel"}, "to": {"crash"}, "topic": {"t"}, "content": {fmt.Sprintf("%d-%d", w, i)}})
+				if err != nil {
+					return // the server is gone
+				}
+				if status == 200 {
+					mu.Lock()
+					acked = append(acked, int64(body["id"].(float64)))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	time.Sleep(1500 * time.Millisecond)
+	require.NoError(t, first.cmd.Process.Kill(), "kill -9")
+	_ = first.cmd.Wait()
+	close(stop)
+	wg.Wait()
+	require.NotEmpty(t, acked, "no send was acknowledged before the kill")
+
+	second, _ := startChild(t, db)
+	missing := 0
+	for _, id := range acked {
+		req, err := http.NewRequest("GET", fmt.Sprintf("%s/api/v1/messages/%d", second.base, id), nil)
+		require.NoError(t, err)
+		req.SetBasicAuth("owner@teamchat.localhost", key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			missing++
+		}
+	}
+	assert.Zero(t, missing, "acknowledged messages lost after kill -9 (of %d)", len(acked))
+	t.Logf("%d messages acknowledged before kill -9, all there after the restart", len(acked))
+}
