@@ -62,3 +62,33 @@ func TestMethodTunnellingHTTP(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
 }
+
+// Tunnelling reads multipart bodies too, and only POSTs tunnel.
+func TestMethodTunnellingFormsHTTP(t *testing.T) {
+	e := newEnv(t)
+	alice := e.NewUser(t, chat.RoleMember)
+	e.do(t, request{method: "POST", path: "/api/v1/users/me/subscriptions", user: &alice, params: url.Values{
+		"subscriptions": {`[{"name": "multipart tunnels"}]`}}}).ok(t, "POST", "/users/me/subscriptions")
+	r := e.do(t, request{method: "GET", path: "/api/v1/get_stream_id", user: &alice,
+		params: url.Values{"stream": {"multipart tunnels"}}}).ok(t, "GET", "/get_stream_id")
+	path := fmt.Sprintf("/api/v1/streams/%d", int64(r.body["stream_id"].(float64)))
+
+	// multipart/form-data, as zulip-js sends it.
+	body, ct := multipartBody(t, map[string]string{"method": "PATCH", "description": "Sent in parts"})
+	r = e.do(t, request{method: "POST", path: path, user: &alice, body: body, header: map[string]string{"Content-Type": ct}}).
+		ok(t, "PATCH", "/streams/{stream_id}")
+	assert.Equal(t, []any{"method"}, r.body["ignored_parameters_unsupported"])
+	r = e.do(t, request{method: "GET", path: path, user: &alice}).ok(t, "GET", "/streams/{stream_id}")
+	assert.Equal(t, "Sent in parts", r.body["stream"].(map[string]any)["description"])
+
+	// A GET with a "method" parameter stays a GET, which ignores it.
+	r = e.do(t, request{method: "GET", path: path, user: &alice, params: url.Values{"method": {"PATCH"}, "description": {"no"}}}).
+		ok(t, "GET", "/streams/{stream_id}")
+	assert.Equal(t, "Sent in parts", r.body["stream"].(map[string]any)["description"])
+	assert.ElementsMatch(t, []any{"description", "method"}, r.body["ignored_parameters_unsupported"])
+
+	// A POST whose body is not a form does not tunnel: this route has no POST.
+	r = e.do(t, request{method: "POST", path: path, user: &alice, body: strings.NewReader(`{"method": "PATCH"}`),
+		header: map[string]string{"Content-Type": "application/json"}})
+	assert.Equal(t, http.StatusMethodNotAllowed, r.status, "body: %s", r.raw)
+}
