@@ -583,6 +583,55 @@ type MessageStore interface {
 	// ListReadRanges returns the user's ranges of the channel that
 	// intersect [lo, hi], by first ID.
 	ListReadRanges(ctx context.Context, realmID, userID, streamID, lo, hi int64) ([]ReadRange, error)
+	// ListUserPeriods returns all the user's subscription periods, by
+	// channel then ID: which channel messages they received.
+	ListUserPeriods(ctx context.Context, realmID, userID int64) ([]SubscriptionPeriod, error)
+	// ListMessageWindow returns the messages of w.Scope matching w.Filter
+	// around w.Anchor: up to w.Before+1 with IDs at most the anchor
+	// (newest first looked for, returned ascending) and up to w.After+1
+	// with greater IDs (ascending). The extra one on each side tells the
+	// caller whether more exist.
+	ListMessageWindow(ctx context.Context, w MessageWindow) (older, newer []Message, err error)
+}
+
+// MessageWindow is a fetch of messages around an anchor.
+type MessageWindow struct {
+	RealmID int64
+	// UserID is the reader: Scope.Direct means their direct messages.
+	UserID int64
+	Scope  MessageScope
+	Filter MessageFilter
+	Anchor int64
+	// Before and After count the messages wanted on each side; the
+	// anchor itself counts on the Before side.
+	Before, After int
+}
+
+// MessageScope is what the reader may see: whole channels (shared
+// history), spans of channels (what they received while subscribed), and
+// their direct messages. An empty scope matches nothing.
+type MessageScope struct {
+	FullChannels []int64
+	Spans        []ChannelSpan
+	Direct       bool
+}
+
+// ChannelSpan is the channel's messages with After < ID <= Through
+// (Through nil: no upper bound).
+type ChannelSpan struct {
+	StreamID int64
+	After    int64
+	Through  *int64
+}
+
+// MessageFilter narrows a window; nil fields do not filter.
+type MessageFilter struct {
+	StreamID       *int64
+	Topic          *string // compared case-insensitively (Fold)
+	SenderID       *int64
+	ConversationID *int64
+	// DirectOnly and ChannelOnly keep one kind of message.
+	DirectOnly, ChannelOnly bool
 }
 
 // ReadRange says that the channel's messages with IDs from FirstID to

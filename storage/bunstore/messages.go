@@ -261,3 +261,89 @@ func (s *Store) ListReadRanges(ctx context.Context, realmID, userID, streamID, l
 	}
 	return out, wrapErr(fmt.Sprintf("read ranges of user %d in channel %d in realm %d", userID, streamID, realmID), err)
 }
+
+// ListUserPeriods returns the user's periods in every channel.
+func (s *Store) ListUserPeriods(ctx context.Context, realmID, userID int64) ([]storage.SubscriptionPeriod, error) {
+	periods := []storage.SubscriptionPeriod{}
+	err := s.r.NewSelect().Model(&periods).
+		Where("realm_id = ?", realmID).Where("user_id = ?", userID).
+		OrderExpr("stream_id ASC, id ASC").Scan(ctx)
+	return periods, wrapErr(fmt.Sprintf("list subscription periods of user %d in realm %d", userID, realmID), err)
+}
+
+// windowQuery is the shared part of both sides of a window: the realm,
+// the scope (an OR of whole channels, spans and the reader's
+// conversations) and the filter.
+func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) *bun.SelectQuery {
+	q := s.r.NewSelect().Model(rows).Where("m.realm_id = ?", w.RealmID)
+	sc := w.Scope
+	q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+		// An empty scope matches nothing.
+		q = q.WhereOr("1 = 0")
+		if len(sc.FullChannels) > 0 {
+			q = q.WhereOr("m.stream_id IN (?)", bun.List(uniqueIDs(sc.FullChannels)))
+		}
+		for _, sp := range sc.Spans {
+			if sp.Through == nil {
+				q = q.WhereOr("(m.stream_id = ? AND m.id > ?)", sp.StreamID, sp.After)
+			} else {
+				q = q.WhereOr("(m.stream_id = ? AND m.id > ? AND m.id <= ?)", sp.StreamID, sp.After, *sp.Through)
+			}
+		}
+		if sc.Direct {
+			q = q.WhereOr("m.conversation_id IN (SELECT dcm.conversation_id FROM direct_conversation_members AS dcm WHERE dcm.realm_id = ? AND dcm.user_id = ?)",
+				w.RealmID, w.UserID)
+		}
+		return q
+	})
+	f := w.Filter
+	if f.StreamID != nil {
+		q = q.Where("m.stream_id = ?", *f.StreamID)
+	}
+	if f.Topic != nil {
+		q = q.Where("m.topic_key = ?", storage.Fold(*f.Topic))
+	}
+	if f.SenderID != nil {
+		q = q.Where("m.sender_id = ?", *f.SenderID)
+	}
+	if f.ConversationID != nil {
+		q = q.Where("m.conversation_id = ?", *f.ConversationID)
+	}
+	if f.DirectOnly {
+		q = q.Where("m.conversation_id IS NOT NULL")
+	}
+	if f.ChannelOnly {
+		q = q.Where("m.stream_id IS NOT NULL")
+	}
+	return q
+}
+
+// ListMessageWindow reads both sides of the window with two queries that
+// walk the primary key (or a channel's index) from the anchor outwards,
+// so the cost follows the window, not the history.
+func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) (older, newer []storage.Message, err error) {
+	op := fmt.Sprintf("message window of user %d in realm %d", w.UserID, w.RealmID)
+	if w.Before > 0 {
+		var rows []messageRow
+		err := s.windowQuery(w, &rows).Where("m.id <= ?", w.Anchor).
+			OrderExpr("m.id DESC").Limit(w.Before + 1).Scan(ctx)
+		if err != nil {
+			return nil, nil, wrapErr(op, err)
+		}
+		for i := len(rows) - 1; i >= 0; i-- {
+			older = append(older, rows[i].Message)
+		}
+	}
+	if w.After > 0 {
+		var rows []messageRow
+		err := s.windowQuery(w, &rows).Where("m.id > ?", w.Anchor).
+			OrderExpr("m.id ASC").Limit(w.After + 1).Scan(ctx)
+		if err != nil {
+			return nil, nil, wrapErr(op, err)
+		}
+		for _, r := range rows {
+			newer = append(newer, r.Message)
+		}
+	}
+	return nonNil(older), nonNil(newer), nil
+}

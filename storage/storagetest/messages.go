@@ -19,6 +19,7 @@ var messageTests = []test{
 	{"Message/ConversationsConcurrent", testMessageConversationsConcurrent},
 	{"Message/SubscriptionBounds", testMessageSubscriptionBounds},
 	{"Message/ReadRanges", testMessageReadRanges},
+	{"Message/Window", testMessageWindow},
 }
 
 // post stores a plain channel message from sender and returns its ID.
@@ -269,4 +270,100 @@ func testMessageReadRanges(t *testing.T, s storage.Store) {
 	mark(next, next)
 	assert.Equal(t, [][2]int64{{m[0], next}}, ranges())
 	assert.Error(t, s.AddReadRange(ctx, realm.ID, u.ID, c.ID, 5, 4), "an empty range")
+}
+
+func testMessageWindow(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm, other := newRealm(t, s, "acme"), newRealm(t, s, "other")
+	alice := newUser(t, s, realm.ID, "alice@example.com")
+	bob := newUser(t, s, realm.ID, "bob@example.com")
+	carol := newUser(t, s, realm.ID, "carol@example.com")
+	stranger := newUser(t, s, other.ID, "x@example.com")
+	c, d := newStream(t, s, realm.ID, "c"), newStream(t, s, realm.ID, "d")
+	far := newStream(t, s, other.ID, "far")
+	ab, err := s.DirectConversation(ctx, realm.ID, []int64{alice.ID, bob.ID})
+	require.NoError(t, err)
+	bc, err := s.DirectConversation(ctx, realm.ID, []int64{bob.ID, carol.ID})
+	require.NoError(t, err)
+	dm := func(conv, sender int64) int64 {
+		m := &storage.Message{RealmID: realm.ID, SenderID: sender, ConversationID: &conv, Content: "x", RenderedContent: "x"}
+		require.NoError(t, s.CreateMessage(ctx, m, nil))
+		return m.ID
+	}
+	topic := func(stream, sender int64, topic string) int64 {
+		m := &storage.Message{RealmID: realm.ID, SenderID: sender, StreamID: &stream, Topic: topic, Content: "x", RenderedContent: "x"}
+		require.NoError(t, s.CreateMessage(ctx, m, nil))
+		return m.ID
+	}
+	// c1 d1 ab1 c2 far1 bc1 c3(Lunch) d2 c4(LUNCH, bob) ab2
+	c1 := post(t, s, realm.ID, alice.ID, c.ID)
+	d1 := post(t, s, realm.ID, alice.ID, d.ID)
+	ab1 := dm(ab, alice.ID)
+	c2 := post(t, s, realm.ID, alice.ID, c.ID)
+	post(t, s, other.ID, stranger.ID, far.ID)
+	bc1 := dm(bc, bob.ID)
+	c3 := topic(c.ID, alice.ID, "Lunch")
+	d2 := post(t, s, realm.ID, alice.ID, d.ID)
+	c4 := topic(c.ID, bob.ID, "LUNCH")
+	ab2 := dm(ab, bob.ID)
+	_ = bc1
+
+	ids := func(ms []storage.Message) []int64 {
+		out := []int64{}
+		for _, m := range ms {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	window := func(w storage.MessageWindow) ([]int64, []int64) {
+		t.Helper()
+		w.RealmID, w.UserID = realm.ID, alice.ID
+		older, newer, err := s.ListMessageWindow(ctx, w)
+		require.NoError(t, err)
+		return ids(older), ids(newer)
+	}
+	const newest = int64(1) << 62
+	everything := storage.MessageScope{FullChannels: []int64{c.ID, d.ID, far.ID}, Direct: true}
+
+	older, newer := window(storage.MessageWindow{Scope: everything, Anchor: newest, Before: 100})
+	assert.Equal(t, []int64{c1, d1, ab1, c2, c3, d2, c4, ab2}, older, "alice's view: no other realm's channel, not bob and carol's DMs")
+	assert.Empty(t, newer)
+
+	older, newer = window(storage.MessageWindow{Scope: everything, Anchor: c2, Before: 2, After: 2})
+	assert.Equal(t, []int64{d1, ab1, c2}, older, "Before+1 messages up to the anchor, ascending")
+	assert.Equal(t, []int64{c3, d2, c4}, newer, "After+1 messages after it")
+	older, newer = window(storage.MessageWindow{Scope: everything, Anchor: 0, After: 100})
+	assert.Empty(t, older)
+	assert.Len(t, newer, 8)
+
+	// Spans: what a late subscriber received.
+	older, _ = window(storage.MessageWindow{Scope: storage.MessageScope{Spans: []storage.ChannelSpan{
+		{StreamID: c.ID, After: c1, Through: &c3}, {StreamID: d.ID, After: d1}}}, Anchor: newest, Before: 100})
+	assert.Equal(t, []int64{c2, c3, d2}, older)
+
+	// Filters.
+	lunch := "lunch"
+	older, _ = window(storage.MessageWindow{Scope: everything, Filter: storage.MessageFilter{StreamID: &c.ID, Topic: &lunch}, Anchor: newest, Before: 100})
+	assert.Equal(t, []int64{c3, c4}, older, "topics compare case-insensitively")
+	older, _ = window(storage.MessageWindow{Scope: everything, Filter: storage.MessageFilter{SenderID: &bob.ID}, Anchor: newest, Before: 100})
+	assert.Equal(t, []int64{c4, ab2}, older)
+	older, _ = window(storage.MessageWindow{Scope: everything, Filter: storage.MessageFilter{DirectOnly: true}, Anchor: newest, Before: 100})
+	assert.Equal(t, []int64{ab1, ab2}, older)
+	older, _ = window(storage.MessageWindow{Scope: everything, Filter: storage.MessageFilter{ChannelOnly: true, StreamID: &d.ID}, Anchor: newest, Before: 100})
+	assert.Equal(t, []int64{d1, d2}, older)
+	older, _ = window(storage.MessageWindow{Scope: everything, Filter: storage.MessageFilter{ConversationID: &ab}, Anchor: newest, Before: 100})
+	assert.Equal(t, []int64{ab1, ab2}, older)
+	older, _ = window(storage.MessageWindow{Scope: storage.MessageScope{}, Anchor: newest, Before: 100})
+	assert.Empty(t, older, "an empty scope matches nothing")
+
+	periods, err := s.ListUserPeriods(ctx, realm.ID, alice.ID)
+	require.NoError(t, err)
+	assert.Empty(t, periods)
+	subscribe(t, s, realm.ID, alice.ID, d.ID, 1)
+	subscribe(t, s, realm.ID, alice.ID, c.ID, 2)
+	periods, err = s.ListUserPeriods(ctx, realm.ID, alice.ID)
+	require.NoError(t, err)
+	require.Len(t, periods, 2)
+	assert.Equal(t, c.ID, periods[0].StreamID, "by channel")
+	assert.Equal(t, ab2, periods[0].StartMessageID)
 }
