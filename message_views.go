@@ -277,19 +277,9 @@ func (s *Service) messageAccess(ctx context.Context, realm *storage.Realm, me *s
 	if !publicToMe && !subscribed {
 		return 0, "", nil, false, nil
 	}
-	if !received && !hasRow {
-		flags |= storage.FlagHistorical | storage.FlagRead
-	} else {
-		ranges, err := s.store.ListReadRanges(ctx, realm.ID, me.ID, ch.ID, m.ID, m.ID)
-		if err != nil {
-			return 0, "", nil, false, err
-		}
-		if len(ranges) > 0 {
-			flags |= storage.FlagRead
-		}
+	ranges, err := s.store.ListReadRanges(ctx, realm.ID, me.ID, ch.ID, m.ID, m.ID)
+	if err != nil {
+		return 0, "", nil, false, err
 	}
-	if received && m.StreamWildcard {
-		flags |= storage.FlagStreamWildcardMentioned
-	}
-	return flags, ch.Name, nil, true, nil
+	return channelFlags(m, flags, hasRow, received, len(ranges) > 0), ch.Name, nil, true, nil
 }

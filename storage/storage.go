@@ -592,6 +592,13 @@ type MessageStore interface {
 	// with greater IDs (ascending). The extra one on each side tells the
 	// caller whether more exist.
 	ListMessageWindow(ctx context.Context, w MessageWindow) (older, newer []Message, err error)
+	// FirstUnreadMessage returns the ID of the oldest message of
+	// w.Scope matching w.Filter that w.UserID has not read (0 when there
+	// is none): a channel message no read range covers, or a direct
+	// message whose row lacks the read flag. Whole channels in the scope
+	// count only where a span also covers the message (one cannot have
+	// an unread message one never received).
+	FirstUnreadMessage(ctx context.Context, w MessageWindow) (int64, error)
 }
 
 // MessageWindow is a fetch of messages around an anchor.
@@ -632,6 +639,8 @@ type MessageFilter struct {
 	ConversationID *int64
 	// DirectOnly and ChannelOnly keep one kind of message.
 	DirectOnly, ChannelOnly bool
+	// IDs keeps these messages only (nil: no filter).
+	IDs []int64
 }
 
 // ReadRange says that the channel's messages with IDs from FirstID to

@@ -315,6 +315,13 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) *bun.Se
 	if f.ChannelOnly {
 		q = q.Where("m.stream_id IS NOT NULL")
 	}
+	if f.IDs != nil {
+		if len(f.IDs) == 0 {
+			q = q.Where("1 = 0")
+		} else {
+			q = q.Where("m.id IN (?)", bun.List(uniqueIDs(f.IDs)))
+		}
+	}
 	return q
 }
 
@@ -323,16 +330,14 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) *bun.Se
 // so the cost follows the window, not the history.
 func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) (older, newer []storage.Message, err error) {
 	op := fmt.Sprintf("message window of user %d in realm %d", w.UserID, w.RealmID)
-	if w.Before > 0 {
-		var rows []messageRow
-		err := s.windowQuery(w, &rows).Where("m.id <= ?", w.Anchor).
-			OrderExpr("m.id DESC").Limit(w.Before + 1).Scan(ctx)
-		if err != nil {
-			return nil, nil, wrapErr(op, err)
-		}
-		for i := len(rows) - 1; i >= 0; i-- {
-			older = append(older, rows[i].Message)
-		}
+	var rows []messageRow
+	err = s.windowQuery(w, &rows).Where("m.id <= ?", w.Anchor).
+		OrderExpr("m.id DESC").Limit(max(w.Before, 0) + 1).Scan(ctx)
+	if err != nil {
+		return nil, nil, wrapErr(op, err)
+	}
+	for i := len(rows) - 1; i >= 0; i-- {
+		older = append(older, rows[i].Message)
 	}
 	if w.After > 0 {
 		var rows []messageRow
@@ -346,4 +351,27 @@ func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) 
 		}
 	}
 	return nonNil(older), nonNil(newer), nil
+}
+
+// FirstUnreadMessage finds the oldest unread message of the window's
+// scope (spans and conversations only) and filter with one query.
+func (s *Store) FirstUnreadMessage(ctx context.Context, w storage.MessageWindow) (int64, error) {
+	w.Scope.FullChannels = nil
+	var rows []messageRow
+	q := s.windowQuery(w, &rows).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.WhereOr(`(m.stream_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM read_ranges AS rr
+				WHERE rr.realm_id = m.realm_id AND rr.user_id = ? AND rr.stream_id = m.stream_id
+				AND rr.first_id <= m.id AND rr.last_id >= m.id))`, w.UserID).
+				WhereOr(`(m.conversation_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM user_messages AS um
+				WHERE um.realm_id = m.realm_id AND um.user_id = ? AND um.message_id = m.id AND (um.flags & 1) <> 0))`, w.UserID)
+		}).
+		OrderExpr("m.id ASC").Limit(1)
+	if err := q.Scan(ctx); err != nil {
+		return 0, wrapErr(fmt.Sprintf("first unread message of user %d in realm %d", w.UserID, w.RealmID), err)
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	return rows[0].ID, nil
 }

@@ -356,6 +356,26 @@ func testMessageWindow(t *testing.T, s storage.Store) {
 	older, _ = window(storage.MessageWindow{Scope: storage.MessageScope{}, Anchor: newest, Before: 100})
 	assert.Empty(t, older, "an empty scope matches nothing")
 
+	// First unread: channel messages no range covers, direct messages
+	// whose row lacks the read flag; whole channels do not count.
+	spans := storage.MessageScope{Spans: []storage.ChannelSpan{{StreamID: c.ID}, {StreamID: d.ID}}, Direct: true}
+	firstUnread := func(scope storage.MessageScope, f storage.MessageFilter) int64 {
+		t.Helper()
+		id, err := s.FirstUnreadMessage(ctx, storage.MessageWindow{RealmID: realm.ID, UserID: alice.ID, Scope: scope, Filter: f})
+		require.NoError(t, err)
+		return id
+	}
+	assert.Equal(t, c1, firstUnread(spans, storage.MessageFilter{}))
+	assert.Zero(t, firstUnread(storage.MessageScope{FullChannels: []int64{c.ID}}, storage.MessageFilter{}), "never received: never unread")
+	require.NoError(t, s.AddReadRange(ctx, realm.ID, alice.ID, c.ID, c1, c2))
+	require.NoError(t, s.AddReadRange(ctx, realm.ID, alice.ID, d.ID, d1, d1))
+	assert.Equal(t, ab1, firstUnread(spans, storage.MessageFilter{}), "the DM without a row is unread")
+	assert.Equal(t, c3, firstUnread(spans, storage.MessageFilter{ChannelOnly: true}))
+	assert.Equal(t, d2, firstUnread(spans, storage.MessageFilter{StreamID: &d.ID}))
+	require.NoError(t, s.AddReadRange(ctx, realm.ID, alice.ID, c.ID, c3, c4))
+	require.NoError(t, s.AddReadRange(ctx, realm.ID, alice.ID, d.ID, d2, d2))
+	assert.Zero(t, firstUnread(spans, storage.MessageFilter{ChannelOnly: true}), "all read")
+
 	periods, err := s.ListUserPeriods(ctx, realm.ID, alice.ID)
 	require.NoError(t, err)
 	assert.Empty(t, periods)

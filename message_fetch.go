@@ -1,0 +1,398 @@
+package chat
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// largerThanMaxMessageID is the anchor "newest" resolves to (the
+// reference's LARGER_THAN_MAX_MESSAGE_ID).
+const largerThanMaxMessageID = 10_000_000_000_000_000
+
+// maxMessagesPerFetch bounds num_before + num_after and message_ids.
+const maxMessagesPerFetch = 5000
+
+// GetMessagesRequest is the input of GetMessages (GET /messages).
+type GetMessagesRequest struct {
+	// Anchor is a message ID, or "newest", "oldest" or "first_unread".
+	Anchor *string `json:"anchor"`
+	// IncludeAnchor (default true) includes the anchor message.
+	IncludeAnchor *bool `json:"include_anchor"`
+	NumBefore     *int  `json:"num_before"`
+	NumAfter      *int  `json:"num_after"`
+	// Narrow is the filter, as JSON (see package narrow); empty: the
+	// caller's combined feed.
+	Narrow *string `json:"narrow"`
+	// UseFirstUnreadAnchor is the legacy form of Anchor "first_unread".
+	UseFirstUnreadAnchor *bool `json:"use_first_unread_anchor"`
+	// MessageIDs fetches exactly these (those the caller may read and the
+	// narrow matches), instead of a window.
+	MessageIDs          *[]int64 `json:"message_ids"`
+	ClientGravatar      *bool    `json:"client_gravatar"`
+	ApplyMarkdown       *bool    `json:"apply_markdown"`
+	AllowEmptyTopicName *bool    `json:"allow_empty_topic_name"`
+}
+
+// GetMessagesResponse is the success body of GetMessages.
+type GetMessagesResponse struct {
+	Anchor         *int64           `json:"anchor,omitempty"`
+	FoundAnchor    bool             `json:"found_anchor"`
+	FoundOldest    bool             `json:"found_oldest"`
+	FoundNewest    bool             `json:"found_newest"`
+	HistoryLimited bool             `json:"history_limited"`
+	Messages       []FetchedMessage `json:"messages"`
+}
+
+// fetchQuery is what a narrow asks the store for: the reader's scope and
+// the filter, and whether the narrow opens shared channel history.
+type fetchQuery struct {
+	scope  storage.MessageScope
+	filter storage.MessageFilter
+}
+
+// parseAnchor is the reference's parse_anchor_value: nil means
+// first_unread.
+func parseAnchor(anchor *string, firstUnread bool) (*int64, error) {
+	if firstUnread {
+		return nil, nil
+	}
+	if anchor == nil {
+		return nil, BadRequest("Missing 'anchor' argument.")
+	}
+	var v int64
+	switch *anchor {
+	case "oldest":
+		v = 0
+	case "newest":
+		v = largerThanMaxMessageID
+	case "first_unread":
+		return nil, nil
+	default:
+		n, err := strconv.ParseInt(strings.TrimSpace(*anchor), 10, 64)
+		if err != nil {
+			if strings.TrimLeft(strings.TrimSpace(*anchor), "-0123456789") == "" && *anchor != "" {
+				// An integer beyond int64: the newest (or oldest) end.
+				if strings.HasPrefix(strings.TrimSpace(*anchor), "-") {
+					n = 0
+				} else {
+					n = largerThanMaxMessageID
+				}
+			} else {
+				return nil, BadRequest("Invalid anchor")
+			}
+		}
+		v = min(max(n, 0), largerThanMaxMessageID)
+	}
+	return &v, nil
+}
+
+// GetMessages fetches the messages around an anchor that the caller may
+// read and that match the narrow, with their flags (GET /messages).
+func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequest) (*GetMessagesResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	if req.MessageIDs != nil {
+		ids = nonNil(*req.MessageIDs)
+	}
+	firstUnread := req.UseFirstUnreadAnchor != nil && *req.UseFirstUnreadAnchor
+	if ids != nil {
+		if req.NumBefore != nil && *req.NumBefore != 0 || req.NumAfter != nil && *req.NumAfter != 0 || req.Anchor != nil || firstUnread {
+			const params = "num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor"
+			return nil, BadRequest("Unsupported parameter combination: %s", params).With("parameters", params)
+		}
+	}
+	numBefore, numAfter := 0, 0
+	if req.NumBefore != nil {
+		numBefore = *req.NumBefore
+	}
+	if req.NumAfter != nil {
+		numAfter = *req.NumAfter
+	}
+	if numBefore < 0 {
+		return nil, BadRequest("num_before is too small")
+	}
+	if numAfter < 0 {
+		return nil, BadRequest("num_after is too small")
+	}
+	var anchor *int64
+	if ids == nil {
+		if anchor, err = parseAnchor(req.Anchor, firstUnread); err != nil {
+			return nil, err
+		}
+	}
+	q, err := s.compileNarrow(ctx, me, realm, req.Narrow)
+	if err != nil {
+		return nil, err
+	}
+	requested := numBefore + numAfter
+	if ids != nil {
+		requested = len(ids)
+	}
+	if requested > maxMessagesPerFetch {
+		return nil, BadRequest("Too many messages requested (maximum %d).", maxMessagesPerFetch)
+	}
+	includeAnchor := req.IncludeAnchor == nil || *req.IncludeAnchor
+	if numBefore > 0 && numAfter > 0 && !includeAnchor {
+		return nil, BadRequest("The anchor can only be excluded at an end of the range")
+	}
+	resp := &GetMessagesResponse{Messages: []FetchedMessage{}}
+	var rows []storage.Message
+	if ids != nil {
+		ids = uniqueSorted(ids)
+		if len(ids) > 0 {
+			filter := q.filter
+			filter.IDs = ids
+			w := storage.MessageWindow{RealmID: realm.ID, UserID: me.ID, Scope: q.scope, Filter: filter,
+				Anchor: ids[len(ids)-1], Before: len(ids)}
+			if rows, _, err = s.store.ListMessageWindow(ctx, w); err != nil {
+				return nil, s.internal(ctx, "get messages", err)
+			}
+		}
+	} else {
+		if anchor == nil {
+			first, err := s.firstUnread(ctx, realm.ID, me.ID, q)
+			if err != nil {
+				return nil, s.internal(ctx, "get messages", err)
+			}
+			anchor = &first
+		}
+		resp.Anchor = anchor
+		rows, err = s.window(ctx, realm.ID, me.ID, q, *anchor, numBefore, numAfter, includeAnchor, resp)
+		if err != nil {
+			return nil, s.internal(ctx, "get messages", err)
+		}
+	}
+	views, err := s.fetchedViews(ctx, realm, me, rows, req)
+	if err != nil {
+		return nil, s.internal(ctx, "get messages", err)
+	}
+	resp.Messages = views
+	return resp, nil
+}
+
+// window fetches both sides of the anchor and sets the found_* facts as
+// the reference's post_process_limited_query does.
+func (s *Service) window(ctx context.Context, realmID, userID int64, q *fetchQuery, anchor int64, numBefore, numAfter int, includeAnchor bool, resp *GetMessagesResponse) ([]storage.Message, error) {
+	anchoredLeft := anchor == 0
+	anchoredRight := anchor >= largerThanMaxMessageID
+	if anchoredRight {
+		numAfter = 0
+	}
+	w := storage.MessageWindow{RealmID: realmID, UserID: userID, Scope: q.scope, Filter: q.filter, Anchor: anchor,
+		Before: numBefore, After: numAfter}
+	if numBefore == 0 && numAfter == 0 {
+		w.Before = 0 // the anchor alone
+	}
+	older, newer, err := s.store.ListMessageWindow(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	var before, at []storage.Message
+	for _, m := range older {
+		if m.ID == anchor && !anchoredRight {
+			at = append(at, m)
+		} else {
+			before = append(before, m)
+		}
+	}
+	if anchoredRight {
+		before = older
+	}
+	if len(before) > numBefore {
+		before = before[len(before)-numBefore:]
+	}
+	after := newer
+	if len(after) > numAfter {
+		after = after[:numAfter]
+	}
+	if !includeAnchor {
+		at = nil
+	}
+	resp.FoundAnchor = len(at) == 1
+	resp.FoundOldest = anchoredLeft || len(before) < numBefore
+	resp.FoundNewest = anchoredRight || len(after) < numAfter
+	return slices.Concat(before, at, after), nil
+}
+
+// firstUnread is the oldest unread message of the query, or the newest
+// end when there is none (the reference's find_first_unread_anchor).
+func (s *Service) firstUnread(ctx context.Context, realmID, userID int64, q *fetchQuery) (int64, error) {
+	id, err := s.store.FirstUnreadMessage(ctx, storage.MessageWindow{RealmID: realmID, UserID: userID, Scope: q.scope, Filter: q.filter})
+	if err != nil || id == 0 {
+		return largerThanMaxMessageID, err
+	}
+	return id, nil
+}
+
+// compileNarrow turns the narrow into the reader's scope and filter. The
+// combined feed (no narrow) is what the reader received: their spans of
+// every channel and their direct messages.
+func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *storage.Realm, raw *string) (*fetchQuery, error) {
+	if raw != nil && strings.TrimSpace(*raw) != "" && strings.TrimSpace(*raw) != "[]" {
+		return nil, &Error{Kind: KindInvalid, Code: "BAD_NARROW", Msg: "Invalid narrow operator: narrows are not supported yet",
+			Fields: map[string]any{"desc": "narrows are not supported yet"}}
+	}
+	spans, err := s.receivedSpans(ctx, realm.ID, me.ID)
+	if err != nil {
+		return nil, s.internal(ctx, "get messages", err)
+	}
+	return &fetchQuery{scope: storage.MessageScope{Spans: spans, Direct: true}}, nil
+}
+
+// receivedSpans lists the channel spans the user received (their
+// subscription periods).
+func (s *Service) receivedSpans(ctx context.Context, realmID, userID int64) ([]storage.ChannelSpan, error) {
+	periods, err := s.store.ListUserPeriods(ctx, realmID, userID)
+	if err != nil {
+		return nil, err
+	}
+	spans := make([]storage.ChannelSpan, len(periods))
+	for i, p := range periods {
+		spans[i] = storage.ChannelSpan{StreamID: p.StreamID, After: p.StartMessageID, Through: p.EndMessageID}
+	}
+	return spans, nil
+}
+
+// channelFlags computes a reader's flags of a channel message from their
+// row (if any), whether one of their subscription periods covers it, and
+// whether a read range does: what the reference's per-user row would say.
+func channelFlags(m *storage.Message, row int64, hasRow, received, readRange bool) int64 {
+	if !received && !hasRow {
+		return storage.FlagRead | storage.FlagHistorical
+	}
+	flags := row
+	if received && readRange {
+		flags |= storage.FlagRead
+	}
+	if received && m.StreamWildcard {
+		flags |= storage.FlagStreamWildcardMentioned
+	}
+	return flags
+}
+
+// fetchedViews builds the messages' wire forms with the reader's flags,
+// reading what they need in a few set-based queries: the reader's rows
+// and periods, the read ranges of the channels in the answer, the
+// channels, the conversations' members and the users.
+func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *storage.User, rows []storage.Message, req GetMessagesRequest) ([]FetchedMessage, error) {
+	out := make([]FetchedMessage, 0, len(rows))
+	if len(rows) == 0 {
+		return out, nil
+	}
+	ids := make([]int64, len(rows))
+	userIDs := []int64{}
+	channelIDs := []int64{}
+	convs := map[int64][]int64{}
+	lo, hi := rows[0].ID, rows[len(rows)-1].ID
+	for i, m := range rows {
+		ids[i] = m.ID
+		userIDs = append(userIDs, m.SenderID)
+		if m.StreamID != nil {
+			channelIDs = append(channelIDs, *m.StreamID)
+		} else {
+			convs[*m.ConversationID] = nil
+		}
+	}
+	for conv := range convs {
+		members, err := s.store.ConversationMembers(ctx, realm.ID, conv)
+		if err != nil {
+			return nil, err
+		}
+		convs[conv] = members
+		userIDs = append(userIDs, members...)
+	}
+	users, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: uniqueSorted(userIDs)})
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]*storage.User, len(users))
+	for i := range users {
+		byID[users[i].ID] = &users[i]
+	}
+	channelIDs = uniqueSorted(channelIDs)
+	streams, err := s.store.GetStreamsByID(ctx, realm.ID, channelIDs)
+	if err != nil {
+		return nil, err
+	}
+	names := make(map[int64]string, len(streams))
+	for _, ch := range streams {
+		names[ch.ID] = ch.Name
+	}
+	userRows, err := s.store.ListUserMessages(ctx, realm.ID, me.ID, ids)
+	if err != nil {
+		return nil, err
+	}
+	rowFlags := make(map[int64]int64, len(userRows))
+	for _, r := range userRows {
+		rowFlags[r.MessageID] = r.Flags
+	}
+	periods, err := s.store.ListUserPeriods(ctx, realm.ID, me.ID)
+	if err != nil {
+		return nil, err
+	}
+	ranges := map[int64][]storage.ReadRange{}
+	for _, ch := range channelIDs {
+		if ranges[ch], err = s.store.ListReadRanges(ctx, realm.ID, me.ID, ch, lo, hi); err != nil {
+			return nil, err
+		}
+	}
+	received := func(m *storage.Message) bool {
+		for _, p := range periods {
+			if p.StreamID == *m.StreamID && m.ID > p.StartMessageID && (p.EndMessageID == nil || m.ID <= *p.EndMessageID) {
+				return true
+			}
+		}
+		return m.SenderID == me.ID
+	}
+	inRange := func(m *storage.Message) bool {
+		for _, r := range ranges[*m.StreamID] {
+			if r.FirstID <= m.ID && m.ID <= r.LastID {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range rows {
+		m := &rows[i]
+		sender := byID[m.SenderID]
+		if sender == nil {
+			sender = &storage.User{ID: m.SenderID}
+		}
+		var participants []*storage.User
+		var flags int64
+		row, hasRow := rowFlags[m.ID]
+		if m.StreamID != nil {
+			flags = channelFlags(m, row, hasRow, received(m), inRange(m))
+		} else {
+			for _, id := range convs[*m.ConversationID] {
+				if u := byID[id]; u != nil {
+					participants = append(participants, u)
+				}
+			}
+			flags = row &^ storage.FlagPrivate
+		}
+		v := FetchedMessage{MessageView: messageView(realm, sender, m, names[ptrValue(m.StreamID)], participants), Flags: flagNames(flags)}
+		if req.ApplyMarkdown != nil && !*req.ApplyMarkdown {
+			v.Content, v.ContentType = m.Content, "text/x-markdown"
+		}
+		if m.StreamID != nil && m.Topic == "" && req.AllowEmptyTopicName != nil && *req.AllowEmptyTopicName {
+			v.Subject = ""
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func ptrValue(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

@@ -1,0 +1,118 @@
+package chat_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/chattest"
+)
+
+func fetch(t *testing.T, h *chattest.Harness, as chattest.User, req chat.GetMessagesRequest) *chat.GetMessagesResponse {
+	t.Helper()
+	resp, err := h.Service.GetMessages(context.Background(), as.Caller, req)
+	require.NoError(t, err)
+	checkSchema(t, "GET", "/messages", resp)
+	return resp
+}
+
+func fetchedIDs(resp *chat.GetMessagesResponse) []int64 {
+	out := []int64{}
+	for _, m := range resp.Messages {
+		out = append(out, m.ID)
+	}
+	return out
+}
+
+// The combined feed: what the reader received, around an anchor, with the
+// reference's found_* facts.
+func TestGetMessagesWindow(t *testing.T) {
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	carol := h.NewUser(t, chat.RoleMember)
+	newChannelBy(t, h, alice, "general", false)
+	subscribe(t, h, alice, "general", bob.ID)
+	newChannelBy(t, h, carol, "elsewhere", false)
+
+	var m []int64
+	for i := range 6 {
+		m = append(m, send(t, h, alice, chat.SendMessageRequest{Type: "channel", To: chat.ToChannel("general"), Topic: ptr("t"),
+			Content: fmt.Sprint(i), ReadBySender: ptr(true)}))
+		send(t, h, carol, chat.SendMessageRequest{Type: "channel", To: chat.ToChannel("elsewhere"), Topic: ptr("t"), Content: "not for bob"})
+	}
+	dm := send(t, h, carol, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(bob.ID), Content: "psst"})
+	feed := append(append([]int64{}, m...), dm)
+
+	all := fetch(t, h, bob, chat.GetMessagesRequest{Anchor: ptr("newest"), NumBefore: ptr(100)})
+	assert.Equal(t, feed, fetchedIDs(all), "bob's feed: general and his DM, not carol's channel")
+	assert.True(t, all.FoundOldest)
+	assert.True(t, all.FoundNewest)
+	assert.False(t, all.FoundAnchor)
+	assert.Equal(t, int64(10_000_000_000_000_000), *all.Anchor)
+	for _, msg := range all.Messages {
+		assert.Empty(t, msg.Flags, "unread for bob")
+	}
+	mine := fetch(t, h, alice, chat.GetMessagesRequest{Anchor: ptr("newest"), NumBefore: ptr(3)})
+	assert.Equal(t, m[3:], fetchedIDs(mine))
+	assert.False(t, mine.FoundOldest)
+	for _, msg := range mine.Messages {
+		assert.Equal(t, []string{"read"}, msg.Flags, "read by their sender")
+	}
+
+	mid := fetch(t, h, bob, chat.GetMessagesRequest{Anchor: ptr(fmt.Sprint(m[2])), NumBefore: ptr(1), NumAfter: ptr(2)})
+	assert.Equal(t, []int64{m[1], m[2], m[3], m[4]}, fetchedIDs(mid))
+	assert.True(t, mid.FoundAnchor)
+	assert.False(t, mid.FoundOldest)
+	assert.False(t, mid.FoundNewest)
+
+	first := fetch(t, h, bob, chat.GetMessagesRequest{Anchor: ptr("oldest"), NumAfter: ptr(2)})
+	assert.Equal(t, m[:2], fetchedIDs(first))
+	assert.True(t, first.FoundOldest)
+	excl := fetch(t, h, bob, chat.GetMessagesRequest{Anchor: ptr(fmt.Sprint(m[2])), NumAfter: ptr(2), IncludeAnchor: ptr(false)})
+	assert.Equal(t, []int64{m[3], m[4]}, fetchedIDs(excl))
+	assert.False(t, excl.FoundAnchor)
+	only := fetch(t, h, bob, chat.GetMessagesRequest{Anchor: ptr(fmt.Sprint(m[2]))})
+	assert.Equal(t, []int64{m[2]}, fetchedIDs(only), "no side: the anchor alone")
+	assert.Equal(t, feed, fetchedIDs(fetch(t, h, bob, chat.GetMessagesRequest{Anchor: ptr("-5"), NumAfter: ptr(100)})), "a negative anchor is the oldest")
+	assert.Equal(t, feed, fetchedIDs(fetch(t, h, bob, chat.GetMessagesRequest{Anchor: ptr("99999999999999999999999"), NumBefore: ptr(100)})), "a huge one the newest")
+
+	// first_unread: bob has read nothing, alice everything she sent.
+	fu := fetch(t, h, bob, chat.GetMessagesRequest{Anchor: ptr("first_unread"), NumBefore: ptr(1), NumAfter: ptr(1)})
+	assert.Equal(t, m[0], *fu.Anchor)
+	assert.Equal(t, []int64{m[0], m[1]}, fetchedIDs(fu))
+	fu = fetch(t, h, alice, chat.GetMessagesRequest{UseFirstUnreadAnchor: ptr(true), NumBefore: ptr(1)})
+	assert.Equal(t, int64(10_000_000_000_000_000), *fu.Anchor, "nothing unread: the newest end")
+
+	// message_ids: exactly those the reader may read.
+	ids := fetch(t, h, bob, chat.GetMessagesRequest{MessageIDs: &[]int64{m[4], dm, m[1], m[1] + 1}})
+	assert.Equal(t, []int64{m[1], m[4], dm}, fetchedIDs(ids), "carol's channel message is not in bob's feed")
+	assert.Nil(t, ids.Anchor)
+}
+
+func TestGetMessagesErrors(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	for _, c := range []struct {
+		req chat.GetMessagesRequest
+		msg string
+	}{
+		{chat.GetMessagesRequest{NumBefore: ptr(1)}, "Missing 'anchor' argument."},
+		{chat.GetMessagesRequest{Anchor: ptr("latest")}, "Invalid anchor"},
+		{chat.GetMessagesRequest{Anchor: ptr("newest"), NumBefore: ptr(4000), NumAfter: ptr(1001)}, "Too many messages requested (maximum 5000)."},
+		{chat.GetMessagesRequest{Anchor: ptr("5"), NumBefore: ptr(1), NumAfter: ptr(1), IncludeAnchor: ptr(false)}, "The anchor can only be excluded at an end of the range"},
+		{chat.GetMessagesRequest{Anchor: ptr("5"), MessageIDs: &[]int64{1}},
+			"Unsupported parameter combination: num_before, num_after, anchor, message_ids, include_anchor, use_first_unread_anchor"},
+	} {
+		_, err := h.Service.GetMessages(ctx, alice.Caller, c.req)
+		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, c.msg)
+	}
+	many := make([]int64, 5001)
+	_, err := h.Service.GetMessages(ctx, alice.Caller, chat.GetMessagesRequest{MessageIDs: &many})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Too many messages requested (maximum 5000).")
+}
