@@ -641,6 +641,10 @@ type MessageFilter struct {
 	DirectOnly, ChannelOnly bool
 	// IDs keeps these messages only (nil: no filter).
 	IDs []int64
+	// Search keeps messages whose topic or content holds every word and
+	// every "quoted phrase" of it, ignoring case, with the database's
+	// stemming (English) where it has one.
+	Search string
 }
 
 // ReadRange says that the channel's messages with IDs from FirstID to

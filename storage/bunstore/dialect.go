@@ -27,6 +27,13 @@ type dialectOps struct {
 	// bytewise is an ORDER BY expression that sorts the text expression
 	// expr by its bytes (UTF-8 code point order), whatever the collation.
 	bytewise func(expr string) string
+
+	// indexMessage writes the full-text index of message id (its topic and
+	// the folded text of its content).
+	indexMessage func(ctx context.Context, db bun.IDB, id int64, topic, text string) error
+	// searchCond is the condition on messages (alias m) that every term
+	// (a word or a phrase, folded) occurs in the topic or content.
+	searchCond func(terms []string) (string, []any)
 }
 
 // dialects maps bun's dialect names to their operations.

@@ -20,10 +20,27 @@ var postgresOps = &dialectOps{
 	name: DialectPostgres,
 	ddl: strings.NewReplacer(
 		"{{ID}}", "BIGSERIAL PRIMARY KEY",
+		"{{SEARCH_SETUP}}", "ALTER TABLE messages ADD COLUMN search_tsv tsvector",
+		"{{SEARCH_SETUP_INDEX}}", "CREATE INDEX messages_search_idx ON messages USING GIN (search_tsv)",
+		"{{SEARCH_TEARDOWN_INDEX}}", "DROP INDEX messages_search_idx",
+		"{{SEARCH_TEARDOWN}}", "ALTER TABLE messages DROP COLUMN search_tsv",
 	),
 	lockRealm: func(ctx context.Context, tx bun.IDB, realmID int64) error {
 		_, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?, ?)", realmLockSpace, int32(realmID)).Exec(ctx)
 		return err
 	},
 	bytewise: func(expr string) string { return expr + ` COLLATE "C"` },
+	indexMessage: func(ctx context.Context, db bun.IDB, id int64, topic, text string) error {
+		_, err := db.NewRaw("UPDATE messages SET search_tsv = to_tsvector('english', ? || ' ' || ?) WHERE id = ?", topic, text, id).Exec(ctx)
+		return err
+	},
+	searchCond: func(terms []string) (string, []any) {
+		parts := make([]string, len(terms))
+		args := make([]any, len(terms))
+		for i, t := range terms {
+			parts[i] = "phraseto_tsquery('english', ?)"
+			args[i] = t
+		}
+		return "m.search_tsv @@ (" + strings.Join(parts, " && ") + ")", args
+	},
 }

@@ -16,7 +16,22 @@ var sqliteOps = &dialectOps{
 	name: DialectSQLite,
 	ddl: strings.NewReplacer(
 		"{{ID}}", "INTEGER PRIMARY KEY AUTOINCREMENT",
+		"{{SEARCH_SETUP}}", "CREATE VIRTUAL TABLE messages_fts USING fts4(topic, content, tokenize=porter)",
+		"{{SEARCH_SETUP_INDEX}}", "",
+		"{{SEARCH_TEARDOWN_INDEX}}", "",
+		"{{SEARCH_TEARDOWN}}", "DROP TABLE messages_fts",
 	),
 	lockRealm: func(context.Context, bun.IDB, int64) error { return nil },
 	bytewise:  func(expr string) string { return expr },
+	indexMessage: func(ctx context.Context, db bun.IDB, id int64, topic, text string) error {
+		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES (?, ?, ?)", id, topic, text).Exec(ctx)
+		return err
+	},
+	searchCond: func(terms []string) (string, []any) {
+		quoted := make([]string, len(terms))
+		for i, t := range terms {
+			quoted[i] = `"` + t + `"`
+		}
+		return "m.id IN (SELECT docid FROM messages_fts WHERE messages_fts MATCH ?)", []any{strings.Join(quoted, " ")}
+	},
 }

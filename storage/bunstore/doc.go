@@ -105,6 +105,12 @@
 // their transaction as the newest message ID, say which messages the
 // period covers.
 //
+// Full-text search (migration 0007) indexes each message's topic and the
+// text of its rendered content, folded: an FTS4 table with porter
+// stemming on SQLite (what go-sqlite3 compiles without build tags), a
+// tsvector column with a GIN index and the english configuration on
+// PostgreSQL. Every word and quoted phrase of a search must match.
+//
 // The exceptions are the group settings of realms (CanCreateBotsGroupID,
 // CanCreateWriteOnlyBotsGroupID), of user groups (CanAddMembersGroupID,
 // CanJoinGroupID, ...) and of channels (CanAddSubscribersGroupID, ...):

@@ -25,12 +25,6 @@ var foldedColumns = []foldedColumn{
 	{"user_topics", "topic_name", "topic_key", []string{"user_id", "stream_id", "topic_key"}},
 }
 
-// goSteps are the Go parts of migrations, run where a migration file says
-// --step:NAME, inside its transaction.
-var goSteps = map[string]func(ctx context.Context, tx bun.Tx) error{
-	"fold_keys": foldKeys,
-}
-
 // foldKeys fills every key column from its column (migration 0005), then
 // checks that the unique indexes about to be built will hold, naming the
 // rows that would break them.

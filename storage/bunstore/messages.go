@@ -123,6 +123,10 @@ func (s *Store) CreateMessage(ctx context.Context, m *storage.Message, readers [
 		if err != nil {
 			return wrapErr(op, err)
 		}
+		indexed := row.Message
+		if err := tx.indexMessage(ctx, tx.w, &indexed); err != nil {
+			return wrapErr(op, err)
+		}
 		if len(readers) == 0 {
 			return nil
 		}
@@ -314,6 +318,14 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) *bun.Se
 	}
 	if f.ChannelOnly {
 		q = q.Where("m.stream_id IS NOT NULL")
+	}
+	if f.Search != "" {
+		if terms := searchTerms(f.Search); len(terms) == 0 {
+			q = q.Where("1 = 0") // nothing searchable matches nothing
+		} else {
+			cond, args := s.ops.searchCond(terms)
+			q = q.Where(cond, args...)
+		}
 	}
 	if f.IDs != nil {
 		if len(f.IDs) == 0 {

@@ -26,6 +26,13 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
+// goSteps are the Go parts of migrations, run where a migration file says
+// --step:NAME, inside its transaction.
+var goSteps = map[string]func(ctx context.Context, tx bun.Tx) error{
+	"fold_keys":      foldKeys,              // 0005 (fold.go)
+	"index_messages": indexExistingMessages, // 0007 (search.go)
+}
+
 // schemaMigrations is every migration, in name order.
 var schemaMigrations = mustLoadMigrations(migrationFiles)
 
@@ -156,6 +163,9 @@ func runDDL(stmts []string) func(context.Context, *migrate.Migrator, *migrate.Mi
 						return fmt.Errorf("step %s: %w", step, err)
 					}
 					continue
+				}
+				if strings.TrimSpace(repl.Replace(stmt)) == "" {
+					continue // a statement this dialect does not need
 				}
 				if _, err := tx.ExecContext(ctx, repl.Replace(stmt)); err != nil {
 					return fmt.Errorf("%w\n%s", err, repl.Replace(stmt))

@@ -122,3 +122,38 @@ func TestSQLiteUpgradeFrom0004RefusesFoldedDuplicates(t *testing.T) {
 	require.NoError(t, err, "upgrades once the names differ")
 	require.NoError(t, s.Close())
 }
+
+// Migration 0007 indexes the messages already there.
+func TestSQLiteUpgradeFrom0006(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "chat.db")
+	testUpgradeFrom0006(t, openOldSQLite(t, path), func() (*Store, error) { return OpenSQLite(t.Context(), path) })
+}
+
+func TestPostgresUpgradeFrom0006(t *testing.T) {
+	dsn, schema := NewTestPostgresSchema(t)
+	testUpgradeFrom0006(t, openOldPostgres(t, dsn, schema),
+		func() (*Store, error) { return OpenPostgres(t.Context(), dsn, WithSchema(schema)) })
+}
+
+func testUpgradeFrom0006(t *testing.T, openOld func() *bun.DB, open func() (*Store, error)) {
+	ctx := t.Context()
+	old := openOld()
+	require.NoError(t, migrateDBWith(ctx, old, schemaMigrations[:6]))
+	realm := oldInsert(t, old, `INSERT INTO realms (string_id, host) VALUES ('acme', 'acme.example.com')`)
+	user := oldInsert(t, old, `INSERT INTO users (realm_id, email, email_key) VALUES (?, 'a@example.com', 'a@example.com')`, realm)
+	stream := oldInsert(t, old, `INSERT INTO streams (realm_id, name, name_key) VALUES (?, 'general', 'general')`, realm)
+	msg := oldInsert(t, old, `INSERT INTO messages (realm_id, sender_id, stream_id, topic, topic_key, content, rendered_content, date_sent)
+		VALUES (?, ?, ?, 'Été', 'été', 'x', '<p>Old <em>news</em></p>', 1)`, realm, user, stream)
+	require.NoError(t, old.Close())
+
+	s, err := open()
+	require.NoError(t, err, "upgrade")
+	defer s.Close()
+	for _, q := range []string{"news", "ÉTÉ old"} {
+		older, _, err := s.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm, UserID: user,
+			Scope: storage.MessageScope{FullChannels: []int64{stream}}, Filter: storage.MessageFilter{Search: q}, Anchor: 1 << 62, Before: 10})
+		require.NoError(t, err)
+		require.Len(t, older, 1, q)
+		assert.Equal(t, msg, older[0].ID)
+	}
+}

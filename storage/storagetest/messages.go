@@ -20,6 +20,7 @@ var messageTests = []test{
 	{"Message/SubscriptionBounds", testMessageSubscriptionBounds},
 	{"Message/ReadRanges", testMessageReadRanges},
 	{"Message/Window", testMessageWindow},
+	{"Message/Search", testMessageSearch},
 }
 
 // post stores a plain channel message from sender and returns its ID.
@@ -386,4 +387,45 @@ func testMessageWindow(t *testing.T, s storage.Store) {
 	require.Len(t, periods, 2)
 	assert.Equal(t, c.ID, periods[0].StreamID, "by channel")
 	assert.Equal(t, ab2, periods[0].StartMessageID)
+}
+
+// Search: every word and quoted phrase, in the topic or the text of the
+// content, ignoring case (non-ASCII letters too), with English stemming.
+func testMessageSearch(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	alice := newUser(t, s, realm.ID, "alice@example.com")
+	c := newStream(t, s, realm.ID, "c")
+	msg := func(topic, html string) int64 {
+		m := &storage.Message{RealmID: realm.ID, SenderID: alice.ID, StreamID: &c.ID, Topic: topic, Content: "x", RenderedContent: html}
+		require.NoError(t, s.CreateMessage(ctx, m, nil))
+		return m.ID
+	}
+	lunch := msg("Lunch plans", "<p>We are <strong>running</strong> late for the café</p>")
+	deploy := msg("Deploy", "<p>The deploy is done, lunch later</p>")
+	ete := msg("ÉTÉ", "<p>Summer &amp; sun in <em>Zürich</em></p>")
+	search := func(q string) []int64 {
+		t.Helper()
+		older, _, err := s.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm.ID, UserID: alice.ID,
+			Scope: storage.MessageScope{FullChannels: []int64{c.ID}}, Filter: storage.MessageFilter{Search: q}, Anchor: 1 << 62, Before: 100})
+		require.NoError(t, err)
+		out := []int64{}
+		for _, m := range older {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	assert.Equal(t, []int64{lunch, deploy}, search("lunch"), "topic or content")
+	assert.Equal(t, []int64{lunch}, search("lunch late"), "every word")
+	assert.Equal(t, []int64{lunch}, search("LUNCH PLANS"))
+	assert.Equal(t, []int64{lunch}, search("run"), "stemming: running")
+	assert.Equal(t, []int64{deploy}, search(`"deploy is done"`), "a phrase")
+	assert.Empty(t, search(`"done deploy"`), "a phrase keeps its order")
+	assert.Equal(t, []int64{ete}, search("été zürich"), "non-ASCII letters, any case")
+	assert.Equal(t, []int64{ete}, search("ZÜRICH"))
+	assert.Equal(t, []int64{ete}, search("sun"))
+	assert.Empty(t, search("strong"), "markup is not text")
+	assert.Empty(t, search("lunch OR nothing"), "no query syntax: OR is a word")
+	assert.Empty(t, search(`-*()"`), "nothing searchable")
+	assert.Equal(t, []int64{lunch}, search(`café "lunch`), "an unbalanced quote")
 }

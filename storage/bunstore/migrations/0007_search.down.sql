@@ -1,0 +1,5 @@
+{{SEARCH_TEARDOWN_INDEX}}
+
+--bun:split
+
+{{SEARCH_TEARDOWN}}
