@@ -113,35 +113,34 @@ func userAgentName(ua string) string {
 	return ua[:j]
 }
 
-// recipientsPerMessage bounds a direct message's recipients (the
-// reference has no limit; group DMs of more than this are not
-// conversations but broadcasts).
+// maxDirectRecipients bounds a direct message's recipients (the
+// reference sets no limit; it keeps a direct message's cost bounded).
 const maxDirectRecipients = 1000
 
 // parseChannelIndicator reads a channel's To: a bare name, or JSON (a
-// string, an integer, or a one-element list of either).
-func parseChannelIndicator(to string) (name string, id int64, err error) {
+// string, an integer, or a one-element list of either). byID tells which.
+func parseChannelIndicator(to string) (name string, id int64, byID bool, err error) {
 	var data any
 	dec := json.NewDecoder(strings.NewReader(to))
 	dec.UseNumber()
 	if dec.Decode(&data) != nil || dec.More() {
-		return to, 0, nil // not JSON: a raw channel name
+		return to, 0, false, nil // not JSON: a raw channel name
 	}
 	if list, ok := data.([]any); ok {
 		if len(list) != 1 {
-			return "", 0, BadRequest("Expected exactly one channel")
+			return "", 0, false, BadRequest("Expected exactly one channel")
 		}
 		data = list[0]
 	}
 	switch v := data.(type) {
 	case string:
-		return v, 0, nil
+		return v, 0, false, nil
 	case json.Number:
 		if n, err := v.Int64(); err == nil {
-			return "", n, nil
+			return "", n, true, nil
 		}
 	}
-	return "", 0, BadRequest("Invalid data type for channel")
+	return "", 0, false, BadRequest("Invalid data type for channel")
 }
 
 // parseDirectRecipients reads a direct message's To: a JSON list of user
@@ -302,7 +301,7 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 	if o.req.To == nil {
 		return BadRequest("Missing channel")
 	}
-	name, id, err := parseChannelIndicator(*o.req.To)
+	name, id, byID, err := parseChannelIndicator(*o.req.To)
 	if err != nil {
 		return err
 	}
@@ -318,7 +317,7 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 		return err
 	}
 	var ch *storage.Stream
-	if id != 0 || name == "" && strings.TrimSpace(*o.req.To) != "" {
+	if byID {
 		ch, err = s.store.GetStream(ctx, o.realm.ID, id)
 		if errors.Is(err, storage.ErrNotFound) {
 			return (&Error{Kind: KindInvalid, Code: CodeStreamDoesNotExist,
