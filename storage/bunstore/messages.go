@@ -366,24 +366,69 @@ func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) 
 }
 
 // FirstUnreadMessage finds the oldest unread message of the window's
-// scope (spans and conversations only) and filter with one query.
+// spans and conversations matching its filter. Its cost follows the read
+// ranges and the unread messages, not the history: in each span it seeks
+// the first matching message, jumps over the read range that covers it,
+// and seeks again; direct messages come from the index of unread ones.
 func (s *Store) FirstUnreadMessage(ctx context.Context, w storage.MessageWindow) (int64, error) {
-	w.Scope.FullChannels = nil
-	var rows []messageRow
-	q := s.windowQuery(w, &rows).
-		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return q.WhereOr(`(m.stream_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM read_ranges AS rr
-				WHERE rr.realm_id = m.realm_id AND rr.user_id = ? AND rr.stream_id = m.stream_id
-				AND rr.first_id <= m.id AND rr.last_id >= m.id))`, w.UserID).
-				WhereOr(`(m.conversation_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM user_messages AS um
-				WHERE um.realm_id = m.realm_id AND um.user_id = ? AND um.message_id = m.id AND (um.flags & 1) <> 0))`, w.UserID)
-		}).
-		OrderExpr("m.id ASC").Limit(1)
-	if err := q.Scan(ctx); err != nil {
-		return 0, wrapErr(fmt.Sprintf("first unread message of user %d in realm %d", w.UserID, w.RealmID), err)
+	op := fmt.Sprintf("first unread message of user %d in realm %d", w.UserID, w.RealmID)
+	best := int64(0)
+	if !w.Filter.DirectOnly {
+		for _, sp := range w.Scope.Spans {
+			hi := int64(1) << 62
+			if sp.Through != nil {
+				hi = *sp.Through
+			}
+			ranges, err := s.ListReadRanges(ctx, w.RealmID, w.UserID, sp.StreamID, sp.After+1, hi)
+			if err != nil {
+				return 0, err
+			}
+			one := w
+			one.Scope = storage.MessageScope{Spans: []storage.ChannelSpan{sp}}
+			candidate := sp.After
+			for {
+				var rows []messageRow
+				q := s.windowQuery(one, &rows).Where("m.id > ?", candidate)
+				if best != 0 {
+					q = q.Where("m.id < ?", best)
+				}
+				if err := q.OrderExpr("m.id ASC").Limit(1).Scan(ctx); err != nil {
+					return 0, wrapErr(op, err)
+				}
+				if len(rows) == 0 {
+					break
+				}
+				id := rows[0].ID
+				covered := false
+				for _, r := range ranges {
+					if r.FirstID <= id && id <= r.LastID {
+						candidate, covered = r.LastID, true
+						break
+					}
+				}
+				if !covered {
+					best = id
+					break
+				}
+			}
+		}
 	}
-	if len(rows) == 0 {
-		return 0, nil
+	if w.Scope.Direct && !w.Filter.ChannelOnly && w.Filter.StreamID == nil && w.Filter.Topic == nil {
+		one := w
+		one.Scope = storage.MessageScope{Direct: true}
+		var rows []messageRow
+		q := s.windowQuery(one, &rows).
+			Where(`m.id IN (SELECT um.message_id FROM user_messages AS um
+				WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 2049) = 2048)`, w.RealmID, w.UserID)
+		if best != 0 {
+			q = q.Where("m.id < ?", best)
+		}
+		if err := q.OrderExpr("m.id ASC").Limit(1).Scan(ctx); err != nil {
+			return 0, wrapErr(op, err)
+		}
+		if len(rows) > 0 {
+			best = rows[0].ID
+		}
 	}
-	return rows[0].ID, nil
+	return best, nil
 }

@@ -287,8 +287,18 @@ func testMessageWindow(t *testing.T, s storage.Store) {
 	bc, err := s.DirectConversation(ctx, realm.ID, []int64{bob.ID, carol.ID})
 	require.NoError(t, err)
 	dm := func(conv, sender int64) int64 {
+		members, err := s.ConversationMembers(ctx, realm.ID, conv)
+		require.NoError(t, err)
+		var readers []storage.UserMessage
+		for _, u := range members {
+			flags := storage.FlagPrivate
+			if u == sender {
+				flags |= storage.FlagRead
+			}
+			readers = append(readers, storage.UserMessage{UserID: u, Flags: flags})
+		}
 		m := &storage.Message{RealmID: realm.ID, SenderID: sender, ConversationID: &conv, Content: "x", RenderedContent: "x"}
-		require.NoError(t, s.CreateMessage(ctx, m, nil))
+		require.NoError(t, s.CreateMessage(ctx, m, readers))
 		return m.ID
 	}
 	topic := func(stream, sender int64, topic string) int64 {
@@ -370,12 +380,16 @@ func testMessageWindow(t *testing.T, s storage.Store) {
 	assert.Zero(t, firstUnread(storage.MessageScope{FullChannels: []int64{c.ID}}, storage.MessageFilter{}), "never received: never unread")
 	require.NoError(t, s.AddReadRange(ctx, realm.ID, alice.ID, c.ID, c1, c2))
 	require.NoError(t, s.AddReadRange(ctx, realm.ID, alice.ID, d.ID, d1, d1))
-	assert.Equal(t, ab1, firstUnread(spans, storage.MessageFilter{}), "the DM without a row is unread")
+	assert.Equal(t, c3, firstUnread(spans, storage.MessageFilter{}), "alice's own DM ab1 is read")
 	assert.Equal(t, c3, firstUnread(spans, storage.MessageFilter{ChannelOnly: true}))
+	assert.Equal(t, ab2, firstUnread(spans, storage.MessageFilter{DirectOnly: true}), "bob's DM is unread")
 	assert.Equal(t, d2, firstUnread(spans, storage.MessageFilter{StreamID: &d.ID}))
 	require.NoError(t, s.AddReadRange(ctx, realm.ID, alice.ID, c.ID, c3, c4))
 	require.NoError(t, s.AddReadRange(ctx, realm.ID, alice.ID, d.ID, d2, d2))
 	assert.Zero(t, firstUnread(spans, storage.MessageFilter{ChannelOnly: true}), "all read")
+	assert.Equal(t, ab2, firstUnread(spans, storage.MessageFilter{}))
+	assert.Equal(t, ab2, firstUnread(spans, storage.MessageFilter{SenderID: &bob.ID}))
+	assert.Zero(t, firstUnread(spans, storage.MessageFilter{SenderID: &carol.ID}))
 
 	periods, err := s.ListUserPeriods(ctx, realm.ID, alice.ID)
 	require.NoError(t, err)
