@@ -43,6 +43,12 @@ func BenchmarkHistory(b *testing.B) {
 			}
 		}
 	})
+	b.Run("FeedFirstUnread", func(b *testing.B) {
+		for b.Loop() {
+			_, err := o.h.Service.GetMessages(ctx, o.org.Owner, chat.GetMessagesRequest{Anchor: ptr("first_unread"), NumBefore: ptr(50), NumAfter: ptr(50)})
+			check(b, err)
+		}
+	})
 	for _, q := range []string{"lunch", "deploy budget"} {
 		b.Run("SearchNewest100/"+q, func(b *testing.B) {
 			for b.Loop() {
