@@ -31,9 +31,13 @@ type dialectOps struct {
 	// indexMessage writes the full-text index of message id (its topic and
 	// the folded text of its content).
 	indexMessage func(ctx context.Context, db bun.IDB, id int64, topic, text string) error
-	// searchCond is the condition on messages (alias m) that every term
-	// (a word or a phrase, folded) occurs in the topic or content.
-	searchCond func(terms []string) (string, []any)
+	// search restricts a query on messages (alias m) to those where
+	// every term (a word or a phrase, folded) occurs in the topic or
+	// content, and names the ID column to order by: SQLite's FTS table
+	// returns its matches in docid order, so a search driven by it orders
+	// by messages_fts.docid and stops after the window instead of sorting every
+	// match.
+	search func(q *bun.SelectQuery, terms []string) (*bun.SelectQuery, string)
 }
 
 // dialects maps bun's dialect names to their operations.

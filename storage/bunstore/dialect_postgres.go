@@ -34,13 +34,13 @@ var postgresOps = &dialectOps{
 		_, err := db.NewRaw("UPDATE messages SET search_tsv = to_tsvector('english', ? || ' ' || ?) WHERE id = ?", topic, text, id).Exec(ctx)
 		return err
 	},
-	searchCond: func(terms []string) (string, []any) {
+	search: func(q *bun.SelectQuery, terms []string) (*bun.SelectQuery, string) {
 		parts := make([]string, len(terms))
 		args := make([]any, len(terms))
 		for i, t := range terms {
 			parts[i] = "phraseto_tsquery('english', ?)"
 			args[i] = t
 		}
-		return "m.search_tsv @@ (" + strings.Join(parts, " && ") + ")", args
+		return q.Where("m.search_tsv @@ ("+strings.Join(parts, " && ")+")", args...), "m.id"
 	},
 }

@@ -27,11 +27,12 @@ var sqliteOps = &dialectOps{
 		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES (?, ?, ?)", id, topic, text).Exec(ctx)
 		return err
 	},
-	searchCond: func(terms []string) (string, []any) {
+	search: func(q *bun.SelectQuery, terms []string) (*bun.SelectQuery, string) {
 		quoted := make([]string, len(terms))
 		for i, t := range terms {
 			quoted[i] = `"` + t + `"`
 		}
-		return "m.id IN (SELECT docid FROM messages_fts WHERE messages_fts MATCH ?)", []any{strings.Join(quoted, " ")}
+		return q.Join("JOIN messages_fts ON messages_fts.docid = m.id").
+			Where("messages_fts MATCH ?", strings.Join(quoted, " ")), "messages_fts.docid"
 	},
 }

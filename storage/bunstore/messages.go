@@ -277,9 +277,12 @@ func (s *Store) ListUserPeriods(ctx context.Context, realmID, userID int64) ([]s
 
 // windowQuery is the shared part of both sides of a window: the realm,
 // the scope (an OR of whole channels, spans and the reader's
-// conversations) and the filter.
-func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) *bun.SelectQuery {
-	q := s.r.NewSelect().Model(rows).Where("m.realm_id = ?", w.RealmID)
+// conversations) and the filter. idCol is the column to order and bound
+// by: the message ID, or the search index's copy of it when a search
+// drives the query.
+func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun.SelectQuery, idCol string) {
+	q = s.r.NewSelect().Model(rows).Where("m.realm_id = ?", w.RealmID)
+	idCol = "m.id"
 	sc := w.Scope
 	q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 		// An empty scope matches nothing.
@@ -323,8 +326,7 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) *bun.Se
 		if terms := searchTerms(f.Search); len(terms) == 0 {
 			q = q.Where("1 = 0") // nothing searchable matches nothing
 		} else {
-			cond, args := s.ops.searchCond(terms)
-			q = q.Where(cond, args...)
+			q, idCol = s.ops.search(q, terms)
 		}
 	}
 	if f.IDs != nil {
@@ -334,7 +336,7 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) *bun.Se
 			q = q.Where("m.id IN (?)", bun.List(uniqueIDs(f.IDs)))
 		}
 	}
-	return q
+	return q, idCol
 }
 
 // ListMessageWindow reads both sides of the window with two queries that
@@ -343,8 +345,9 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) *bun.Se
 func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) (older, newer []storage.Message, err error) {
 	op := fmt.Sprintf("message window of user %d in realm %d", w.UserID, w.RealmID)
 	var rows []messageRow
-	err = s.windowQuery(w, &rows).Where("m.id <= ?", w.Anchor).
-		OrderExpr("m.id DESC").Limit(max(w.Before, 0) + 1).Scan(ctx)
+	q, idCol := s.windowQuery(w, &rows)
+	err = q.Where("? <= ?", bun.Safe(idCol), w.Anchor).
+		OrderExpr("? DESC", bun.Safe(idCol)).Limit(max(w.Before, 0) + 1).Scan(ctx)
 	if err != nil {
 		return nil, nil, wrapErr(op, err)
 	}
@@ -353,8 +356,9 @@ func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) 
 	}
 	if w.After > 0 {
 		var rows []messageRow
-		err := s.windowQuery(w, &rows).Where("m.id > ?", w.Anchor).
-			OrderExpr("m.id ASC").Limit(w.After + 1).Scan(ctx)
+		q, idCol := s.windowQuery(w, &rows)
+		err := q.Where("? > ?", bun.Safe(idCol), w.Anchor).
+			OrderExpr("? ASC", bun.Safe(idCol)).Limit(w.After + 1).Scan(ctx)
 		if err != nil {
 			return nil, nil, wrapErr(op, err)
 		}
@@ -388,11 +392,12 @@ func (s *Store) FirstUnreadMessage(ctx context.Context, w storage.MessageWindow)
 			candidate := sp.After
 			for {
 				var rows []messageRow
-				q := s.windowQuery(one, &rows).Where("m.id > ?", candidate)
+				q, idCol := s.windowQuery(one, &rows)
+				q = q.Where("? > ?", bun.Safe(idCol), candidate)
 				if best != 0 {
-					q = q.Where("m.id < ?", best)
+					q = q.Where("? < ?", bun.Safe(idCol), best)
 				}
-				if err := q.OrderExpr("m.id ASC").Limit(1).Scan(ctx); err != nil {
+				if err := q.OrderExpr("? ASC", bun.Safe(idCol)).Limit(1).Scan(ctx); err != nil {
 					return 0, wrapErr(op, err)
 				}
 				if len(rows) == 0 {
@@ -417,13 +422,13 @@ func (s *Store) FirstUnreadMessage(ctx context.Context, w storage.MessageWindow)
 		one := w
 		one.Scope = storage.MessageScope{Direct: true}
 		var rows []messageRow
-		q := s.windowQuery(one, &rows).
-			Where(`m.id IN (SELECT um.message_id FROM user_messages AS um
+		q, idCol := s.windowQuery(one, &rows)
+		q = q.Where(`m.id IN (SELECT um.message_id FROM user_messages AS um
 				WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 2049) = 2048)`, w.RealmID, w.UserID)
 		if best != 0 {
-			q = q.Where("m.id < ?", best)
+			q = q.Where("? < ?", bun.Safe(idCol), best)
 		}
-		if err := q.OrderExpr("m.id ASC").Limit(1).Scan(ctx); err != nil {
+		if err := q.OrderExpr("? ASC", bun.Safe(idCol)).Limit(1).Scan(ctx); err != nil {
 			return 0, wrapErr(op, err)
 		}
 		if len(rows) > 0 {

@@ -14,7 +14,7 @@ import (
 
 // Full-text search: the index holds each message's topic and the text of
 // its rendered content, folded (storage.Fold); each dialect keeps it in
-// its own way (dialectOps.indexMessage, searchCond; migration 0007).
+// its own way (dialectOps.indexMessage, search; migration 0007).
 
 // htmlText is the text of rendered HTML: tags dropped (a space where a
 // tag was, so words on both sides stay apart), entities decoded.
