@@ -132,8 +132,12 @@ func (s *Service) emitMessage(w *writeTx, o *outgoing, readers []storage.UserMes
 	if o.channel != nil {
 		name = o.channel.Name
 	}
-	participants := append([]*storage.User{o.me}, o.recipients...)
-	participants = slices.CompactFunc(participants, func(a, b *storage.User) bool { return a.ID == b.ID })
+	participants := []*storage.User{o.me}
+	for _, u := range o.recipients {
+		if u.ID != o.me.ID {
+			participants = append(participants, u)
+		}
+	}
 	view := messageView(o.realm, o.me, m, name, participants)
 	flagsOf := map[int64]int64{}
 	for _, r := range readers {
