@@ -465,12 +465,98 @@ func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
 			participants = append(participants, u.ID)
 		}
 	}
+	if err := s.checkCanSendDirect(ctx, o, participants); err != nil {
+		return err
+	}
 	conv, err := s.store.DirectConversation(ctx, o.realm.ID, participants)
 	if err != nil {
 		return s.internal(ctx, "send message", err)
 	}
 	o.msg = storage.Message{RealmID: o.realm.ID, SenderID: o.me.ID, ConversationID: &conv, Content: content}
 	return nil
+}
+
+// checkCanSendDirect applies the organization's direct-message policy
+// (the reference's check_can_send_direct_message): bots, and messages
+// only to bots or oneself, are always allowed; otherwise one participant
+// must be in direct_message_permission_group, and a new conversation may
+// be started only by a member of direct_message_initiator_group.
+func (s *Service) checkCanSendDirect(ctx context.Context, o *outgoing, participants []int64) error {
+	if o.me.IsBot {
+		return nil
+	}
+	onlyBots := true
+	for _, u := range o.recipients {
+		if !u.IsBot && u.ID != o.me.ID {
+			onlyBots = false
+		}
+	}
+	if onlyBots {
+		return nil
+	}
+	groups, err := s.store.GetGroupsByID(ctx, o.realm.ID, []int64{o.realm.DirectMessagePermissionGroupID, o.realm.DirectMessageInitiatorGroupID})
+	if err != nil {
+		return s.internal(ctx, "send message", err)
+	}
+	nameOf := func(id int64) string {
+		for _, g := range groups {
+			if g.ID == id {
+				return g.Name
+			}
+		}
+		return ""
+	}
+	if permission := o.realm.DirectMessagePermissionGroupID; nameOf(permission) != GroupEveryone {
+		allowed := false
+		for _, id := range participants {
+			in, err := s.userInGroup(ctx, o.realm.ID, id, permission)
+			if err != nil {
+				return err
+			}
+			if in {
+				allowed = true
+				break
+			}
+		}
+		if !allowed {
+			if nameOf(permission) == GroupNobody {
+				return BadRequest("Direct messages are disabled in this organization.")
+			}
+			return BadRequest("This conversation does not include any users who can authorize it.")
+		}
+	}
+	if initiator := o.realm.DirectMessageInitiatorGroupID; nameOf(initiator) != GroupEveryone {
+		in, err := s.userInGroup(ctx, o.realm.ID, o.me.ID, initiator)
+		if err != nil || in {
+			return err
+		}
+		// Replying in a conversation that already has messages is fine.
+		conv, err := s.store.FindDirectConversation(ctx, o.realm.ID, participants)
+		if errors.Is(err, storage.ErrNotFound) {
+			return BadRequest("You do not have permission to initiate direct message conversations.")
+		} else if err != nil {
+			return s.internal(ctx, "send message", err)
+		}
+		older, _, err := s.store.ListMessageWindow(ctx, storage.MessageWindow{RealmID: o.realm.ID, UserID: o.me.ID,
+			Scope: storage.MessageScope{Direct: true}, Filter: storage.MessageFilter{ConversationID: &conv}, Anchor: largerThanMaxMessageID})
+		if err != nil {
+			return s.internal(ctx, "send message", err)
+		}
+		if len(older) == 0 {
+			return BadRequest("You do not have permission to initiate direct message conversations.")
+		}
+	}
+	return nil
+}
+
+// userInGroup reports whether the user is in the group, directly or
+// through subgroups (one recursive query for the user's groups).
+func (s *Service) userInGroup(ctx context.Context, realmID, userID, groupID int64) (bool, error) {
+	scope, err := callerScope(ctx, s.store, realmID, userID)
+	if err != nil {
+		return false, s.internal(ctx, "send message", err)
+	}
+	return scope.in(groupID), nil
 }
 
 // storeMessage renders the message, stores it with its readers' rows

@@ -317,3 +317,56 @@ func TestMessageEvents(t *testing.T) {
 	assert.Equal(t, []int64{alice.ID}, evs[0].To)
 	assert.Equal(t, []int64{carol.ID}, evs[1].To)
 }
+
+// The organization's direct-message policy (the reference's
+// check_can_send_direct_message).
+func TestDirectMessagePolicy(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	admin := h.NewUser(t, chat.RoleAdministrator)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	bot := h.NewBot(t, alice)
+	setPolicy := func(permission, initiator string) {
+		t.Helper()
+		p, i := groupID(t, h, permission), groupID(t, h, initiator)
+		_, err := h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{
+			DirectMessagePermissionGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &p}},
+			DirectMessageInitiatorGroup:  &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &i}}})
+		require.NoError(t, err)
+	}
+	dm := func(from chattest.User, to ...int64) error {
+		_, err := h.Service.SendMessage(ctx, from.Caller, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(to...), Content: "hi"})
+		return err
+	}
+	settings, err := h.Service.GetRealmSettings(ctx, alice.Caller)
+	require.NoError(t, err)
+	everyone := groupID(t, h, chat.GroupEveryone)
+	assert.Equal(t, &everyone, settings.RealmDirectMessagePermissionGroup.GroupID, "everyone by default")
+	assert.Equal(t, &everyone, settings.RealmDirectMessageInitiatorGroup.GroupID)
+	require.NoError(t, dm(alice, bob.ID))
+
+	setPolicy(chat.GroupAdministrators, chat.GroupEveryone)
+	requireError(t, dm(alice, bob.ID), chat.KindInvalid, chat.CodeBadRequest, "This conversation does not include any users who can authorize it.")
+	assert.NoError(t, dm(alice, admin.ID), "an administrator takes part")
+	assert.NoError(t, dm(alice, bob.ID, admin.ID), "a group DM with an administrator")
+	assert.NoError(t, dm(admin, bob.ID))
+	assert.NoError(t, dm(alice, bot.ID), "only bots")
+	assert.NoError(t, dm(alice, alice.ID), "oneself")
+	assert.NoError(t, dm(bot, bob.ID), "bots may")
+
+	setPolicy(chat.GroupNobody, chat.GroupEveryone)
+	requireError(t, dm(alice, admin.ID), chat.KindInvalid, chat.CodeBadRequest, "Direct messages are disabled in this organization.")
+
+	setPolicy(chat.GroupEveryone, chat.GroupAdministrators)
+	carol := h.NewUser(t, chat.RoleMember)
+	requireError(t, dm(alice, carol.ID), chat.KindInvalid, chat.CodeBadRequest, "You do not have permission to initiate direct message conversations.")
+	assert.NoError(t, dm(alice, bob.ID), "alice and bob's conversation already has messages")
+	assert.NoError(t, dm(admin, carol.ID), "an administrator starts one")
+	assert.NoError(t, dm(carol, admin.ID), "and carol may answer")
+
+	internet := groupID(t, h, chat.GroupInternet)
+	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{
+		DirectMessagePermissionGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &internet}}})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "'direct_message_permission_group' setting cannot be set to 'role:internet' group.")
+}

@@ -116,7 +116,11 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 		// The reference's defaults: members may create bots of every kind.
 		realm.CanCreateBotsGroupID = groups[GroupMembers]
 		realm.CanCreateWriteOnlyBotsGroupID = groups[GroupMembers]
-		if err := st.UpdateRealm(ctx, realm, "can_create_bots_group_id", "can_create_write_only_bots_group_id"); err != nil {
+		// Everyone may send and start direct messages.
+		realm.DirectMessagePermissionGroupID = groups[GroupEveryone]
+		realm.DirectMessageInitiatorGroupID = groups[GroupEveryone]
+		if err := st.UpdateRealm(ctx, realm, "can_create_bots_group_id", "can_create_write_only_bots_group_id",
+			"direct_message_permission_group_id", "direct_message_initiator_group_id"); err != nil {
 			return err
 		}
 		owner.RealmID = realm.ID

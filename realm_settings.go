@@ -22,6 +22,11 @@ type RealmSettings struct {
 	RealmWaitingPeriodThreshold      int               `json:"realm_waiting_period_threshold"`
 	RealmCanCreateBotsGroup          GroupSettingValue `json:"realm_can_create_bots_group"`
 	RealmCanCreateWriteOnlyBotsGroup GroupSettingValue `json:"realm_can_create_write_only_bots_group"`
+	// RealmDirectMessagePermissionGroup: a direct message needs one
+	// participant in it; RealmDirectMessageInitiatorGroup may start new
+	// conversations.
+	RealmDirectMessagePermissionGroup GroupSettingValue `json:"realm_direct_message_permission_group"`
+	RealmDirectMessageInitiatorGroup  GroupSettingValue `json:"realm_direct_message_initiator_group"`
 }
 
 // GetRealmSettingsResponse is the success body of GetRealmSettings.
@@ -56,6 +61,8 @@ func (s *Service) GetRealmSettings(ctx context.Context, c Caller) (*GetRealmSett
 var realmGroupSettings = []settingDescriptor[storage.Realm]{
 	newSetting[storage.Realm]("can_create_bots_group", GroupMembers, GroupInternet, GroupEveryone),
 	newSetting[storage.Realm]("can_create_write_only_bots_group", GroupMembers, GroupInternet, GroupEveryone),
+	newSetting[storage.Realm]("direct_message_permission_group", GroupEveryone, GroupInternet),
+	newSetting[storage.Realm]("direct_message_initiator_group", GroupEveryone, GroupInternet),
 }
 
 var (
@@ -84,12 +91,14 @@ type UpdateRealmRequest struct {
 	Description *string `json:"description"`
 	// EmailAddressVisibility caps who may see users' real emails
 	// (EmailVisible* values; each user may restrict their own further).
-	EmailAddressVisibility      *int                `json:"email_address_visibility"`
-	NameChangesDisabled         *bool               `json:"name_changes_disabled"`
-	EmailChangesDisabled        *bool               `json:"email_changes_disabled"`
-	WaitingPeriodThreshold      *int                `json:"waiting_period_threshold"`
-	CanCreateBotsGroup          *GroupSettingUpdate `json:"can_create_bots_group"`
-	CanCreateWriteOnlyBotsGroup *GroupSettingUpdate `json:"can_create_write_only_bots_group"`
+	EmailAddressVisibility       *int                `json:"email_address_visibility"`
+	NameChangesDisabled          *bool               `json:"name_changes_disabled"`
+	EmailChangesDisabled         *bool               `json:"email_changes_disabled"`
+	WaitingPeriodThreshold       *int                `json:"waiting_period_threshold"`
+	CanCreateBotsGroup           *GroupSettingUpdate `json:"can_create_bots_group"`
+	CanCreateWriteOnlyBotsGroup  *GroupSettingUpdate `json:"can_create_write_only_bots_group"`
+	DirectMessagePermissionGroup *GroupSettingUpdate `json:"direct_message_permission_group"`
+	DirectMessageInitiatorGroup  *GroupSettingUpdate `json:"direct_message_initiator_group"`
 }
 
 // UpdateRealm changes organization settings. Administrators only. Every

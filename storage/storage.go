@@ -73,6 +73,11 @@ type Realm struct {
 	// these IDs: callers write 0 or a group of the same realm.
 	CanCreateBotsGroupID          int64 `bun:"can_create_bots_group_id"`
 	CanCreateWriteOnlyBotsGroupID int64 `bun:"can_create_write_only_bots_group_id"`
+	// DirectMessagePermissionGroupID and DirectMessageInitiatorGroupID are
+	// the groups whose members may take part in, and start, direct
+	// messages (the store does not check them either).
+	DirectMessagePermissionGroupID int64 `bun:"direct_message_permission_group_id"`
+	DirectMessageInitiatorGroupID  int64 `bun:"direct_message_initiator_group_id"`
 }
 
 // User is a human or bot account in one realm.
@@ -560,6 +565,9 @@ type MessageStore interface {
 	// them), creating it on first use. A user that is missing or of
 	// another realm gives ErrNotFound.
 	DirectConversation(ctx context.Context, realmID int64, userIDs []int64) (int64, error)
+	// FindDirectConversation returns the ID of the conversation among
+	// exactly userIDs, or ErrNotFound when there is none yet.
+	FindDirectConversation(ctx context.Context, realmID int64, userIDs []int64) (int64, error)
 	// ConversationMembers lists the participants of a direct
 	// conversation, ascending (empty for a missing one).
 	ConversationMembers(ctx context.Context, realmID, conversationID int64) ([]int64, error)

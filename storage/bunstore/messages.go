@@ -104,6 +104,16 @@ func (s *Store) DirectConversation(ctx context.Context, realmID int64, userIDs [
 	return id, err
 }
 
+// FindDirectConversation looks the conversation up without creating it.
+func (s *Store) FindDirectConversation(ctx context.Context, realmID int64, userIDs []int64) (int64, error) {
+	row := new(conversationRow)
+	err := s.r.NewSelect().Model(row).Where("realm_id = ?", realmID).Where("member_key = ?", memberKey(uniqueIDs(userIDs))).Scan(ctx)
+	if err != nil {
+		return 0, wrapErr(fmt.Sprintf("find direct conversation in realm %d", realmID), err)
+	}
+	return row.ID, nil
+}
+
 // ConversationMembers lists a conversation's participants, ascending.
 func (s *Store) ConversationMembers(ctx context.Context, realmID, conversationID int64) ([]int64, error) {
 	ids := []int64{}

@@ -144,11 +144,16 @@ func testUpgradeFrom0006(t *testing.T, openOld func() *bun.DB, open func() (*Sto
 	stream := oldInsert(t, old, `INSERT INTO streams (realm_id, name, name_key) VALUES (?, 'general', 'general')`, realm)
 	msg := oldInsert(t, old, `INSERT INTO messages (realm_id, sender_id, stream_id, topic, topic_key, content, rendered_content, date_sent)
 		VALUES (?, ?, ?, 'Été', 'été', 'x', '<p>Old <em>news</em></p>', 1)`, realm, user, stream)
+	everyone := oldInsert(t, old, `INSERT INTO user_groups (realm_id, name, is_system_group) VALUES (?, 'role:everyone', TRUE)`, realm)
 	require.NoError(t, old.Close())
 
 	s, err := open()
 	require.NoError(t, err, "upgrade")
 	defer s.Close()
+	r, err := s.GetRealm(ctx, realm)
+	require.NoError(t, err)
+	assert.Equal(t, everyone, r.DirectMessagePermissionGroupID, "0009: the reference's default, role:everyone")
+	assert.Equal(t, everyone, r.DirectMessageInitiatorGroupID)
 	for _, q := range []string{"news", "ÉTÉ old"} {
 		older, _, err := s.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm, UserID: user,
 			Scope: storage.MessageScope{FullChannels: []int64{stream}}, Filter: storage.MessageFilter{Search: q}, Anchor: 1 << 62, Before: 10})

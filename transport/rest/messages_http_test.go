@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	chat "github.com/teamchat/chat"
 )
@@ -69,4 +70,24 @@ func TestMessagesHTTP(t *testing.T) {
 	e.do(t, request{method: "POST", path: "/api/v1/messages",
 		params: url.Values{"type": {"direct"}, "to": {"[1]"}, "content": {"x"}}}).
 		fails(t, 401, chat.CodeUnauthorized, "")
+}
+
+func TestDirectMessagePolicyHTTP(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := e.NewUser(t, chat.RoleMember), e.NewUser(t, chat.RoleMember)
+	r := e.do(t, request{method: "GET", path: "/api/v1/user_groups", user: &alice}).ok(t, "GET", "/user_groups")
+	var nobody float64
+	for _, g := range r.body["user_groups"].([]any) {
+		if g.(map[string]any)["name"] == chat.GroupNobody {
+			nobody = g.(map[string]any)["id"].(float64)
+		}
+	}
+	require.NotZero(t, nobody)
+	e.do(t, request{method: "PATCH", path: "/api/v1/realm", user: &e.Owner,
+		params: url.Values{"direct_message_permission_group": {fmt.Sprintf(`{"new": %d}`, int64(nobody))}}}).ok(t, "", "")
+	r = e.do(t, request{method: "GET", path: "/api/v1/realm", user: &alice}).ok(t, "", "")
+	assert.Equal(t, nobody, r.body["realm_direct_message_permission_group"])
+	e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice,
+		params: url.Values{"type": {"direct"}, "to": {fmt.Sprintf("[%d]", bob.ID)}, "content": {"hi"}}}).
+		fails(t, 400, chat.CodeBadRequest, "Direct messages are disabled in this organization.")
 }
