@@ -101,7 +101,7 @@ func messageView(realm *storage.Realm, sender *storage.User, m *storage.Message,
 	if m.StreamID != nil {
 		v.Type, v.StreamID, v.RecipientID, v.DisplayRecipient = MessageTypeChannel, m.StreamID, *m.StreamID, channelName
 		if v.Subject == "" {
-			v.Subject = emptyTopicFallbackName
+			v.Subject = EmptyTopicDisplayName
 		}
 	} else {
 		v.Type, v.RecipientID, v.Subject = MessageTypeDirect, directRecipientBase+*m.ConversationID, ""

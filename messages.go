@@ -21,10 +21,6 @@ const (
 	MessageTypeDirect  = "private"
 )
 
-// emptyTopicFallbackName is the name clients show for the empty topic;
-// sent as a topic, it means the empty topic (as does "(no topic)").
-const emptyTopicFallbackName = "general chat"
-
 // SendMessageRequest is the input of SendMessage (POST /messages).
 type SendMessageRequest struct {
 	// Type is "channel" (or its older name "stream") or "direct" (or
@@ -228,7 +224,7 @@ func (s *Service) normalizeContent(content string) (string, error) {
 // empty topic to it, refuses unprintable characters and truncates it.
 func (s *Service) normalizeTopic(topic string) (string, error) {
 	topic = strings.TrimSpace(topic)
-	if topic == emptyTopicFallbackName || topic == "(no topic)" {
+	if topic == EmptyTopicDisplayName || topic == "(no topic)" {
 		topic = ""
 	}
 	for i, r := range []rune(topic) {
@@ -281,7 +277,7 @@ func (s *Service) SendMessage(ctx context.Context, c Caller, req SendMessageRequ
 	if err := s.storeMessage(ctx, send); err != nil {
 		return nil, err
 	}
-	return &SendMessageResponse{ID: send.msg.ID}, nil
+	return &SendMessageResponse{ID: send.msg.ID, AutomaticNewVisibilityPolicy: send.newPolicy}, nil
 }
 
 // outgoing is a message on its way through SendMessage.
@@ -295,6 +291,8 @@ type outgoing struct {
 	channel    *storage.Stream
 	recipients []*storage.User // a direct message's other participants (and the sender for a self-DM)
 	msg        storage.Message
+	// newPolicy is the sender's topic policy the send set automatically.
+	newPolicy *int
 }
 
 func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic *string) error {
@@ -590,6 +588,11 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 				return err
 			}
 		}
+		if m.StreamID != nil && !o.me.IsBot {
+			if err := s.autoTopicPolicy(ctx, w, o); err != nil {
+				return err
+			}
+		}
 		if m.StreamID != nil && o.channel.FirstMessageID == nil {
 			o.channel.FirstMessageID = &m.ID
 			if err := w.UpdateStream(ctx, o.channel, "first_message_id"); err != nil {
@@ -603,4 +606,94 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 		return s.internal(ctx, "send message", err)
 	}
 	return nil
+}
+
+// The values of automatically_follow_topics_policy and
+// automatically_unmute_topics_in_muted_streams_policy.
+const (
+	autoOnParticipation = 1
+	autoOnSend          = 2
+	autoOnInitiation    = 3
+	autoNever           = 4
+)
+
+// autoTopicPolicy follows or unmutes the topic for its sender as their
+// settings ask (the reference's visibility_policy_for_send_message): only
+// ever making the topic more visible, following before unmuting, and
+// "initiation" meaning no older message of the topic the sender can see.
+func (s *Service) autoTopicPolicy(ctx context.Context, w *writeTx, o *outgoing) error {
+	set := settingsOf(o.me)
+	follow, unmute := set.AutomaticallyFollowTopicsPolicy, set.AutomaticallyUnmuteTopicsInMutedStreamsPolicy
+	if follow == autoNever && unmute == autoNever {
+		return nil
+	}
+	m := &o.msg
+	current := TopicPolicyNone
+	ut, err := w.GetUserTopic(ctx, o.realm.ID, o.me.ID, o.channel.ID, m.Topic)
+	if err == nil {
+		current = ut.VisibilityPolicy
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return err
+	}
+	if current == TopicPolicyFollowed {
+		return nil
+	}
+	muted := false
+	if sub, err := w.GetSubscription(ctx, o.realm.ID, o.me.ID, o.channel.ID); err == nil {
+		muted = sub.Active && sub.IsMuted
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return err
+	}
+	policy := 0
+	switch {
+	case follow == autoOnParticipation || follow == autoOnSend:
+		policy = TopicPolicyFollowed
+	case muted && (unmute == autoOnParticipation || unmute == autoOnSend):
+		policy = TopicPolicyUnmuted
+	}
+	if policy != TopicPolicyFollowed && current == TopicPolicyNone &&
+		(follow == autoOnInitiation || muted && unmute == autoOnInitiation) {
+		initiated, err := s.startsTopic(ctx, w, o)
+		if err != nil {
+			return err
+		}
+		if initiated && follow == autoOnInitiation {
+			policy = TopicPolicyFollowed
+		} else if initiated && muted && unmute == autoOnInitiation {
+			policy = TopicPolicyUnmuted
+		}
+	}
+	if policy == 0 || policy == current {
+		return nil
+	}
+	now := s.nowUnix()
+	if err := w.SetUserTopic(ctx, &storage.UserTopic{RealmID: o.realm.ID, UserID: o.me.ID, StreamID: o.channel.ID,
+		TopicName: m.Topic, VisibilityPolicy: policy, LastUpdated: now}); err != nil {
+		return err
+	}
+	w.emit(toUsers(o.me.ID), UserTopicEvent{StreamID: o.channel.ID, TopicName: m.Topic, LastUpdated: now, VisibilityPolicy: policy})
+	o.newPolicy = &policy
+	return nil
+}
+
+// startsTopic reports whether the message is the first of its topic that
+// its sender can see: any older one of the channel when its history is
+// open to them, else any they received.
+func (s *Service) startsTopic(ctx context.Context, w *writeTx, o *outgoing) (bool, error) {
+	m := &o.msg
+	scope := storage.MessageScope{FullChannels: []int64{o.channel.ID}}
+	if !o.channel.HistoryPublicToSubscribers {
+		periods, err := w.ListSubscriptionPeriods(ctx, o.realm.ID, o.me.ID, o.channel.ID)
+		if err != nil {
+			return false, err
+		}
+		scope = storage.MessageScope{}
+		for _, p := range periods {
+			scope.Spans = append(scope.Spans, storage.ChannelSpan{StreamID: p.StreamID, After: p.StartMessageID, Through: p.EndMessageID})
+		}
+	}
+	topic := m.Topic
+	older, _, err := w.ListMessageWindow(ctx, storage.MessageWindow{RealmID: o.realm.ID, UserID: o.me.ID, Scope: scope,
+		Filter: storage.MessageFilter{StreamID: &o.channel.ID, Topic: &topic}, Anchor: m.ID - 1})
+	return len(older) == 0, err
 }

@@ -304,7 +304,8 @@ func TestMessageEvents(t *testing.T) {
 
 	id := send(t, h, alice, chat.SendMessageRequest{Type: "channel", To: chat.ToChannel("room"), Topic: ptr("t"), Content: "x", ReadBySender: ptr(true)})
 	evs := takeEvents(t, h)
-	require.Equal(t, []string{"message/", "message/"}, kinds(evs))
+	require.Equal(t, []string{"user_topic/", "message/", "message/"}, kinds(evs), "alice started the topic: she follows it")
+	evs = evs[1:]
 	assert.Equal(t, []int64{alice.ID}, evs[0].To)
 	assert.Equal(t, []any{"read"}, evs[0].JSON["flags"])
 	assert.Equal(t, []int64{bob.ID}, evs[1].To, "the subscribers, not carol")
@@ -369,4 +370,55 @@ func TestDirectMessagePolicy(t *testing.T) {
 	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{
 		DirectMessagePermissionGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &internet}}})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "'direct_message_permission_group' setting cannot be set to 'role:internet' group.")
+}
+
+// Sending follows or unmutes the topic for its sender as their settings
+// ask (the reference's defaults: follow topics one starts, unmute topics
+// one sends to in muted channels).
+func TestSendAutomaticTopicPolicy(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	id := newChannelBy(t, h, alice, "general", false)
+	subscribe(t, h, alice, "general", bob.ID)
+	sendTo := func(u chattest.User, topic string) *chat.SendMessageResponse {
+		t.Helper()
+		resp, err := h.Service.SendMessage(ctx, u.Caller, chat.SendMessageRequest{Type: "channel", To: chat.ToChannelID(id), Topic: &topic, Content: "x"})
+		require.NoError(t, err)
+		checkSchema(t, "POST", "/messages", resp)
+		return resp
+	}
+	takeEvents(t, h)
+	resp := sendTo(alice, "new topic")
+	require.NotNil(t, resp.AutomaticNewVisibilityPolicy, "starting a topic follows it")
+	assert.Equal(t, chat.TopicPolicyFollowed, *resp.AutomaticNewVisibilityPolicy)
+	ev := only(t, takeEvents(t, h), "user_topic", "")
+	assert.Equal(t, []int64{alice.ID}, ev.To)
+	assert.Equal(t, float64(chat.TopicPolicyFollowed), ev.JSON["visibility_policy"])
+	assert.Nil(t, sendTo(alice, "NEW TOPIC").AutomaticNewVisibilityPolicy, "already followed")
+	assert.Nil(t, sendTo(bob, "new topic").AutomaticNewVisibilityPolicy, "bob did not start it")
+
+	// A muted channel: sending unmutes the topic (on send, by default).
+	_, err := h.Service.UpdateSubscriptionProperties(ctx, bob.Caller, chat.UpdateSubscriptionPropertiesRequest{
+		SubscriptionData: []chat.SubscriptionProperty{{StreamID: id, Property: "is_muted", Value: []byte("true")}}})
+	require.NoError(t, err)
+	resp = sendTo(bob, "new topic")
+	require.NotNil(t, resp.AutomaticNewVisibilityPolicy)
+	assert.Equal(t, chat.TopicPolicyUnmuted, *resp.AutomaticNewVisibilityPolicy)
+	assert.Nil(t, sendTo(bob, "new topic").AutomaticNewVisibilityPolicy, "already unmuted")
+	resp = sendTo(bob, "bob's own")
+	require.NotNil(t, resp.AutomaticNewVisibilityPolicy)
+	assert.Equal(t, chat.TopicPolicyFollowed, *resp.AutomaticNewVisibilityPolicy, "following wins over unmuting")
+
+	// Never: nothing changes.
+	never := 4
+	_, err = h.Service.UpdateSettings(ctx, alice.Caller, chat.UpdateSettingsRequest{SettingsPatch: chat.SettingsPatch{
+		AutomaticallyFollowTopicsPolicy: &never, AutomaticallyUnmuteTopicsInMutedStreamsPolicy: &never}})
+	require.NoError(t, err)
+	assert.Nil(t, sendTo(alice, "another new topic").AutomaticNewVisibilityPolicy)
+	// Bots never get a policy.
+	bot := h.NewBot(t, alice)
+	subscribe(t, h, alice, "general", bot.ID)
+	assert.Nil(t, sendTo(bot, "bot topic").AutomaticNewVisibilityPolicy)
 }

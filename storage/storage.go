@@ -440,6 +440,9 @@ type UserTopicStore interface {
 	SetUserTopic(ctx context.Context, t *UserTopic) error
 	// DeleteUserTopic removes the policy; a missing one is no error.
 	DeleteUserTopic(ctx context.Context, realmID, userID, streamID int64, topic string) error
+	// GetUserTopic returns the user's policy of the topic (compared
+	// case-insensitively), or ErrNotFound when there is none.
+	GetUserTopic(ctx context.Context, realmID, userID, streamID int64, topic string) (*UserTopic, error)
 	// ListUserTopics returns the user's policies by channel, then by
 	// lower-cased topic name in byte order.
 	ListUserTopics(ctx context.Context, realmID, userID int64) ([]UserTopic, error)

@@ -32,6 +32,18 @@ func (s *Store) SetUserTopic(ctx context.Context, t *storage.UserTopic) error {
 	return wrapErr(fmt.Sprintf("set topic policy of user %d in channel %d in realm %d", t.UserID, t.StreamID, t.RealmID), err)
 }
 
+// GetUserTopic returns the user's policy of one topic.
+func (s *Store) GetUserTopic(ctx context.Context, realmID, userID, streamID int64, topic string) (*storage.UserTopic, error) {
+	t := new(storage.UserTopic)
+	err := s.r.NewSelect().Model(t).
+		Where("realm_id = ?", realmID).Where("user_id = ?", userID).Where("stream_id = ?", streamID).
+		Where("topic_key = ?", storage.Fold(topic)).Scan(ctx)
+	if err != nil {
+		return nil, wrapErr(fmt.Sprintf("get topic policy of user %d in channel %d in realm %d", userID, streamID, realmID), err)
+	}
+	return t, nil
+}
+
 // DeleteUserTopic removes the user's policy of the topic, matched
 // case-insensitively; a missing one (or one of another realm) is no error.
 func (s *Store) DeleteUserTopic(ctx context.Context, realmID, userID, streamID int64, topic string) error {

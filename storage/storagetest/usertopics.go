@@ -78,6 +78,14 @@ func testUserTopicCaseInsensitiveSet(t *testing.T, s storage.Store) {
 	latest = setTopic(t, s, realm.ID, alice.ID, c.ID, "lunch PLANS", topicMuted, 150)
 	assert.Equal(t, []storage.UserTopic{latest, elsewhere}, listTopics(t, s, realm.ID, alice.ID),
 		"the last write wins, whatever its time")
+
+	got, err := s.GetUserTopic(t.Context(), realm.ID, alice.ID, c.ID, "LUNCH PLANS")
+	require.NoError(t, err)
+	assert.Equal(t, latest, *got, "found in any case")
+	_, err = s.GetUserTopic(t.Context(), realm.ID, alice.ID, d.ID, "dinner")
+	assert.ErrorIs(t, err, storage.ErrNotFound)
+	_, err = s.GetUserTopic(t.Context(), realm.ID, bob.ID, d.ID, "lunch plans")
+	assert.ErrorIs(t, err, storage.ErrNotFound, "another user's")
 }
 
 func testUserTopicDelete(t *testing.T, s storage.Store) {

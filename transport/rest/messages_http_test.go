@@ -25,6 +25,7 @@ func TestMessagesHTTP(t *testing.T) {
 		params: url.Values{"type": {"stream"}, "to": {"Verona"}, "topic": {"greetings"}, "content": {"**Hi**"}, "queue_id": {"q1"}, "local_id": {"1.01"}},
 	}).ok(t, "POST", "/messages")
 	id := int64(r.body["id"].(float64))
+	assert.Equal(t, float64(chat.TopicPolicyFollowed), r.body["automatic_new_visibility_policy"], "alice started the topic")
 	r = e.do(t, request{method: "GET", path: fmt.Sprintf("/api/v1/messages/%d", id), user: &bob}).ok(t, "GET", "/messages/{message_id}")
 	m := r.body["message"].(map[string]any)
 	assert.Equal(t, "<p><strong>Hi</strong></p>", m["content"])
