@@ -145,6 +145,10 @@ func prepare(in []Term, r Resolver, opts Options) ([]Term, error) {
 	var search []string
 	for _, t := range terms {
 		if t.Operator == "search" {
+			if t.Operand.Kind != KindString || strings.TrimFunc(t.Operand.Str, pyIsSpace) == "" {
+				// Parse refuses these; this guards terms built by hand.
+				return nil, badRequest("operand cannot be blank.")
+			}
 			search = append(search, t.Operand.Str)
 			continue
 		}

@@ -178,6 +178,13 @@ func TestCanonicalAliases(t *testing.T) {
 	}
 }
 
+func TestCanonicalBlankSearchBuiltByHand(t *testing.T) {
+	for _, o := range []Operand{StringOperand(" "), IntOperand(3), {}} {
+		_, err := Canonical([]Term{{Operator: "search", Operand: o}})
+		requireNarrowError(t, err, CodeBadRequest, "operand cannot be blank.", "")
+	}
+}
+
 func operators(terms []Term) []string {
 	var ops []string
 	for _, t := range terms {

@@ -56,8 +56,9 @@ func ParseEventsNarrowJSON(raw string) ([]Term, error) {
 // ParseEventsNarrow checks an events-path narrow (the reference's
 // check_narrow_for_events): only channel (stream), topic, sender and is
 // are allowed ("Operator X not supported."), and is:followed is refused
-// ("Operand followed not supported."). Terms are never negated; stream is
-// rewritten channel. Each pair must have exactly two strings.
+// ("Operand followed not supported."). Terms are never negated and keep
+// the operator as sent (stream stays stream). Each pair must have exactly
+// two strings.
 func ParseEventsNarrow(pairs [][]string) ([]Term, error) {
 	terms := make([]Term, 0, len(pairs))
 	for i, p := range pairs {
@@ -72,9 +73,6 @@ func ParseEventsNarrow(pairs [][]string) ([]Term, error) {
 		}
 		if op == "is" && operand == "followed" {
 			return nil, badRequest(fmt.Sprintf("Operand %s not supported.", operand))
-		}
-		if op == "stream" {
-			op = "channel"
 		}
 		terms = append(terms, Term{Operator: op, Operand: StringOperand(operand)})
 	}
