@@ -116,6 +116,17 @@ func TestParseForms(t *testing.T) {
 	assert.Len(t, terms, 2)
 }
 
+func TestParseRequired(t *testing.T) {
+	_, err := ParseRequired(` null `)
+	requireNarrowError(t, err, CodeBadRequest, "narrow is not a list", "")
+	_, err = ParseRequired(`nul`)
+	requireNarrowError(t, err, CodeBadRequest, "narrow is not valid JSON", "")
+	terms, err := ParseRequired(`[]`)
+	require.NoError(t, err)
+	assert.NotNil(t, terms)
+	assert.Empty(t, terms)
+}
+
 func TestOperandRendering(t *testing.T) {
 	assert.Equal(t, "abc", StringOperand("abc").String())
 	assert.Equal(t, "-12", IntOperand(-12).String())

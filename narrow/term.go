@@ -152,6 +152,17 @@ func Parse(raw string) ([]Term, error) {
 	return terms, nil
 }
 
+// ParseRequired is Parse for GET /messages/matches_narrow, whose narrow
+// the reference does not let be null: JSON null is "narrow is not a
+// list" there.
+func ParseRequired(raw string) ([]Term, error) {
+	terms, err := Parse(raw)
+	if err == nil && terms == nil {
+		return nil, badRequest("narrow is not a list")
+	}
+	return terms, err
+}
+
 // parseElement reads one element. A soft error is the reference's
 // collected validation error for that element; a hard one is raised at
 // once (operand type).
