@@ -2,10 +2,13 @@ package chat
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/teamchat/chat/narrow"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -91,7 +94,9 @@ func parseAnchor(anchor *string, firstUnread bool) (*int64, error) {
 }
 
 // GetMessages fetches the messages around an anchor that the caller may
-// read and that match the narrow, with their flags (GET /messages).
+// read and that match the narrow, with their flags (GET /messages). The
+// narrow is parsed and resolved by package narrow with the reference's
+// errors; see compileNarrow for the operators served so far.
 func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequest) (*GetMessagesResponse, error) {
 	me, realm, err := s.actor(ctx, c)
 	if err != nil {
@@ -231,19 +236,200 @@ func (s *Service) firstUnread(ctx context.Context, realmID, userID int64, q *fet
 	return id, nil
 }
 
-// compileNarrow turns the narrow into the reader's scope and filter. The
-// combined feed (no narrow) is what the reader received: their spans of
-// every channel and their direct messages.
+// narrowResolver looks channels and users up for narrow.Resolve, in the
+// reader's organization; a store failure is kept and reported after.
+type narrowResolver struct {
+	ctx   context.Context
+	s     *Service
+	realm *storage.Realm
+	me    *storage.User
+	err   error
+}
+
+func (r *narrowResolver) fail(err error) {
+	if r.err == nil && err != nil && !errors.Is(err, storage.ErrNotFound) && AsError(err) != errNoSuchUser {
+		r.err = err
+	}
+}
+
+func (r *narrowResolver) ChannelByName(name string) (int64, bool) {
+	ch, err := r.s.store.GetStreamByName(r.ctx, r.realm.ID, strings.TrimSpace(name))
+	r.fail(err)
+	if err != nil {
+		return 0, false
+	}
+	return ch.ID, true
+}
+
+func (r *narrowResolver) ChannelByID(id int64) bool {
+	_, err := r.s.store.GetStream(r.ctx, r.realm.ID, id)
+	r.fail(err)
+	return err == nil
+}
+
+func (r *narrowResolver) UserByEmail(email string) (int64, bool) {
+	u, err := r.s.userByAPIOrRealEmail(r.ctx, r.realm, r.me, email)
+	r.fail(err)
+	if err != nil {
+		return 0, false
+	}
+	return u.ID, true
+}
+
+func (r *narrowResolver) UserByID(id int64) bool {
+	_, err := r.s.store.GetUser(r.ctx, r.realm.ID, id)
+	r.fail(err)
+	return err == nil
+}
+
+// narrowError turns a narrow package error into the API's.
+func narrowError(err error) error {
+	var ne *narrow.Error
+	if !errors.As(err, &ne) {
+		return err
+	}
+	switch ne.Code {
+	case narrow.CodeBadNarrow:
+		return &Error{Kind: KindInvalid, Code: "BAD_NARROW", Msg: ne.Msg, Fields: map[string]any{"desc": ne.Desc}}
+	case narrow.CodeUnauthorized:
+		return Unauthorized(ne.Msg)
+	}
+	return BadRequest("%s", ne.Msg)
+}
+
+// errNarrowNotYet answers the narrow terms the store cannot filter yet.
+func errNarrowNotYet(t narrow.Term) error {
+	desc := fmt.Sprintf("'%s' is not supported by this server yet", t.Operator)
+	if t.Negated {
+		desc = fmt.Sprintf("negated '%s' is not supported by this server yet", t.Operator)
+	}
+	return &Error{Kind: KindInvalid, Code: "BAD_NARROW", Msg: "Invalid narrow operator: " + desc, Fields: map[string]any{"desc": desc}}
+}
+
+// compileNarrow turns the narrow into the reader's scope and filter. With
+// no narrow it is the combined feed: what the reader received (their
+// spans of every channel) and their direct messages. A channel term opens
+// the channel's whole history when the reader may read it (the
+// reference's ok_to_include_history), as does channels:public for public
+// channels. Terms the store filters: channel, channels:public, topic,
+// sender, dm, is:dm, search, id (positive); the others are refused as not
+// supported yet.
 func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *storage.Realm, raw *string) (*fetchQuery, error) {
-	if raw != nil && strings.TrimSpace(*raw) != "" && strings.TrimSpace(*raw) != "[]" {
-		return nil, &Error{Kind: KindInvalid, Code: "BAD_NARROW", Msg: "Invalid narrow operator: narrows are not supported yet",
-			Fields: map[string]any{"desc": "narrows are not supported yet"}}
+	var terms []narrow.Term
+	if raw != nil && strings.TrimSpace(*raw) != "" {
+		parsed, err := narrow.Parse(*raw)
+		if err != nil {
+			return nil, narrowError(err)
+		}
+		r := &narrowResolver{ctx: ctx, s: s, realm: realm, me: me}
+		terms, err = narrow.Resolve(parsed, r, narrow.Options{})
+		if r.err != nil {
+			return nil, s.internal(ctx, "get messages", r.err)
+		}
+		if err != nil {
+			return nil, narrowError(err)
+		}
+	}
+	q := &fetchQuery{}
+	var channel *storage.Stream
+	publicChannels := false
+	for _, t := range terms {
+		if t.Negated {
+			if t.Operator == "near" || t.Operator == "in" && t.Operand.IsString("all") {
+				continue // no filter, as in the reference
+			}
+			return nil, errNarrowNotYet(t)
+		}
+		switch t.Operator {
+		case "channel":
+			ch, err := s.store.GetStream(ctx, realm.ID, t.ChannelID)
+			if err != nil {
+				return nil, s.internal(ctx, "get messages", err)
+			}
+			channel = ch
+			q.filter.StreamID = &ch.ID
+		case "channels":
+			if !t.Operand.IsString("public") {
+				return nil, errNarrowNotYet(t)
+			}
+			publicChannels = true
+			q.filter.ChannelOnly = true
+		case "topic":
+			topic := t.Operand.Str
+			q.filter.Topic = &topic
+		case "sender":
+			id := t.UserIDs[0]
+			q.filter.SenderID = &id
+		case "dm":
+			conv, err := s.store.FindDirectConversation(ctx, realm.ID, append(slices.Clone(t.UserIDs), me.ID))
+			switch {
+			case errors.Is(err, storage.ErrNotFound) || len(t.UserIDs) == 0:
+				q.filter.IDs = []int64{} // no such conversation: nothing
+			case err != nil:
+				return nil, s.internal(ctx, "get messages", err)
+			default:
+				q.filter.ConversationID = &conv
+			}
+		case "is":
+			if !t.Operand.IsString("dm") {
+				return nil, errNarrowNotYet(t)
+			}
+			q.filter.DirectOnly = true
+		case "search":
+			q.filter.Search = t.Operand.Str
+		case "id":
+			if q.filter.IDs == nil {
+				q.filter.IDs = []int64{t.MessageID}
+			} else if !slices.Contains(q.filter.IDs, t.MessageID) {
+				q.filter.IDs = []int64{}
+			}
+		case "near", "in":
+			if t.Operator == "in" && !t.Operand.IsString("all") {
+				return nil, errNarrowNotYet(t)
+			}
+		default:
+			return nil, errNarrowNotYet(t)
+		}
 	}
 	spans, err := s.receivedSpans(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, s.internal(ctx, "get messages", err)
 	}
-	return &fetchQuery{scope: storage.MessageScope{Spans: spans, Direct: true}}, nil
+	q.scope = storage.MessageScope{Spans: spans, Direct: true}
+	subscribed := func(id int64) bool {
+		for _, sp := range spans {
+			if sp.StreamID == id && sp.Through == nil {
+				return true
+			}
+		}
+		return false
+	}
+	// The reader may read a channel's whole history when it is shared
+	// with subscribers and they are one, or it is public (not to guests).
+	history := func(ch *storage.Stream) bool {
+		if !ch.HistoryPublicToSubscribers {
+			return false
+		}
+		return subscribed(ch.ID) || !ch.InviteOnly && me.Role != RoleGuest || ch.IsWebPublic && me.Role != RoleGuest
+	}
+	if !narrow.IncludeHistory(terms, func(int64) bool { return channel != nil && history(channel) }, me.Role != RoleGuest) {
+		return q, nil
+	}
+	if channel != nil && history(channel) {
+		q.scope.FullChannels = append(q.scope.FullChannels, channel.ID)
+	}
+	if publicChannels {
+		all, err := s.store.ListStreams(ctx, realm.ID)
+		if err != nil {
+			return nil, s.internal(ctx, "get messages", err)
+		}
+		for i := range all {
+			if ch := &all[i]; !ch.InviteOnly && ch.HistoryPublicToSubscribers {
+				q.scope.FullChannels = append(q.scope.FullChannels, ch.ID)
+			}
+		}
+	}
+	return q, nil
 }
 
 // receivedSpans lists the channel spans the user received (their

@@ -116,3 +116,53 @@ func TestGetMessagesErrors(t *testing.T) {
 	_, err := h.Service.GetMessages(ctx, alice.Caller, chat.GetMessagesRequest{MessageIDs: &many})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Too many messages requested (maximum 5000).")
 }
+
+func TestGetMessagesNarrows(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	carol := h.NewUser(t, chat.RoleMember)
+	newChannelBy(t, h, alice, "design", false)
+	newChannelBy(t, h, alice, "ops", false)
+	to := func(ch, topic, content string) chat.SendMessageRequest {
+		return chat.SendMessageRequest{Type: "channel", To: chat.ToChannel(ch), Topic: &topic, Content: content}
+	}
+	d1 := send(t, h, alice, to("design", "Colors", "pick a palette"))
+	o1 := send(t, h, alice, to("ops", "deploys", "deploy at noon"))
+	d2 := send(t, h, alice, to("design", "fonts", "serif or sans"))
+	dmAB := send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(bob.ID), Content: "palette question"})
+	dmAC := send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(carol.ID), Content: "hi carol"})
+	subscribe(t, h, alice, "design", bob.ID)
+	d3 := send(t, h, bob, to("design", "colors", "blue please"))
+
+	get := func(as chattest.User, narrow string) []int64 {
+		t.Helper()
+		return fetchedIDs(fetch(t, h, as, chat.GetMessagesRequest{Anchor: ptr("newest"), NumBefore: ptr(100), Narrow: &narrow}))
+	}
+	// A channel whose history is shared: bob sees what came before he joined.
+	assert.Equal(t, []int64{d1, d2, d3}, get(bob, `[{"operator": "channel", "operand": "design"}]`))
+	assert.Equal(t, []int64{d1, d2, d3}, get(bob, `[["stream", "design"]]`), "legacy pairs and the old name")
+	assert.Equal(t, []int64{d1, d3}, get(bob, `[{"operator": "channel", "operand": "design"}, {"operator": "topic", "operand": "COLORS"}]`))
+	assert.Equal(t, []int64{d3}, get(bob, `[{"operator": "sender", "operand": "`+bob.Email+`"}]`), "bob's feed, by sender")
+	assert.Equal(t, []int64{d1, o1, d2, dmAB, dmAC, d3}, get(alice, `[]`))
+	assert.Equal(t, []int64{dmAB, dmAC}, get(alice, `[{"operator": "is", "operand": "dm"}]`))
+	assert.Equal(t, []int64{dmAB}, get(alice, fmt.Sprintf(`[{"operator": "dm", "operand": [%d]}]`, bob.ID)))
+	assert.Equal(t, []int64{dmAB}, get(bob, fmt.Sprintf(`[{"operator": "dm", "operand": "%s"}]`, alice.Email)))
+	assert.Empty(t, get(bob, fmt.Sprintf(`[{"operator": "dm", "operand": [%d]}]`, carol.ID)), "no such conversation")
+	assert.Equal(t, []int64{d1, dmAB}, get(alice, `[{"operator": "search", "operand": "palette"}]`))
+	assert.Equal(t, []int64{o1}, get(bob, `[{"operator": "channels", "operand": "public"}, {"operator": "search", "operand": "deploy"}]`),
+		"public channels' history, searched")
+	assert.Equal(t, []int64{d2}, get(alice, fmt.Sprintf(`[{"operator": "id", "operand": %d}]`, d2)))
+	assert.Empty(t, get(bob, fmt.Sprintf(`[{"operator": "id", "operand": %d}]`, dmAC)), "not bob's")
+
+	for _, c := range []struct{ narrow, code, msg string }{
+		{`{"a": 1}`, chat.CodeBadRequest, "narrow is not a list"},
+		{`[{"operator": "channel", "operand": "nowhere"}]`, "BAD_NARROW", "Invalid narrow operator: unknown channel nowhere"},
+		{`[{"operator": "color", "operand": "red"}]`, "BAD_NARROW", "Invalid narrow operator: unknown operator color"},
+		{`[{"operator": "is", "operand": "starred"}]`, "BAD_NARROW", "Invalid narrow operator: 'is' is not supported by this server yet"},
+	} {
+		_, err := h.Service.GetMessages(ctx, bob.Caller, chat.GetMessagesRequest{Anchor: ptr("newest"), Narrow: &c.narrow})
+		requireError(t, err, chat.KindInvalid, c.code, c.msg)
+	}
+}

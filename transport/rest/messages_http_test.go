@@ -92,3 +92,32 @@ func TestDirectMessagePolicyHTTP(t *testing.T) {
 		params: url.Values{"type": {"direct"}, "to": {fmt.Sprintf("[%d]", bob.ID)}, "content": {"hi"}}}).
 		fails(t, 400, chat.CodeBadRequest, "Direct messages are disabled in this organization.")
 }
+
+func TestGetMessagesHTTP(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := e.NewUser(t, chat.RoleMember), e.NewUser(t, chat.RoleMember)
+	e.do(t, request{method: "POST", path: "/api/v1/users/me/subscriptions", user: &alice, params: url.Values{
+		"subscriptions": {`[{"name": "Verona"}]`}}}).ok(t, "POST", "/users/me/subscriptions")
+	var ids []float64
+	for _, topic := range []string{"a", "b", "a"} {
+		r := e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice,
+			params: url.Values{"type": {"stream"}, "to": {"Verona"}, "topic": {topic}, "content": {"hi " + topic}}}).ok(t, "POST", "/messages")
+		ids = append(ids, r.body["id"].(float64))
+	}
+	r := e.do(t, request{method: "GET", path: "/api/v1/messages", user: &bob, params: url.Values{
+		"anchor": {"newest"}, "num_before": {"10"}, "num_after": {"0"},
+		"narrow": {`[{"operator": "channel", "operand": "Verona"}, {"operator": "topic", "operand": "a"}]`}}}).ok(t, "GET", "/messages")
+	var got []float64
+	for _, m := range r.body["messages"].([]any) {
+		got = append(got, m.(map[string]any)["id"].(float64))
+		assert.Equal(t, []any{"read", "historical"}, m.(map[string]any)["flags"], "bob never received them")
+	}
+	assert.Equal(t, []float64{ids[0], ids[2]}, got)
+	assert.Equal(t, true, r.body["found_oldest"])
+	r = e.do(t, request{method: "GET", path: "/api/v1/messages", user: &bob, params: url.Values{
+		"anchor": {"newest"}, "narrow": {`[{"operator": "channel", "operand": "Nowhere"}]`}}}).
+		fails(t, 400, "BAD_NARROW", "Invalid narrow operator: unknown channel Nowhere")
+	assert.Equal(t, "unknown channel Nowhere", r.body["desc"])
+	e.do(t, request{method: "GET", path: "/api/v1/messages", user: &bob, params: url.Values{"num_before": {"1"}}}).
+		fails(t, 400, chat.CodeBadRequest, "Missing 'anchor' argument.")
+}

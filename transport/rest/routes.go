@@ -33,6 +33,7 @@ func routes() []endpoint {
 		authed("DELETE", "/drafts/{draft_id:int}", (*S).DeleteDraft),
 
 		authed("POST", "/messages", (*S).SendMessage),
+		authed("GET", "/messages", (*S).GetMessages),
 		authed("GET", "/messages/{message_id:int}", (*S).GetMessage),
 
 		authedNoArgs("GET", "/realm", (*S).GetRealmSettings),
