@@ -371,10 +371,31 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 				q.filter.ConversationID = &conv
 			}
 		case "is":
-			if !t.Operand.IsString("dm") {
+			switch t.Operand.Str {
+			case "dm":
+				q.filter.DirectOnly = true
+			case "starred":
+				q.filter.Starred = true
+			case "mentioned":
+				q.filter.Mentioned = true
+			case "unread":
+				q.filter.Unread = true
+			case "resolved":
+				q.filter.Resolved = true
+			default:
 				return nil, errNarrowNotYet(t)
 			}
-			q.filter.DirectOnly = true
+		case "has":
+			switch t.Operand.Str {
+			case "link":
+				q.filter.HasLink = true
+			case "image":
+				q.filter.HasImage = true
+			case "attachment":
+				q.filter.HasAttachment = true
+			default:
+				return nil, errNarrowNotYet(t)
+			}
 		case "search":
 			q.filter.Search = t.Operand.Str
 		case "id":

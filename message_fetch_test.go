@@ -156,11 +156,23 @@ func TestGetMessagesNarrows(t *testing.T) {
 	assert.Equal(t, []int64{d2}, get(alice, fmt.Sprintf(`[{"operator": "id", "operand": %d}]`, d2)))
 	assert.Empty(t, get(bob, fmt.Sprintf(`[{"operator": "id", "operand": %d}]`, dmAC)), "not bob's")
 
+	// State: what bob has not read (an API client does not mark its own
+	// messages read; d1 and d2 came before bob joined, so they are not
+	// his to read), and resolved topics.
+	assert.Equal(t, []int64{dmAB, d3}, get(bob, `[{"operator": "is", "operand": "unread"}]`))
+	assert.Equal(t, []int64{dmAB}, get(bob, `[{"operator": "is", "operand": "unread"}, {"operator": "is", "operand": "dm"}]`))
+	resolved := send(t, h, alice, to("design", "✔ fonts", "done"))
+	assert.Equal(t, []int64{resolved}, get(alice, `[{"operator": "is", "operand": "resolved"}]`))
+	assert.Empty(t, get(alice, `[{"operator": "is", "operand": "starred"}]`), "nothing starred yet")
+	assert.Empty(t, get(alice, `[{"operator": "is", "operand": "mentioned"}]`))
+	assert.Empty(t, get(alice, `[{"operator": "has", "operand": "image"}]`))
+
 	for _, c := range []struct{ narrow, code, msg string }{
 		{`{"a": 1}`, chat.CodeBadRequest, "narrow is not a list"},
 		{`[{"operator": "channel", "operand": "nowhere"}]`, "BAD_NARROW", "Invalid narrow operator: unknown channel nowhere"},
 		{`[{"operator": "color", "operand": "red"}]`, "BAD_NARROW", "Invalid narrow operator: unknown operator color"},
-		{`[{"operator": "is", "operand": "starred"}]`, "BAD_NARROW", "Invalid narrow operator: 'is' is not supported by this server yet"},
+		{`[{"operator": "is", "operand": "followed"}]`, "BAD_NARROW", "Invalid narrow operator: 'is' is not supported by this server yet"},
+		{`[{"operator": "topic", "operand": "x", "negated": true}]`, "BAD_NARROW", "Invalid narrow operator: negated 'topic' is not supported by this server yet"},
 	} {
 		_, err := h.Service.GetMessages(ctx, bob.Caller, chat.GetMessagesRequest{Anchor: ptr("newest"), Narrow: &c.narrow})
 		requireError(t, err, chat.KindInvalid, c.code, c.msg)

@@ -652,6 +652,14 @@ type MessageFilter struct {
 	DirectOnly, ChannelOnly bool
 	// IDs keeps these messages only (nil: no filter).
 	IDs []int64
+	// Starred, Mentioned and Unread keep messages with that state for the
+	// window's reader (Mentioned: a mention row, or a channel wildcard;
+	// Unread: no read range covers the channel message, or the direct
+	// message's row lacks the read flag). Resolved keeps topics starting
+	// with "✔ ". HasLink, HasImage and HasAttachment keep messages with
+	// that content.
+	Starred, Mentioned, Unread, Resolved bool
+	HasLink, HasImage, HasAttachment     bool
 	// Search keeps messages whose topic or content holds every word and
 	// every "quoted phrase" of it, ignoring case, with the database's
 	// stemming (English) where it has one.

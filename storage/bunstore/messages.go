@@ -332,6 +332,37 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun
 	if f.ChannelOnly {
 		q = q.Where("m.stream_id IS NOT NULL")
 	}
+	if f.Starred {
+		q = q.Where("m.id IN (SELECT um.message_id FROM user_messages AS um WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 2) <> 0)",
+			w.RealmID, w.UserID)
+	}
+	if f.Mentioned {
+		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.WhereOr("m.id IN (SELECT um.message_id FROM user_messages AS um WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 56) <> 0)",
+				w.RealmID, w.UserID).WhereOr("m.stream_wildcard")
+		})
+	}
+	if f.Unread {
+		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.WhereOr(`(m.stream_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM read_ranges AS rr
+				WHERE rr.realm_id = m.realm_id AND rr.user_id = ? AND rr.stream_id = m.stream_id
+				AND rr.first_id <= m.id AND rr.last_id >= m.id))`, w.UserID).
+				WhereOr(`(m.conversation_id IS NOT NULL AND EXISTS (SELECT 1 FROM user_messages AS um
+				WHERE um.realm_id = m.realm_id AND um.user_id = ? AND um.message_id = m.id AND (um.flags & 1) = 0))`, w.UserID)
+		})
+	}
+	if f.Resolved {
+		q = q.Where("m.stream_id IS NOT NULL AND substr(m.topic, 1, 2) = ?", "✔ ")
+	}
+	if f.HasLink {
+		q = q.Where("m.has_link")
+	}
+	if f.HasImage {
+		q = q.Where("m.has_image")
+	}
+	if f.HasAttachment {
+		q = q.Where("m.has_attachment")
+	}
 	if f.Search != "" {
 		if terms := searchTerms(f.Search); len(terms) == 0 {
 			q = q.Where("1 = 0") // nothing searchable matches nothing

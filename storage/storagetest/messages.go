@@ -21,6 +21,7 @@ var messageTests = []test{
 	{"Message/ReadRanges", testMessageReadRanges},
 	{"Message/Window", testMessageWindow},
 	{"Message/Search", testMessageSearch},
+	{"Message/StateFilters", testMessageStateFilters},
 }
 
 // post stores a plain channel message from sender and returns its ID.
@@ -450,4 +451,51 @@ func testMessageSearch(t *testing.T, s storage.Store) {
 	assert.Empty(t, search("lunch OR nothing"), "no query syntax: OR is a word")
 	assert.Empty(t, search(`-*()"`), "nothing searchable")
 	assert.Equal(t, []int64{lunch}, search(`café "lunch`), "an unbalanced quote")
+}
+
+// The reader's state filters: starred and mentioned rows, channel
+// wildcards, unread by ranges and rows; resolved topics; content facts.
+func testMessageStateFilters(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	alice := newUser(t, s, realm.ID, "alice@example.com")
+	bob := newUser(t, s, realm.ID, "bob@example.com")
+	c := newStream(t, s, realm.ID, "c")
+	conv, err := s.DirectConversation(ctx, realm.ID, []int64{alice.ID, bob.ID})
+	require.NoError(t, err)
+	create := func(m storage.Message, readers ...storage.UserMessage) int64 {
+		m.RealmID, m.SenderID, m.Content, m.RenderedContent = realm.ID, bob.ID, "x", "x"
+		if m.ConversationID == nil {
+			m.StreamID = &c.ID
+		}
+		require.NoError(t, s.CreateMessage(ctx, &m, readers))
+		return m.ID
+	}
+	starred := create(storage.Message{Topic: "t"}, storage.UserMessage{UserID: alice.ID, Flags: storage.FlagStarred})
+	mentioned := create(storage.Message{Topic: "t", HasLink: true}, storage.UserMessage{UserID: alice.ID, Flags: storage.FlagMentioned})
+	wildcard := create(storage.Message{Topic: "✔ done", StreamWildcard: true, HasImage: true})
+	read := create(storage.Message{Topic: "t", HasAttachment: true})
+	create(storage.Message{ConversationID: &conv}, storage.UserMessage{UserID: alice.ID, Flags: storage.FlagPrivate | storage.FlagRead})
+	dmUnread := create(storage.Message{ConversationID: &conv}, storage.UserMessage{UserID: alice.ID, Flags: storage.FlagPrivate})
+	require.NoError(t, s.AddReadRange(ctx, realm.ID, alice.ID, c.ID, read, read))
+	require.NoError(t, s.AddReadRange(ctx, realm.ID, alice.ID, c.ID, starred, starred))
+
+	get := func(f storage.MessageFilter) []int64 {
+		t.Helper()
+		older, _, err := s.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm.ID, UserID: alice.ID,
+			Scope: storage.MessageScope{FullChannels: []int64{c.ID}, Direct: true}, Filter: f, Anchor: 1 << 62, Before: 100})
+		require.NoError(t, err)
+		out := []int64{}
+		for _, m := range older {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	assert.Equal(t, []int64{starred}, get(storage.MessageFilter{Starred: true}))
+	assert.Equal(t, []int64{mentioned, wildcard}, get(storage.MessageFilter{Mentioned: true}))
+	assert.Equal(t, []int64{mentioned, wildcard, dmUnread}, get(storage.MessageFilter{Unread: true}))
+	assert.Equal(t, []int64{wildcard}, get(storage.MessageFilter{Resolved: true}))
+	assert.Equal(t, []int64{mentioned}, get(storage.MessageFilter{HasLink: true}))
+	assert.Equal(t, []int64{wildcard}, get(storage.MessageFilter{HasImage: true}))
+	assert.Equal(t, []int64{read}, get(storage.MessageFilter{HasAttachment: true}))
 }
