@@ -335,10 +335,19 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 	publicChannels := false
 	for _, t := range terms {
 		if t.Negated {
-			if t.Operator == "near" || t.Operator == "in" && t.Operand.IsString("all") {
-				continue // no filter, as in the reference
+			switch {
+			case t.Operator == "near" || t.Operator == "in" && t.Operand.IsString("all"):
+				// No filter, as in the reference.
+			case t.Operator == "channel":
+				q.filter.NotStreamIDs = append(q.filter.NotStreamIDs, t.ChannelID)
+			case t.Operator == "sender":
+				q.filter.NotSenderIDs = append(q.filter.NotSenderIDs, t.UserIDs...)
+			case t.Operator == "is" && t.Operand.IsString("dm"):
+				q.filter.ChannelOnly = true
+			default:
+				return nil, errNarrowNotYet(t)
 			}
-			return nil, errNarrowNotYet(t)
+			continue
 		}
 		switch t.Operator {
 		case "channel":

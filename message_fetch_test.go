@@ -167,6 +167,11 @@ func TestGetMessagesNarrows(t *testing.T) {
 	assert.Empty(t, get(alice, `[{"operator": "is", "operand": "mentioned"}]`))
 	assert.Empty(t, get(alice, `[{"operator": "has", "operand": "image"}]`))
 
+	// Negations the store serves.
+	assert.Equal(t, []int64{o1, dmAB, dmAC}, get(alice, `[{"operator": "channel", "operand": "design", "negated": true}]`))
+	assert.Equal(t, []int64{d1, o1, d2, d3, resolved}, get(alice, `[{"operator": "is", "operand": "dm", "negated": true}]`))
+	assert.Equal(t, []int64{d3}, get(alice, `[{"operator": "sender", "operand": "`+alice.Email+`", "negated": true}]`))
+
 	for _, c := range []struct{ narrow, code, msg string }{
 		{`{"a": 1}`, chat.CodeBadRequest, "narrow is not a list"},
 		{`[{"operator": "channel", "operand": "nowhere"}]`, "BAD_NARROW", "Invalid narrow operator: unknown channel nowhere"},

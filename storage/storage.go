@@ -659,6 +659,9 @@ type MessageFilter struct {
 	// with "✔ ". HasLink, HasImage and HasAttachment keep messages with
 	// that content.
 	Starred, Mentioned, Unread, Resolved bool
+	// NotStreamIDs and NotSenderIDs leave out messages of these channels
+	// (direct messages stay) and of these senders.
+	NotStreamIDs, NotSenderIDs []int64
 	HasLink, HasImage, HasAttachment     bool
 	// Search keeps messages whose topic or content holds every word and
 	// every "quoted phrase" of it, ignoring case, with the database's

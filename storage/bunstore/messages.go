@@ -332,6 +332,12 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun
 	if f.ChannelOnly {
 		q = q.Where("m.stream_id IS NOT NULL")
 	}
+	if len(f.NotStreamIDs) > 0 {
+		q = q.Where("(m.stream_id IS NULL OR m.stream_id NOT IN (?))", bun.List(uniqueIDs(f.NotStreamIDs)))
+	}
+	if len(f.NotSenderIDs) > 0 {
+		q = q.Where("m.sender_id NOT IN (?)", bun.List(uniqueIDs(f.NotSenderIDs)))
+	}
 	if f.Starred {
 		q = q.Where("m.id IN (SELECT um.message_id FROM user_messages AS um WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 2) <> 0)",
 			w.RealmID, w.UserID)

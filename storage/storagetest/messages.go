@@ -375,6 +375,10 @@ func testMessageWindow(t *testing.T, s storage.Store) {
 	assert.Equal(t, []int64{ab1, ab2}, older)
 	older, _ = window(storage.MessageWindow{Scope: storage.MessageScope{}, Anchor: newest, Before: 100})
 	assert.Empty(t, older, "an empty scope matches nothing")
+	older, _ = window(storage.MessageWindow{Scope: everything, Filter: storage.MessageFilter{NotStreamIDs: []int64{c.ID}}, Anchor: newest, Before: 100})
+	assert.Equal(t, []int64{d1, ab1, d2, ab2}, older, "other channels and direct messages")
+	older, _ = window(storage.MessageWindow{Scope: everything, Filter: storage.MessageFilter{NotSenderIDs: []int64{alice.ID}}, Anchor: newest, Before: 100})
+	assert.Equal(t, []int64{c4, ab2}, older)
 
 	// First unread: channel messages no range covers, direct messages
 	// whose row lacks the read flag; whole channels do not count.
