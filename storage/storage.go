@@ -661,8 +661,8 @@ type MessageFilter struct {
 	Starred, Mentioned, Unread, Resolved bool
 	// NotStreamIDs and NotSenderIDs leave out messages of these channels
 	// (direct messages stay) and of these senders.
-	NotStreamIDs, NotSenderIDs []int64
-	HasLink, HasImage, HasAttachment     bool
+	NotStreamIDs, NotSenderIDs       []int64
+	HasLink, HasImage, HasAttachment bool
 	// Search keeps messages whose topic or content holds every word and
 	// every "quoted phrase" of it, ignoring case, with the database's
 	// stemming (English) where it has one.
