@@ -615,6 +615,49 @@ async function main() {
     failure(await owner.callEndpoint('/user_groups/999999999/members'), 'GET /user_groups/{unknown}/members', 'BAD_REQUEST');
   });
 
+  const msgName = `zulip-js ${tag} messages`;
+  let msgChannelID;
+  await step('messages.send to a channel in every "to" form (name, JSON name, one-element list, ID)', async () => {
+    success(
+      await owner.users.me.subscriptions.add({ subscriptions: [{ name: msgName }], principals: [email, newEmail] }),
+      'subscriptions.add for messages',
+    );
+    const idRes = success(await owner.streams.getStreamId(msgName), 'streams.getStreamId');
+    msgChannelID = idRes.stream_id;
+    for (const to of [msgName, JSON.stringify(msgName), JSON.stringify([msgName]), msgChannelID]) {
+      const res = success(await owner.messages.send({ type: 'stream', to, topic: 'zulip-js', content: `to ${to}` }), `messages.send to ${to}`);
+      assert.ok(res.id > 0, `id: ${show(res)}`);
+    }
+    const legacy = success(await owner.messages.send({ type: 'stream', to: msgName, subject: 'legacy', content: 'subject works' }), 'send with subject');
+    assert.ok(legacy.id > 0);
+  });
+
+  await step('messages.send direct messages (IDs, emails, comma-separated emails)', async () => {
+    for (const to of [[newUserID], [newEmail], `${newEmail}`]) {
+      const res = success(await owner.messages.send({ type: 'private', to, content: 'psst' }), `messages.send private to ${show(to)}`);
+      assert.ok(res.id > 0, `id: ${show(res)}`);
+    }
+    failure(await owner.messages.send({ type: 'private', to: ['nobody@example.invalid'], content: 'x' }), 'send to an unknown email', 'BAD_REQUEST');
+  });
+
+  await step('messages.retrieve with narrows (channel + topic, is:dm, search) and anchors', async () => {
+    const byTopic = success(
+      await mate.messages.retrieve({ anchor: 'newest', num_before: 20, num_after: 0,
+        narrow: [{ operator: 'channel', operand: msgName }, { operator: 'topic', operand: 'zulip-js' }] }),
+      'messages.retrieve channel + topic',
+    );
+    assert.equal(byTopic.messages.length, 4, `messages: ${show(byTopic)}`);
+    assert.ok(byTopic.found_oldest, `found_oldest: ${show(byTopic)}`);
+    assert.equal(byTopic.messages[0].display_recipient, msgName);
+    const dms = success(await mate.messages.retrieve({ anchor: 'newest', num_before: 10, narrow: [['is', 'private']] }), 'is:private (legacy pair)');
+    assert.equal(dms.messages.length, 3, `dms: ${show(dms)}`);
+    assert.deepEqual(dms.messages[0].flags, [], 'unread for the recipient');
+    const found = success(await mate.messages.retrieve({ anchor: 'newest', num_before: 10, narrow: [{ operator: 'search', operand: 'subject works' }] }), 'search');
+    assert.equal(found.messages.length, 1, `search: ${show(found)}`);
+    const bad = await mate.messages.retrieve({ anchor: 'newest', narrow: [{ operator: 'channel', operand: 'no such channel at all' }] });
+    assert.equal(bad.code, 'BAD_NARROW', `bad narrow: ${show(bad)}`);
+  });
+
   console.log(`\n${passed} passed, 0 failed (zulip-js against ${site}, ${Date.now() - started} ms)`);
 }
 
