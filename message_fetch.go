@@ -312,7 +312,9 @@ func errNarrowNotYet(t narrow.Term) error {
 // the channel's whole history when the reader may read it (the
 // reference's ok_to_include_history), as does channels:public for public
 // channels. Terms the store filters: channel, channels:public, topic,
-// sender, dm, is:dm, search, id (positive); the others are refused as not
+// sender, dm, dm-including, group-pm-with, is (dm, starred, mentioned,
+// alerted, unread, resolved), has (link, image, attachment), search, id,
+// and negated channel, sender and is:dm; the others are refused as not
 // supported yet.
 func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *storage.Realm, raw *string) (*fetchQuery, error) {
 	var terms []narrow.Term
@@ -379,8 +381,19 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 			default:
 				q.filter.ConversationID = &conv
 			}
+		case "dm-including":
+			id := t.UserIDs[0]
+			q.filter.DirectOnly = true
+			if id != me.ID {
+				q.filter.IncludingUserID = &id
+			}
+		case "group-pm-with":
+			id := t.UserIDs[0]
+			q.filter.DirectOnly, q.filter.GroupDMOnly, q.filter.IncludingUserID = true, true, &id
 		case "is":
 			switch t.Operand.Str {
+			case "alerted":
+				q.filter.Alerted = true
 			case "dm":
 				q.filter.DirectOnly = true
 			case "starred":

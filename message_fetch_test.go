@@ -167,8 +167,16 @@ func TestGetMessagesNarrows(t *testing.T) {
 	assert.Empty(t, get(alice, `[{"operator": "is", "operand": "mentioned"}]`))
 	assert.Empty(t, get(alice, `[{"operator": "has", "operand": "image"}]`))
 
+	// DMs including someone; group DMs with someone.
+	group := send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(bob.ID, carol.ID), Content: "all three"})
+	assert.Equal(t, []int64{dmAB, group}, get(alice, fmt.Sprintf(`[{"operator": "dm-including", "operand": %d}]`, bob.ID)))
+	assert.Equal(t, []int64{dmAB, dmAC, group}, get(alice, fmt.Sprintf(`[{"operator": "dm-including", "operand": %d}]`, alice.ID)), "oneself: every DM")
+	assert.Equal(t, []int64{group}, get(alice, fmt.Sprintf(`[{"operator": "group-pm-with", "operand": "%s"}]`, carol.Email)))
+	assert.Equal(t, []int64{group}, get(carol, fmt.Sprintf(`[{"operator": "dm-including", "operand": %d}]`, bob.ID)))
+	assert.Empty(t, get(alice, `[{"operator": "is", "operand": "alerted"}]`))
+
 	// Negations the store serves.
-	assert.Equal(t, []int64{o1, dmAB, dmAC}, get(alice, `[{"operator": "channel", "operand": "design", "negated": true}]`))
+	assert.Equal(t, []int64{o1, dmAB, dmAC, group}, get(alice, `[{"operator": "channel", "operand": "design", "negated": true}]`))
 	assert.Equal(t, []int64{d1, o1, d2, d3, resolved}, get(alice, `[{"operator": "is", "operand": "dm", "negated": true}]`))
 	assert.Equal(t, []int64{d3}, get(alice, `[{"operator": "sender", "operand": "`+alice.Email+`", "negated": true}]`))
 

@@ -659,6 +659,12 @@ type MessageFilter struct {
 	// with "✔ ". HasLink, HasImage and HasAttachment keep messages with
 	// that content.
 	Starred, Mentioned, Unread, Resolved bool
+	// Alerted keeps messages with the reader's alert-word flag.
+	Alerted bool
+	// IncludingUserID keeps direct messages whose conversation includes
+	// that user; GroupDMOnly keeps conversations of three or more.
+	IncludingUserID *int64
+	GroupDMOnly     bool
 	// NotStreamIDs and NotSenderIDs leave out messages of these channels
 	// (direct messages stay) and of these senders.
 	NotStreamIDs, NotSenderIDs       []int64

@@ -338,6 +338,21 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun
 	if len(f.NotSenderIDs) > 0 {
 		q = q.Where("m.sender_id NOT IN (?)", bun.List(uniqueIDs(f.NotSenderIDs)))
 	}
+	if f.Alerted {
+		q = q.Where("m.id IN (SELECT um.message_id FROM user_messages AS um WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 512) <> 0)",
+			w.RealmID, w.UserID)
+	}
+	if f.IncludingUserID != nil {
+		q = q.Where("m.conversation_id IN (SELECT i.conversation_id FROM direct_conversation_members AS i WHERE i.realm_id = ? AND i.user_id = ?)",
+			w.RealmID, *f.IncludingUserID)
+	}
+	if f.GroupDMOnly {
+		// Counted among the reader's own conversations only.
+		q = q.Where(`m.conversation_id IN (SELECT g.conversation_id FROM direct_conversation_members AS g
+			WHERE g.realm_id = ? AND g.conversation_id IN (SELECT r.conversation_id FROM direct_conversation_members AS r
+				WHERE r.realm_id = ? AND r.user_id = ?)
+			GROUP BY g.conversation_id HAVING count(*) >= 3)`, w.RealmID, w.RealmID, w.UserID)
+	}
 	if f.Starred {
 		q = q.Where("m.id IN (SELECT um.message_id FROM user_messages AS um WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 2) <> 0)",
 			w.RealmID, w.UserID)

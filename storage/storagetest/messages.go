@@ -502,4 +502,13 @@ func testMessageStateFilters(t *testing.T, s storage.Store) {
 	assert.Equal(t, []int64{mentioned}, get(storage.MessageFilter{HasLink: true}))
 	assert.Equal(t, []int64{wildcard}, get(storage.MessageFilter{HasImage: true}))
 	assert.Equal(t, []int64{read}, get(storage.MessageFilter{HasAttachment: true}))
+
+	carol := newUser(t, s, realm.ID, "carol@example.com")
+	group, err := s.DirectConversation(ctx, realm.ID, []int64{alice.ID, bob.ID, carol.ID})
+	require.NoError(t, err)
+	alerted := create(storage.Message{ConversationID: &group}, storage.UserMessage{UserID: alice.ID, Flags: storage.FlagPrivate | storage.FlagHasAlertWord})
+	assert.Equal(t, []int64{alerted}, get(storage.MessageFilter{Alerted: true}))
+	assert.Equal(t, []int64{alerted}, get(storage.MessageFilter{IncludingUserID: &carol.ID}))
+	assert.Len(t, get(storage.MessageFilter{IncludingUserID: &bob.ID}), 3, "the 1:1 conversation's two and the group's")
+	assert.Equal(t, []int64{alerted}, get(storage.MessageFilter{GroupDMOnly: true}))
 }
