@@ -3,6 +3,7 @@ module github.com/teamchat/chat
 go 1.26.8
 
 require (
+	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/oasdiff/yaml v0.1.1
@@ -17,6 +18,7 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/dlclark/regexp2/v2 v2.2.1 // indirect
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
 	github.com/jinzhu/inflection v1.0.0 // indirect
