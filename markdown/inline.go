@@ -147,35 +147,42 @@ func mentionBoundary(s string, i int) bool {
 }
 
 func findBacktick(p *inlineProc, s string, from int) (imatch, bool) {
+	type run struct{ pos, n int }
 	for i := from; i < len(s); i++ {
 		if s[i] != '`' || (i > 0 && s[i-1] == '\\') {
 			continue
 		}
-		run := 0
-		for i+run < len(s) && s[i+run] == '`' {
-			run++
+		n := 0
+		for i+n < len(s) && s[i+n] == '`' {
+			n++
 		}
-		for n := run; n >= 1; n-- {
-			start := i + run - n
-			if n < run && start > 0 && s[start-1] == '\\' {
+		// The later maximal runs of backticks on this line.
+		var runs []run
+		eol := strings.IndexByte(s[i+n:], '\n')
+		if eol < 0 {
+			eol = len(s)
+		} else {
+			eol += i + n
+		}
+		for q := i + n; q < eol; q++ {
+			if s[q] != '`' {
 				continue
 			}
-			for q := start + n + 1; q+n <= len(s); q++ {
-				if s[q-1] == '\n' {
-					break
-				}
-				if s[q] != '`' || s[q-1] == '`' {
-					continue
-				}
-				if strings.Count(s[q:q+n], "`") == n && (q+n == len(s) || s[q+n] != '`') {
-					if strings.Contains(s[start+n:q], "\n") {
-						break
-					}
-					return imatch{start: i, end: q + n, g: []string{s[i:start], s[start+n : q]}}, true
+			k := q
+			for k < eol && s[k] == '`' {
+				k++
+			}
+			runs = append(runs, run{q, k - q})
+			q = k - 1
+		}
+		for size := n; size >= 1; size-- {
+			for _, r := range runs {
+				if r.n == size && r.pos > i+size {
+					return imatch{start: i, end: r.pos + size, g: []string{"", s[i+size : r.pos]}}, true
 				}
 			}
 		}
-		i += run - 1
+		i += n - 1
 	}
 	return imatch{}, false
 }

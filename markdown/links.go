@@ -217,15 +217,15 @@ func findAutolink(p *inlineProc, s string, from int) (imatch, bool) {
 			}
 			wend += len(string(r))
 		}
+		// Only trailing punctuation may follow the link in its word, so the
+		// candidate ends are the positions in that punctuation run.
+		tp := wend
+		for tp > i && strings.IndexByte(urlTrailing, s[tp-1]) >= 0 {
+			tp--
+		}
 		// The first alternative: a URL with a scheme, or a domain.
 		for _, alt := range []func(string) bool{matchWebURL, matchEmail} {
-			for e := i + 1; e <= wend; e++ {
-				if e < wend && !isRuneStart(s, e) {
-					continue
-				}
-				if !onlyTrailing(s[e:wend]) {
-					continue
-				}
+			for e := max(i+1, tp); e <= wend; e++ {
 				if alt(s[i:e]) {
 					return imatch{start: i, end: e, g: []string{s[i:e]}}, true
 				}

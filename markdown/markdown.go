@@ -1,12 +1,18 @@
 // Package markdown renders chat Markdown to HTML. It is pure: no storage,
-// no HTTP. It builds on goldmark with the reference system's conventions:
-// raw HTML is escaped, a single newline inside a paragraph is a line break,
-// and the output has no trailing newline.
+// no HTTP.
 //
-// This first version renders standard Markdown (CommonMark with
-// strikethrough, tables and autolinks) for descriptions; the chat-specific
-// syntax (mentions, channel links, emoji, spoilers, math) arrives with
-// message sending.
+// RenderMessage renders a message in the reference system's dialect
+// (Zulip's): fenced code with Pygments-style highlighting, quote and
+// spoiler fences, nested lists with two-space indentation, "*" emphasis
+// only, ~~strike~~, tables, links and bare URLs, <time:…>, emoji by the
+// reference's names and from Unicode, mentions, group mentions, channel
+// and topic links (looked up through a Resolver), and math (through an
+// optional hook, else the reference's tex-error fallback). It reports
+// what it found in a Result so that the caller can set message flags.
+//
+// Render renders plain Markdown (CommonMark with strikethrough, tables and
+// autolinks, raw HTML escaped, single newlines as line breaks) for
+// descriptions and profile fields.
 package markdown
 
 import (

@@ -233,9 +233,13 @@ func (f *fencer) run(lines []string) []string {
 	return output
 }
 
+// maxFenceDepth bounds the nesting of quote and spoiler fences, whose
+// quoting costs grow with the square of the depth.
+const maxFenceDepth = 32
+
 func (f *fencer) checkNewFence(output *[]string, line string) {
 	m := fenceRE.FindStringSubmatch(line)
-	if m == nil {
+	if m == nil || len(f.handlers) > maxFenceDepth {
 		*output = append(*output, line)
 		return
 	}
