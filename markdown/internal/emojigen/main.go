@@ -110,10 +110,19 @@ func main() {
 		added = append(added, code)
 	}
 
+	// Canonical names win over aliases; among aliases the lowest code
+	// point wins, so the output does not depend on map order.
+	var allCodes []string
+	for code := range all {
+		allCodes = append(allCodes, code)
+	}
+	sort.Strings(allCodes)
 	nameToCode := map[string]string{}
-	for code, n := range all {
-		nameToCode[n.Canonical] = code
-		for _, a := range n.Aliases {
+	for _, code := range allCodes {
+		nameToCode[all[code].Canonical] = code
+	}
+	for _, code := range allCodes {
+		for _, a := range all[code].Aliases {
 			if _, ok := nameToCode[a]; !ok {
 				nameToCode[a] = code
 			}
