@@ -174,7 +174,7 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 			return nil, s.internal(ctx, "get messages", err)
 		}
 	}
-	views, err := s.fetchedViews(ctx, realm, me, rows, req)
+	views, err := s.fetchedViews(ctx, realm, me, rows, req.ApplyMarkdown, req.AllowEmptyTopicName)
 	if err != nil {
 		return nil, s.internal(ctx, "get messages", err)
 	}
@@ -510,7 +510,7 @@ func channelFlags(m *storage.Message, row int64, hasRow, received, readRange boo
 // reading what they need in a few set-based queries: the reader's rows
 // and periods, the read ranges of the channels in the answer, the
 // channels, the conversations' members and the users.
-func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *storage.User, rows []storage.Message, req GetMessagesRequest) ([]FetchedMessage, error) {
+func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *storage.User, rows []storage.Message, applyMarkdown, allowEmptyTopic *bool) ([]FetchedMessage, error) {
 	out := make([]FetchedMessage, 0, len(rows))
 	if len(rows) == 0 {
 		return out, nil
@@ -608,10 +608,10 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 			flags = row &^ storage.FlagPrivate
 		}
 		v := FetchedMessage{MessageView: messageView(realm, sender, m, names[ptrValue(m.StreamID)], participants), Flags: flagNames(flags)}
-		if req.ApplyMarkdown != nil && !*req.ApplyMarkdown {
+		if applyMarkdown != nil && !*applyMarkdown {
 			v.Content, v.ContentType = m.Content, "text/x-markdown"
 		}
-		if m.StreamID != nil && m.Topic == "" && req.AllowEmptyTopicName != nil && *req.AllowEmptyTopicName {
+		if m.StreamID != nil && m.Topic == "" && allowEmptyTopic != nil && *allowEmptyTopic {
 			v.Subject = ""
 		}
 		out = append(out, v)

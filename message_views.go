@@ -197,74 +197,47 @@ func (s *Service) GetMessage(ctx context.Context, c Caller, req GetMessageReques
 	} else if err != nil {
 		return nil, s.internal(ctx, "get message", err)
 	}
-	flags, name, participants, ok, err := s.messageAccess(ctx, realm, me, m)
+	ok, err := s.messageAccess(ctx, realm, me, m)
 	if err != nil {
 		return nil, s.internal(ctx, "get message", err)
 	}
 	if !ok {
 		return nil, errInvalidMessage
 	}
-	sender, err := s.store.GetUser(ctx, realm.ID, m.SenderID)
+	views, err := s.fetchedViews(ctx, realm, me, []storage.Message{*m}, req.ApplyMarkdown, req.AllowEmptyTopicName)
 	if err != nil {
 		return nil, s.internal(ctx, "get message", err)
 	}
-	v := FetchedMessage{MessageView: messageView(realm, sender, m, name, participants), Flags: flagNames(flags)}
-	if req.ApplyMarkdown != nil && !*req.ApplyMarkdown {
-		v.Content, v.ContentType = m.Content, "text/x-markdown"
-	}
-	if m.StreamID != nil && m.Topic == "" && req.AllowEmptyTopicName != nil && *req.AllowEmptyTopicName {
-		v.Subject = ""
-	}
+	v := views[0]
 	return &GetMessageResponse{Message: v, RawContent: m.Content}, nil
 }
 
 // messageAccess decides whether me may read m (the reference's
-// has_message_access) and returns their flags, the channel's name or the
-// direct message's participants.
+// has_message_access).
 //
 // A direct message is readable by its participants. A channel message is
-// readable by those who received it (a subscription period covers it) or
-// have a row for it, provided they still may read the channel; when the
-// channel's history is public to subscribers, also by those who may read
-// the channel now: subscribers, and any member (not guest) for a public
-// channel.
-func (s *Service) messageAccess(ctx context.Context, realm *storage.Realm, me *storage.User, m *storage.Message) (flags int64, channelName string, participants []*storage.User, ok bool, err error) {
+// readable by those who received it (a subscription period covers it, or
+// they sent it) or have a row for it, provided they still may read the
+// channel; when the channel's history is public to subscribers, also by
+// those who may read the channel now: subscribers, and any member (not
+// guest) for a public channel.
+func (s *Service) messageAccess(ctx context.Context, realm *storage.Realm, me *storage.User, m *storage.Message) (bool, error) {
 	rows, err := s.store.ListUserMessages(ctx, realm.ID, me.ID, []int64{m.ID})
 	if err != nil {
-		return 0, "", nil, false, err
+		return false, err
 	}
 	hasRow := len(rows) > 0
-	if hasRow {
-		flags = rows[0].Flags
-	}
 	if m.ConversationID != nil {
-		if !hasRow {
-			return 0, "", nil, false, nil
-		}
-		ids, err := s.store.ConversationMembers(ctx, realm.ID, *m.ConversationID)
-		if err != nil {
-			return 0, "", nil, false, err
-		}
-		users, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: ids})
-		if err != nil {
-			return 0, "", nil, false, err
-		}
-		for i := range users {
-			participants = append(participants, &users[i])
-		}
-		return flags &^ storage.FlagPrivate, "", participants, true, nil
+		return hasRow, nil
 	}
-
 	ch, err := s.store.GetStream(ctx, realm.ID, *m.StreamID)
 	if err != nil {
-		return 0, "", nil, false, err
+		return false, err
 	}
 	periods, err := s.store.ListSubscriptionPeriods(ctx, realm.ID, me.ID, ch.ID)
 	if err != nil {
-		return 0, "", nil, false, err
+		return false, err
 	}
-	// The sender received their own message (the reference gives them a
-	// row even when they are not subscribed).
 	received, subscribed := m.SenderID == me.ID, false
 	for _, p := range periods {
 		if p.EndMessageID == nil {
@@ -275,15 +248,8 @@ func (s *Service) messageAccess(ctx context.Context, realm *storage.Realm, me *s
 		}
 	}
 	if !ch.HistoryPublicToSubscribers && !received && !hasRow {
-		return 0, "", nil, false, nil
+		return false, nil
 	}
 	publicToMe := !ch.InviteOnly && me.Role != RoleGuest || ch.IsWebPublic
-	if !publicToMe && !subscribed {
-		return 0, "", nil, false, nil
-	}
-	ranges, err := s.store.ListReadRanges(ctx, realm.ID, me.ID, ch.ID, m.ID, m.ID)
-	if err != nil {
-		return 0, "", nil, false, err
-	}
-	return channelFlags(m, flags, hasRow, received, len(ranges) > 0), ch.Name, nil, true, nil
+	return publicToMe || subscribed, nil
 }
