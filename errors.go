@@ -63,6 +63,10 @@ const (
 	CodeStreamDoesNotExist     = "STREAM_DOES_NOT_EXIST"
 	CodeNonexistentSubdomain   = "NONEXISTENT_SUBDOMAIN"
 	CodeInvalidAPIKey          = "INVALID_API_KEY"
+	// A wildcard mention in a large channel or topic by a sender outside
+	// can_mention_many_users_group.
+	CodeStreamWildcardMentionNotAllowed = "STREAM_WILDCARD_MENTION_NOT_ALLOWED"
+	CodeTopicWildcardMentionNotAllowed  = "TOPIC_WILDCARD_MENTION_NOT_ALLOWED"
 )
 
 // Error is the error type every Service method returns for expected

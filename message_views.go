@@ -143,18 +143,26 @@ func (s *Service) emitMessage(w *writeTx, o *outgoing, readers []storage.UserMes
 	for _, r := range readers {
 		flagsOf[r.UserID] = r.Flags
 	}
-	if m.StreamID != nil && o.readBySender {
-		flagsOf[o.me.ID] |= storage.FlagRead
+	var base int64 // a channel reader's flags without a row
+	if m.StreamID != nil && m.StreamWildcard {
+		base = storage.FlagStreamWildcardMentioned
+	}
+	if m.StreamID != nil {
+		flagsOf[o.me.ID] |= base
+		if o.readBySender {
+			flagsOf[o.me.ID] |= storage.FlagRead
+		}
 	}
 	w.emit(toUsers(o.me.ID), MessageEvent{Message: view, Flags: flagNames(flagsOf[o.me.ID])})
-	if m.StreamID != nil {
-		w.emit(Audience{Subscribers: []int64{*m.StreamID}, Except: []int64{o.me.ID}}, MessageEvent{Message: view, Flags: []string{}})
-		return
-	}
-	for _, u := range o.recipients {
-		if u.ID != o.me.ID {
-			w.emit(toUsers(u.ID), MessageEvent{Message: view, Flags: flagNames(flagsOf[u.ID])})
+	except := []int64{o.me.ID}
+	for _, r := range readers {
+		if r.UserID != o.me.ID {
+			w.emit(toUsers(r.UserID), MessageEvent{Message: view, Flags: flagNames(r.Flags)})
+			except = append(except, r.UserID)
 		}
+	}
+	if m.StreamID != nil {
+		w.emit(Audience{Subscribers: []int64{*m.StreamID}, Except: except}, MessageEvent{Message: view, Flags: flagNames(base)})
 	}
 }
 

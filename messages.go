@@ -11,7 +11,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/teamchat/chat/markdown"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -274,6 +273,9 @@ func (s *Service) SendMessage(ctx context.Context, c Caller, req SendMessageRequ
 	if err != nil {
 		return nil, err
 	}
+	if err := s.renderOutgoing(ctx, send); err != nil {
+		return nil, err
+	}
 	if err := s.storeMessage(ctx, send); err != nil {
 		return nil, err
 	}
@@ -293,6 +295,10 @@ type outgoing struct {
 	msg        storage.Message
 	// newPolicy is the sender's topic policy the send set automatically.
 	newPolicy *int
+	// mentions is what rendering found that decides readers' flags.
+	mentions mentions
+	// scope is the sender's groups, once loaded.
+	scope *groupScope
 }
 
 func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic *string) error {
@@ -335,7 +341,7 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 	if err != nil {
 		return s.internal(ctx, "send message", err)
 	}
-	if err := s.checkCanSendToChannel(ctx, o.me, ch); err != nil {
+	if o.scope, err = s.checkCanSendToChannel(ctx, o.me, ch); err != nil {
 		return err
 	}
 	o.channel = ch
@@ -346,7 +352,8 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 // checkCanSendToChannel is the reference's access_stream_for_send_message:
 // the channel's can_send_message_group (a bot may use its owner's
 // membership), archived channels, and who may post in private channels.
-func (s *Service) checkCanSendToChannel(ctx context.Context, me *storage.User, ch *storage.Stream) error {
+// It returns the sender's groups, which rendering uses again.
+func (s *Service) checkCanSendToChannel(ctx context.Context, me *storage.User, ch *storage.Stream) (*groupScope, error) {
 	inGroup := func(u *storage.User) (bool, *groupScope, error) {
 		scope, err := callerScope(ctx, s.store, ch.RealmID, u.ID)
 		if err != nil {
@@ -356,30 +363,30 @@ func (s *Service) checkCanSendToChannel(ctx context.Context, me *storage.User, c
 	}
 	ok, scope, err := inGroup(me)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var owner *storage.User
 	if me.IsBot && me.BotOwnerID != nil {
 		if owner, err = s.store.GetUser(ctx, ch.RealmID, *me.BotOwnerID); err != nil {
-			return s.internal(ctx, "send message", err)
+			return nil, s.internal(ctx, "send message", err)
 		}
 	}
 	if !ok {
 		if owner == nil {
-			return BadRequest("You do not have permission to post in this channel.")
+			return nil, BadRequest("You do not have permission to post in this channel.")
 		}
 		if ok, _, err = inGroup(owner); err != nil {
-			return err
+			return nil, err
 		} else if !ok {
-			return BadRequest("You do not have permission to post in this channel.")
+			return nil, BadRequest("You do not have permission to post in this channel.")
 		}
 	}
 	errNotAuthorized := BadRequest("Not authorized to send to channel '%s'", ch.Name)
 	if ch.IsArchived {
-		return errNotAuthorized
+		return nil, errNotAuthorized
 	}
 	if ch.IsWebPublic || !ch.InviteOnly && me.Role != RoleGuest {
-		return nil
+		return scope, nil
 	}
 	subscribed := func(u *storage.User) (bool, error) {
 		sub, err := s.store.GetSubscription(ctx, ch.RealmID, u.ID, ch.ID)
@@ -389,24 +396,24 @@ func (s *Service) checkCanSendToChannel(ctx context.Context, me *storage.User, c
 		return err == nil && sub.Active, err
 	}
 	if yes, err := subscribed(me); err != nil {
-		return s.internal(ctx, "send message", err)
+		return nil, s.internal(ctx, "send message", err)
 	} else if yes {
-		return nil
+		return scope, nil
 	}
 	if owner != nil {
 		if yes, err := subscribed(owner); err != nil {
-			return s.internal(ctx, "send message", err)
+			return nil, s.internal(ctx, "send message", err)
 		} else if yes {
-			return nil
+			return scope, nil
 		}
 	}
 	// Those who may subscribe themselves (or add subscribers) may post
 	// to a private channel whose history is open to subscribers.
 	if ch.HistoryPublicToSubscribers && me.Role != RoleGuest &&
 		(scope.in(ch.CanSubscribeGroupID) || scope.in(ch.CanAddSubscribersGroupID)) {
-		return nil
+		return scope, nil
 	}
-	return errNotAuthorized
+	return nil, errNotAuthorized
 }
 
 func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
@@ -557,29 +564,43 @@ func (s *Service) userInGroup(ctx context.Context, realmID, userID, groupID int6
 	return scope.in(groupID), nil
 }
 
-// storeMessage renders the message, stores it with its readers' rows
-// and emits the message events, in one write.
+// storeMessage stores the rendered message with its readers' rows and
+// emits the message events, in one write.
 func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 	m := &o.msg
-	m.RenderedContent = markdown.Render(m.Content)
 	m.DateSent = s.nowUnix()
 	m.SendingClient = o.client
-	m.IsMeMessage = strings.HasPrefix(m.Content, "/me ") && !strings.Contains(m.Content, "\n")
 	var readers []storage.UserMessage
 	if m.ConversationID != nil {
-		flags := storage.FlagPrivate
+		base := storage.FlagPrivate
+		if m.StreamWildcard {
+			base |= storage.FlagStreamWildcardMentioned
+		}
+		mentioned := func(id int64) int64 {
+			if o.mentions.users[id] {
+				return storage.FlagMentioned
+			}
+			return 0
+		}
+		flags := base | mentioned(o.me.ID)
 		if o.readBySender {
 			flags |= storage.FlagRead
 		}
 		readers = append(readers, storage.UserMessage{UserID: o.me.ID, Flags: flags})
 		for _, u := range o.recipients {
 			if u.ID != o.me.ID {
-				readers = append(readers, storage.UserMessage{UserID: u.ID, Flags: storage.FlagPrivate})
+				readers = append(readers, storage.UserMessage{UserID: u.ID, Flags: base | mentioned(u.ID)})
 			}
 		}
 	}
 	err := s.write(ctx, o.realm.ID, func(w *writeTx) error {
 		w.keepCallers()
+		if m.StreamID != nil {
+			var err error
+			if readers, err = s.channelReaders(ctx, w, o); err != nil {
+				return err
+			}
+		}
 		if err := w.CreateMessage(ctx, m, readers); err != nil {
 			return err
 		}
@@ -590,6 +611,11 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 		}
 		if m.StreamID != nil && !o.me.IsBot {
 			if err := s.autoTopicPolicy(ctx, w, o); err != nil {
+				return err
+			}
+		}
+		if m.StreamID != nil {
+			if err := s.followWhereMentioned(ctx, w, o, readers); err != nil {
 				return err
 			}
 		}

@@ -119,8 +119,10 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 		// Everyone may send and start direct messages.
 		realm.DirectMessagePermissionGroupID = groups[GroupEveryone]
 		realm.DirectMessageInitiatorGroupID = groups[GroupEveryone]
+		// Only administrators may use wildcard mentions in large channels.
+		realm.CanMentionManyUsersGroupID = groups[GroupAdministrators]
 		if err := st.UpdateRealm(ctx, realm, "can_create_bots_group_id", "can_create_write_only_bots_group_id",
-			"direct_message_permission_group_id", "direct_message_initiator_group_id"); err != nil {
+			"direct_message_permission_group_id", "direct_message_initiator_group_id", "can_mention_many_users_group_id"); err != nil {
 			return err
 		}
 		owner.RealmID = realm.ID

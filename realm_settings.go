@@ -27,6 +27,10 @@ type RealmSettings struct {
 	// conversations.
 	RealmDirectMessagePermissionGroup GroupSettingValue `json:"realm_direct_message_permission_group"`
 	RealmDirectMessageInitiatorGroup  GroupSettingValue `json:"realm_direct_message_initiator_group"`
+	// RealmCanMentionManyUsersGroup may use wildcard mentions in channels
+	// with more than 15 subscribers and topics with more than 15
+	// participants.
+	RealmCanMentionManyUsersGroup GroupSettingValue `json:"realm_can_mention_many_users_group"`
 }
 
 // GetRealmSettingsResponse is the success body of GetRealmSettings.
@@ -63,6 +67,7 @@ var realmGroupSettings = []settingDescriptor[storage.Realm]{
 	newSetting[storage.Realm]("can_create_write_only_bots_group", GroupMembers, GroupInternet, GroupEveryone),
 	newSetting[storage.Realm]("direct_message_permission_group", GroupEveryone, GroupInternet),
 	newSetting[storage.Realm]("direct_message_initiator_group", GroupEveryone, GroupInternet),
+	newSetting[storage.Realm]("can_mention_many_users_group", GroupAdministrators, GroupInternet),
 }
 
 var (
@@ -99,6 +104,7 @@ type UpdateRealmRequest struct {
 	CanCreateWriteOnlyBotsGroup  *GroupSettingUpdate `json:"can_create_write_only_bots_group"`
 	DirectMessagePermissionGroup *GroupSettingUpdate `json:"direct_message_permission_group"`
 	DirectMessageInitiatorGroup  *GroupSettingUpdate `json:"direct_message_initiator_group"`
+	CanMentionManyUsersGroup     *GroupSettingUpdate `json:"can_mention_many_users_group"`
 }
 
 // UpdateRealm changes organization settings. Administrators only. Every

@@ -36,6 +36,30 @@ var systemGroups = []struct{ name, description, subgroup string }{
 	{GroupNobody, "Nobody", ""},
 }
 
+// systemGroupDisplayName is how the reference shows a system group, for
+// example in a mention of it ("Everyone on the internet").
+func systemGroupDisplayName(name string) string {
+	switch name {
+	case GroupOwners:
+		return "Owners"
+	case GroupAdministrators:
+		return "Administrators"
+	case GroupModerators:
+		return "Moderators"
+	case GroupFullMembers:
+		return "Full members"
+	case GroupMembers:
+		return "Members"
+	case GroupEveryone:
+		return "Everyone"
+	case GroupInternet:
+		return "Everyone on the internet"
+	case GroupNobody:
+		return "Nobody"
+	}
+	return name
+}
+
 // createSystemGroups makes the system groups of a new realm and returns
 // their IDs by name.
 func createSystemGroups(ctx context.Context, st storage.Store, realmID int64, now int64) (map[string]int64, error) {

@@ -78,6 +78,9 @@ type Realm struct {
 	// messages (the store does not check them either).
 	DirectMessagePermissionGroupID int64 `bun:"direct_message_permission_group_id"`
 	DirectMessageInitiatorGroupID  int64 `bun:"direct_message_initiator_group_id"`
+	// CanMentionManyUsersGroupID may use wildcard mentions in channels
+	// with many subscribers and topics with many participants.
+	CanMentionManyUsersGroupID int64 `bun:"can_mention_many_users_group_id"`
 }
 
 // User is a human or bot account in one realm.
@@ -456,6 +459,9 @@ type UserFilter struct {
 	Active      *bool
 	Bot         *bool
 	BotOwnerIDs []int64 // bots owned by one of these users
+	// FullNames: users with one of these full names, compared
+	// case-insensitively (Fold); an empty, non-nil list matches nobody.
+	FullNames []string
 }
 
 // QueryStore answers questions about a few users, groups and channels
@@ -477,6 +483,9 @@ type QueryStore interface {
 	// GetGroupsByID returns the realm's groups (named and anonymous) with
 	// these IDs, by ID; missing IDs are left out.
 	GetGroupsByID(ctx context.Context, realmID int64, ids []int64) ([]UserGroup, error)
+	// GetGroupsByName returns the realm's named groups whose name is
+	// exactly one of names, by ID.
+	GetGroupsByName(ctx context.Context, realmID int64, names []string) ([]UserGroup, error)
 	// ListGroupMembershipsOf and ListGroupEdgesOf are the direct memberships
 	// and subgroup relations of the given groups, by group then member.
 	// Memberships of deactivated users are left out (they are kept, for a
@@ -486,6 +495,9 @@ type QueryStore interface {
 	// GetStreamsByID returns the realm's channels with these IDs, by ID;
 	// missing IDs are left out.
 	GetStreamsByID(ctx context.Context, realmID int64, ids []int64) ([]Stream, error)
+	// GetStreamsByName returns the realm's channels whose name equals one
+	// of names case-insensitively (Fold), by ID.
+	GetStreamsByName(ctx context.Context, realmID int64, names []string) ([]Stream, error)
 	// ListDefaultStreams returns the realm's default channels, by ID.
 	ListDefaultStreams(ctx context.Context, realmID int64) ([]Stream, error)
 	// ListStreamsUsingGroups returns the realm's unarchived channels whose
@@ -497,6 +509,12 @@ type QueryStore interface {
 	// ListActiveSubscribers returns the active subscriptions of active
 	// users to the given channels, by channel then user.
 	ListActiveSubscribers(ctx context.Context, realmID int64, streamIDs []int64) ([]Subscription, error)
+	// ActiveSubscribersAmong returns which of the users are active users
+	// actively subscribed to the channel, ascending.
+	ActiveSubscribersAmong(ctx context.Context, realmID, streamID int64, userIDs []int64) ([]int64, error)
+	// CountActiveSubscribers counts the channel's active subscribers who
+	// are active users, stopping at limit (the answer is at most limit).
+	CountActiveSubscribers(ctx context.Context, realmID, streamID int64, limit int) (int, error)
 	// RealmsByHostname returns up to limit realms whose host, without its
 	// port, equals hostname (case-insensitively), by ID.
 	RealmsByHostname(ctx context.Context, hostname string, limit int) ([]Realm, error)
@@ -610,6 +628,9 @@ type MessageStore interface {
 	// count only where a span also covers the message (one cannot have
 	// an unread message one never received).
 	FirstUnreadMessage(ctx context.Context, w MessageWindow) (int64, error)
+	// TopicSenders lists the users who sent a message to the channel's
+	// topic (compared case-insensitively), ascending.
+	TopicSenders(ctx context.Context, realmID, streamID int64, topic string) ([]int64, error)
 }
 
 // MessageWindow is a fetch of messages around an anchor.

@@ -74,6 +74,23 @@ func foldKeys(ctx context.Context, tx bun.Tx) error {
 	return nil
 }
 
+// fullNameKeys fills users.full_name_key (migration 0010), one update
+// per distinct name.
+func fullNameKeys(ctx context.Context, tx bun.Tx) error {
+	var names []string
+	if err := tx.NewSelect().TableExpr("users").ColumnExpr("DISTINCT full_name").Scan(ctx, &names); err != nil {
+		return fmt.Errorf("read users.full_name: %w", err)
+	}
+	for _, name := range names {
+		_, err := tx.NewUpdate().Table("users").Set("full_name_key = ?", storage.Fold(name)).
+			Where("full_name = ?", name).Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("fold users.full_name %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
 // insertKey adds the key column of a folded column to an insert.
 func insertKey(q *bun.InsertQuery, key, value string) *bun.InsertQuery {
 	return q.Value(key, "?", storage.Fold(value))

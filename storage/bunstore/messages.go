@@ -499,3 +499,16 @@ func (s *Store) FirstUnreadMessage(ctx context.Context, w storage.MessageWindow)
 	}
 	return best, nil
 }
+
+// TopicSenders reads the topic through messages_stream_topic_idx.
+func (s *Store) TopicSenders(ctx context.Context, realmID, streamID int64, topic string) ([]int64, error) {
+	ids := []int64{}
+	err := s.r.NewSelect().TableExpr("messages AS m").ColumnExpr("DISTINCT m.sender_id").
+		Where("m.realm_id = ?", realmID).Where("m.stream_id = ?", streamID).
+		Where("m.topic_key = ?", storage.Fold(topic)).
+		OrderExpr("m.sender_id ASC").Scan(ctx, &ids)
+	if err != nil {
+		return nil, wrapErr(fmt.Sprintf("senders of a topic of channel %d in realm %d", streamID, realmID), err)
+	}
+	return nonNil(ids), nil
+}

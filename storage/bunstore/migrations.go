@@ -31,6 +31,7 @@ var migrationFiles embed.FS
 var goSteps = map[string]func(ctx context.Context, tx bun.Tx) error{
 	"fold_keys":      foldKeys,              // 0005 (fold.go)
 	"index_messages": indexExistingMessages, // 0007 (search.go)
+	"full_name_keys": fullNameKeys,          // 0010 (fold.go)
 }
 
 // schemaMigrations is every migration, in name order.

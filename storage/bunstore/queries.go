@@ -1,8 +1,10 @@
 package bunstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
 
@@ -16,15 +18,20 @@ import (
 // queried in chunks (SQLite allows 32,766 variables, PostgreSQL 65,535).
 const maxListArgs = 5000
 
-// chunked calls fn on successive pieces of ids of at most maxListArgs.
+// chunked calls fn on successive pieces of the distinct ids of at most
+// maxListArgs.
 func chunked(ids []int64, fn func([]int64) error) error {
-	ids = uniqueIDs(ids)
-	for len(ids) > 0 {
-		n := min(len(ids), maxListArgs)
-		if err := fn(ids[:n]); err != nil {
+	return inChunks(uniqueIDs(ids), fn)
+}
+
+// inChunks calls fn on successive pieces of values of at most maxListArgs.
+func inChunks[T any](values []T, fn func([]T) error) error {
+	for len(values) > 0 {
+		n := min(len(values), maxListArgs)
+		if err := fn(values[:n]); err != nil {
 			return err
 		}
-		ids = ids[n:]
+		values = values[n:]
 	}
 	return nil
 }
@@ -46,13 +53,21 @@ func applyUserFilter(q *bun.SelectQuery, realmID int64, f storage.UserFilter, id
 	if f.BotOwnerIDs != nil {
 		q = q.Where("bot_owner_id IN (?)", bun.List(uniqueIDs(f.BotOwnerIDs)))
 	}
+	if f.FullNames != nil {
+		keys := make([]string, len(f.FullNames))
+		for i, name := range f.FullNames {
+			keys[i] = storage.Fold(name)
+		}
+		q = q.Where("full_name_key IN (?)", bun.List(keys))
+	}
 	return q
 }
 
 // FindUsers returns the realm's users that match f, by ID.
 func (s *Store) FindUsers(ctx context.Context, realmID int64, f storage.UserFilter) ([]storage.User, error) {
 	out := []storage.User{}
-	if (f.IDs != nil && len(f.IDs) == 0) || (f.BotOwnerIDs != nil && len(f.BotOwnerIDs) == 0) {
+	if (f.IDs != nil && len(f.IDs) == 0) || (f.BotOwnerIDs != nil && len(f.BotOwnerIDs) == 0) ||
+		(f.FullNames != nil && len(f.FullNames) == 0) {
 		return out, nil
 	}
 	op := fmt.Sprintf("find users in realm %d", realmID)
@@ -73,7 +88,7 @@ func (s *Store) FindUsers(ctx context.Context, realmID int64, f storage.UserFilt
 
 // CountUsers counts the realm's users that match f.
 func (s *Store) CountUsers(ctx context.Context, realmID int64, f storage.UserFilter) (int, error) {
-	if f.IDs != nil || (f.BotOwnerIDs != nil && len(f.BotOwnerIDs) == 0) {
+	if f.IDs != nil || (f.BotOwnerIDs != nil && len(f.BotOwnerIDs) == 0) || (f.FullNames != nil && len(f.FullNames) == 0) {
 		users, err := s.FindUsers(ctx, realmID, f)
 		return len(users), err
 	}
@@ -135,6 +150,20 @@ func (s *Store) GetGroupsByID(ctx context.Context, realmID int64, ids []int64) (
 	return out, err
 }
 
+// GetGroupsByName reads the named groups through their unique name index.
+func (s *Store) GetGroupsByName(ctx context.Context, realmID int64, names []string) ([]storage.UserGroup, error) {
+	out := []storage.UserGroup{}
+	err := inChunks(names, func(names []string) error {
+		var part []storage.UserGroup
+		err := s.r.NewSelect().Model(&part).Where("realm_id = ?", realmID).
+			Where("name IN (?)", bun.List(names)).Where("name <> ''").Scan(ctx)
+		out = append(out, part...)
+		return wrapErr(fmt.Sprintf("get user groups by name in realm %d", realmID), err)
+	})
+	slices.SortFunc(out, func(a, b storage.UserGroup) int { return cmp.Compare(a.ID, b.ID) })
+	return out, err
+}
+
 // ListGroupMembershipsOf returns the direct memberships of the groups.
 func (s *Store) ListGroupMembershipsOf(ctx context.Context, realmID int64, groupIDs []int64) ([]storage.GroupMembership, error) {
 	out := []storage.GroupMembership{}
@@ -180,6 +209,24 @@ func (s *Store) GetStreamsByID(ctx context.Context, realmID int64, ids []int64) 
 		out = append(out, part...)
 		return wrapErr(fmt.Sprintf("get channels in realm %d", realmID), err)
 	})
+	return out, err
+}
+
+// GetStreamsByName reads the channels through their folded name keys.
+func (s *Store) GetStreamsByName(ctx context.Context, realmID int64, names []string) ([]storage.Stream, error) {
+	keys := make([]string, len(names))
+	for i, n := range names {
+		keys[i] = storage.Fold(n)
+	}
+	out := []storage.Stream{}
+	err := inChunks(keys, func(keys []string) error {
+		var part []storage.Stream
+		err := s.r.NewSelect().Model(&part).Where("realm_id = ?", realmID).
+			Where("name_key IN (?)", bun.List(keys)).Scan(ctx)
+		out = append(out, part...)
+		return wrapErr(fmt.Sprintf("get channels by name in realm %d", realmID), err)
+	})
+	slices.SortFunc(out, func(a, b storage.Stream) int { return cmp.Compare(a.ID, b.ID) })
 	return out, err
 }
 
@@ -246,6 +293,34 @@ func (s *Store) ListActiveSubscribers(ctx context.Context, realmID int64, stream
 		return wrapErr(fmt.Sprintf("list subscribers in realm %d", realmID), err)
 	})
 	return out, err
+}
+
+// ActiveSubscribersAmong reads the subscriptions of the given users only.
+func (s *Store) ActiveSubscribersAmong(ctx context.Context, realmID, streamID int64, userIDs []int64) ([]int64, error) {
+	out := []int64{}
+	err := chunked(userIDs, func(ids []int64) error {
+		var part []int64
+		err := s.r.NewSelect().Model((*storage.Subscription)(nil)).Column("subscription.user_id").
+			Join("JOIN users AS u ON u.id = subscription.user_id AND u.is_active").
+			Where("subscription.realm_id = ?", realmID).
+			Where("subscription.stream_id = ?", streamID).
+			Where("subscription.user_id IN (?)", bun.List(ids)).
+			Where("subscription.active").
+			OrderExpr("subscription.user_id ASC").Scan(ctx, &part)
+		out = append(out, part...)
+		return wrapErr(fmt.Sprintf("subscribers of channel %d among users in realm %d", streamID, realmID), err)
+	})
+	return out, err
+}
+
+// CountActiveSubscribers counts through a LIMIT, so a large channel costs
+// no more than limit rows.
+func (s *Store) CountActiveSubscribers(ctx context.Context, realmID, streamID int64, limit int) (int, error) {
+	var n int
+	err := s.r.NewRaw(`SELECT count(*) FROM (SELECT 1 FROM subscriptions AS s
+	JOIN users AS u ON u.id = s.user_id AND u.is_active
+	WHERE s.realm_id = ? AND s.stream_id = ? AND s.active LIMIT ?) AS capped`, realmID, streamID, max(limit, 0)).Scan(ctx, &n)
+	return n, wrapErr(fmt.Sprintf("count subscribers of channel %d in realm %d", streamID, realmID), err)
 }
 
 // LockRealm serializes the realm's write transactions: a

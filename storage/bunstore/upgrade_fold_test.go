@@ -58,7 +58,7 @@ func testUpgradeFrom0004(t *testing.T, openOld func() *bun.DB, open func() (*Sto
 	old := openOld()
 	require.NoError(t, migrateDBWith(ctx, old, schemaMigrations[:4]))
 	realm := oldInsert(t, old, `INSERT INTO realms (string_id, host) VALUES ('acme', 'acme.example.com')`)
-	user := oldInsert(t, old, `INSERT INTO users (realm_id, email) VALUES (?, 'Élodie@Exämple.com')`, realm)
+	user := oldInsert(t, old, `INSERT INTO users (realm_id, email, full_name) VALUES (?, 'Élodie@Exämple.com', 'Élodie Ürban')`, realm)
 	stream := oldInsert(t, old, `INSERT INTO streams (realm_id, name) VALUES (?, 'Équipe')`, realm)
 	field := oldInsert(t, old, `INSERT INTO custom_profile_fields (realm_id, name, field_type) VALUES (?, 'Développeur', 1)`, realm)
 	_, err := old.ExecContext(ctx, `INSERT INTO user_topics (realm_id, user_id, stream_id, topic_name, visibility_policy, last_updated) VALUES (?, ?, ?, 'Été', 1, 5)`,
@@ -75,6 +75,11 @@ func testUpgradeFrom0004(t *testing.T, openOld func() *bun.DB, open func() (*Sto
 	require.NoError(t, err, "found by the folded key")
 	assert.Equal(t, user, got.ID)
 	assert.ErrorIs(t, s.CreateUser(ctx, &storage.User{RealmID: realm, Email: "élodie@exämple.com"}), storage.ErrConflict)
+	// Migration 0010 folds full names too.
+	byName, err := s.FindUsers(ctx, realm, storage.UserFilter{FullNames: []string{"ÉLODIE üRBAN"}})
+	require.NoError(t, err)
+	require.Len(t, byName, 1)
+	assert.Equal(t, user, byName[0].ID)
 
 	ch, err := s.GetStreamByName(ctx, realm, "ÉQUIPE")
 	require.NoError(t, err)

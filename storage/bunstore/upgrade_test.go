@@ -547,6 +547,9 @@ func write0003Rows(t *testing.T, db *bun.DB) schema0003Rows {
 	rows.group.ID = insert(`INSERT INTO user_groups (realm_id, name, is_system_group) VALUES (?, ?, TRUE)`,
 		rows.group.RealmID, rows.group.Name)
 	rows.group.CanManageGroupID = rows.group.ID
+	// Migration 0010 gives the realm its role:administrators group as
+	// can_mention_many_users_group.
+	rows.realm.CanMentionManyUsersGroupID = rows.group.ID
 	_, err := db.ExecContext(ctx, `UPDATE user_groups SET can_manage_group_id = ? WHERE id = ?`, rows.group.ID, rows.group.ID)
 	require.NoError(t, err)
 	rows.foreignGroup = insert(`INSERT INTO user_groups (realm_id, name) VALUES (?, 'team')`, rows.otherRealm)

@@ -13,7 +13,8 @@ import (
 // compared case-insensitively, gives storage.ErrConflict; a missing realm
 // or bot owner gives storage.ErrNotFound.
 func (s *Store) CreateUser(ctx context.Context, u *storage.User) error {
-	_, err := insertKey(s.w.NewInsert().Model(u), "email_key", u.Email).Returning("id").Exec(ctx)
+	q := insertKey(s.w.NewInsert().Model(u), "email_key", u.Email)
+	_, err := insertKey(q, "full_name_key", u.FullName).Returning("id").Exec(ctx)
 	return wrapErr("create user", err)
 }
 
@@ -66,6 +67,7 @@ func (s *Store) UpdateUser(ctx context.Context, u *storage.User, columns ...stri
 		q = q.Column(columns...)
 	}
 	q = updateKey(q, columns, "email", "email_key", u.Email)
+	q = updateKey(q, columns, "full_name", "full_name_key", u.FullName)
 	res, err := q.Exec(ctx)
 	op := fmt.Sprintf("update user %d in realm %d", u.ID, u.RealmID)
 	if err != nil {

@@ -22,6 +22,32 @@ var messageTests = []test{
 	{"Message/Window", testMessageWindow},
 	{"Message/Search", testMessageSearch},
 	{"Message/StateFilters", testMessageStateFilters},
+	{"Message/TopicSenders", testMessageTopicSenders},
+}
+
+func testMessageTopicSenders(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	r := newRealm(t, s, "a")
+	u, v, w := newUser(t, s, r.ID, "u@a"), newUser(t, s, r.ID, "v@a"), newUser(t, s, r.ID, "w@a")
+	a := &storage.Stream{RealmID: r.ID, Name: "a"}
+	b := &storage.Stream{RealmID: r.ID, Name: "b"}
+	require.NoError(t, s.CreateStream(ctx, a))
+	require.NoError(t, s.CreateStream(ctx, b))
+	send := func(sender, stream int64, topic string) {
+		m := &storage.Message{RealmID: r.ID, SenderID: sender, StreamID: &stream, Topic: topic, Content: "x", RenderedContent: "<p>x</p>"}
+		require.NoError(t, s.CreateMessage(ctx, m, nil))
+	}
+	send(w.ID, a.ID, "Straße")
+	send(u.ID, a.ID, "STRAßE")
+	send(w.ID, a.ID, "straße")
+	send(v.ID, a.ID, "other")
+	send(v.ID, b.ID, "straße")
+	got, err := s.TopicSenders(ctx, r.ID, a.ID, "straße")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{u.ID, w.ID}, got, "case-insensitive topic, this channel only, each sender once")
+	got, err = s.TopicSenders(ctx, r.ID, a.ID, "none")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{}, got)
 }
 
 // post stores a plain channel message from sender and returns its ID.

@@ -21,6 +21,99 @@ var queryTests = []test{
 	{"Queries/LockRealm", testLockRealm},
 	{"Queries/RealmsByHostname", testRealmsByHostname},
 	{"Queries/MembershipsOfLeaveOutDeactivated", testMembershipsOfLeaveOutDeactivated},
+	{"Queries/UsersByFullName", testUsersByFullName},
+	{"Queries/SubscribersAmongAndCount", testSubscribersAmong},
+	{"Queries/GroupsAndStreamsByName", testGroupsAndStreamsByName},
+}
+
+func testGroupsAndStreamsByName(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	r, other := newRealm(t, s, "a"), newRealm(t, s, "b")
+	g1, g2 := newGroup(t, s, r.ID, "Support"), newGroup(t, s, r.ID, "devs")
+	newGroup(t, s, r.ID, "") // anonymous
+	newGroup(t, s, other.ID, "Support")
+	groups, err := s.GetGroupsByName(ctx, r.ID, []string{"devs", "Support", "support", "", "none"})
+	require.NoError(t, err)
+	require.Len(t, groups, 2, "exact names of this realm; anonymous groups have none")
+	assert.Equal(t, []int64{g1.ID, g2.ID}, []int64{groups[0].ID, groups[1].ID})
+	groups, err = s.GetGroupsByName(ctx, r.ID, nil)
+	require.NoError(t, err)
+	assert.Empty(t, groups)
+
+	a := &storage.Stream{RealmID: r.ID, Name: "Équipe"}
+	b := &storage.Stream{RealmID: r.ID, Name: "b"}
+	far := &storage.Stream{RealmID: other.ID, Name: "équipe"}
+	for _, c := range []*storage.Stream{a, b, far} {
+		require.NoError(t, s.CreateStream(ctx, c))
+	}
+	streams, err := s.GetStreamsByName(ctx, r.ID, []string{"B", "ÉQUIPE", "zzz"})
+	require.NoError(t, err)
+	require.Len(t, streams, 2, "folded names of this realm")
+	assert.Equal(t, []int64{a.ID, b.ID}, []int64{streams[0].ID, streams[1].ID})
+	assert.Equal(t, "Équipe", streams[0].Name)
+}
+
+func testUsersByFullName(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	r, other := newRealm(t, s, "a"), newRealm(t, s, "b")
+	alice, bob := newUser(t, s, r.ID, "alice@a"), newUser(t, s, r.ID, "bob@a")
+	far := newUser(t, s, other.ID, "far@b")
+	alice.FullName = "Émilie Dupont"
+	require.NoError(t, s.UpdateUser(ctx, alice, "full_name"))
+	bob.FullName = "ÉMILIE DUPONT"
+	bob.IsActive = false
+	require.NoError(t, s.UpdateUser(ctx, bob)) // every column: the key follows too
+	far.FullName = "émilie dupont"
+	require.NoError(t, s.UpdateUser(ctx, far, "full_name"))
+	ids := func(f storage.UserFilter) []int64 {
+		users, err := s.FindUsers(ctx, r.ID, f)
+		require.NoError(t, err)
+		out := []int64{}
+		for _, u := range users {
+			out = append(out, u.ID)
+		}
+		return out
+	}
+	assert.Equal(t, []int64{alice.ID, bob.ID}, ids(storage.UserFilter{FullNames: []string{"émilie dupont"}}), "case-insensitive, Unicode included; this realm only")
+	assert.Equal(t, []int64{alice.ID}, ids(storage.UserFilter{FullNames: []string{"Émilie DUPONT", "nobody"}, Active: ptr(true)}))
+	assert.Equal(t, []int64{}, ids(storage.UserFilter{FullNames: []string{}}), "an empty list matches nobody")
+	assert.Equal(t, []int64{}, ids(storage.UserFilter{FullNames: []string{"User alice@a"}}), "the old name no longer matches")
+	carol := &storage.User{RealmID: r.ID, Email: "carol@a", FullName: "Carol", Role: 400, IsActive: true, APIKey: "kc"}
+	require.NoError(t, s.CreateUser(ctx, carol))
+	assert.Equal(t, []int64{carol.ID}, ids(storage.UserFilter{FullNames: []string{"CAROL"}}), "the key is written on create")
+	n, err := s.CountUsers(ctx, r.ID, storage.UserFilter{FullNames: []string{"carol", "émilie dupont"}})
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+}
+
+func testSubscribersAmong(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	r := newRealm(t, s, "a")
+	u, v, w, x := newUser(t, s, r.ID, "u@a"), newUser(t, s, r.ID, "v@a"), newUser(t, s, r.ID, "w@a"), newUser(t, s, r.ID, "x@a")
+	a := &storage.Stream{RealmID: r.ID, Name: "a"}
+	b := &storage.Stream{RealmID: r.ID, Name: "b"}
+	require.NoError(t, s.CreateStream(ctx, a))
+	require.NoError(t, s.CreateStream(ctx, b))
+	for _, sub := range []storage.Subscription{{UserID: u.ID, StreamID: a.ID}, {UserID: v.ID, StreamID: a.ID},
+		{UserID: w.ID, StreamID: a.ID}, {UserID: x.ID, StreamID: b.ID}} {
+		sub.RealmID = r.ID
+		require.NoError(t, s.Subscribe(ctx, &sub, 1))
+	}
+	require.NoError(t, s.Unsubscribe(ctx, r.ID, w.ID, a.ID, 2))
+	v.IsActive = false
+	require.NoError(t, s.UpdateUser(ctx, v, "is_active"))
+	got, err := s.ActiveSubscribersAmong(ctx, r.ID, a.ID, []int64{x.ID, w.ID, v.ID, u.ID, u.ID})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{u.ID}, got, "ended subscriptions, deactivated users and other channels' subscribers are left out")
+	got, err = s.ActiveSubscribersAmong(ctx, r.ID, a.ID, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{}, got)
+	require.NoError(t, s.Subscribe(ctx, &storage.Subscription{RealmID: r.ID, UserID: x.ID, StreamID: a.ID}, 3))
+	for limit, want := range map[int]int{0: 0, 1: 1, 2: 2, 10: 2} {
+		n, err := s.CountActiveSubscribers(ctx, r.ID, a.ID, limit)
+		require.NoError(t, err)
+		assert.Equal(t, want, n, "limit %d", limit)
+	}
 }
 
 func testFindUsers(t *testing.T, s storage.Store) {

@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/chattest"
 )
 
 func TestMessagesHTTP(t *testing.T) {
@@ -120,4 +122,56 @@ func TestGetMessagesHTTP(t *testing.T) {
 	assert.Equal(t, "unknown channel Nowhere", r.body["desc"])
 	e.do(t, request{method: "GET", path: "/api/v1/messages", user: &bob, params: url.Values{"num_before": {"1"}}}).
 		fails(t, 400, chat.CodeBadRequest, "Missing 'anchor' argument.")
+}
+
+// Mentions over HTTP: the flags a mentioned reader fetches, the group and
+// wildcard permissions with their codes, and the realm setting that opens
+// wildcards in large channels.
+func TestMentionsHTTP(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := e.NewUser(t, chat.RoleMember), e.NewUser(t, chat.RoleMember)
+	principals := []int64{alice.ID, bob.ID}
+	for range 15 {
+		principals = append(principals, e.NewUser(t, chat.RoleMember).ID)
+	}
+	ids, _ := json.Marshal(principals)
+	e.do(t, request{method: "POST", path: "/api/v1/users/me/subscriptions", user: &alice, params: url.Values{
+		"subscriptions": {`[{"name": "crowd"}]`}, "principals": {string(ids)}}}).ok(t, "POST", "/users/me/subscriptions")
+	sendAs := func(u *chattest.User, content string) response {
+		return e.do(t, request{method: "POST", path: "/api/v1/messages", user: u,
+			params: url.Values{"type": {"stream"}, "to": {"crowd"}, "topic": {"t"}, "content": {content}}})
+	}
+	r := sendAs(&alice, fmt.Sprintf("hey @**%s**", bob.FullName)).ok(t, "POST", "/messages")
+	id := int64(r.body["id"].(float64))
+	r = e.do(t, request{method: "GET", path: fmt.Sprintf("/api/v1/messages/%d", id), user: &bob}).ok(t, "GET", "/messages/{message_id}")
+	assert.Equal(t, []any{"mentioned"}, r.body["message"].(map[string]any)["flags"])
+	r = e.do(t, request{method: "GET", path: "/api/v1/messages", user: &bob, params: url.Values{
+		"anchor": {"newest"}, "num_before": {"10"}, "num_after": {"0"}, "narrow": {`[["is", "mentioned"]]`}}}).ok(t, "GET", "/messages")
+	require.Len(t, r.body["messages"], 1)
+
+	sendAs(&alice, "@**all**").failsAs(t, "POST", "/messages", 400, chat.CodeStreamWildcardMentionNotAllowed,
+		"You do not have permission to use channel wildcard mentions in this channel.")
+	r = e.do(t, request{method: "POST", path: "/api/v1/user_groups/create", user: &alice, params: url.Values{
+		"name": {"crew"}, "description": {"c"}, "members": {fmt.Sprintf("[%d]", bob.ID)},
+		"can_mention_group": {fmt.Sprintf("%d", groupIDByName(t, e, chat.GroupAdministrators))}}}).ok(t, "POST", "/user_groups/create")
+	sendAs(&alice, "@*crew*").failsAs(t, "POST", "/messages", 400, chat.CodeBadRequest, "You are not allowed to mention user group 'crew'.")
+
+	members := groupIDByName(t, e, chat.GroupMembers)
+	e.do(t, request{method: "PATCH", path: "/api/v1/realm", user: &e.Owner,
+		params: url.Values{"can_mention_many_users_group": {fmt.Sprintf(`{"new": %d}`, members)}}}).ok(t, "", "")
+	r = e.do(t, request{method: "GET", path: "/api/v1/realm", user: &alice}).ok(t, "", "")
+	assert.Equal(t, float64(members), r.body["realm_can_mention_many_users_group"])
+	sendAs(&alice, "@**all**").ok(t, "POST", "/messages")
+}
+
+func groupIDByName(t *testing.T, e *env, name string) int64 {
+	t.Helper()
+	r := e.do(t, request{method: "GET", path: "/api/v1/user_groups", user: &e.Owner}).ok(t, "GET", "/user_groups")
+	for _, g := range r.body["user_groups"].([]any) {
+		if g.(map[string]any)["name"] == name {
+			return int64(g.(map[string]any)["id"].(float64))
+		}
+	}
+	t.Fatalf("no group %s", name)
+	return 0
 }
