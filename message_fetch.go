@@ -311,11 +311,9 @@ func errNarrowNotYet(t narrow.Term) error {
 // spans of every channel) and their direct messages. A channel term opens
 // the channel's whole history when the reader may read it (the
 // reference's ok_to_include_history), as does channels:public for public
-// channels. Terms the store filters: channel, channels:public, topic,
-// sender, dm, dm-including, group-pm-with, is (dm, starred, mentioned,
-// alerted, unread, resolved), has (link, image, attachment), search, id,
-// and negated channel, sender and is:dm; the others are refused as not
-// supported yet.
+// channels. The store filters every operator, negated or not, except
+// has:reaction, which waits for reactions and is refused as not supported
+// yet.
 func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *storage.Realm, raw *string) (*fetchQuery, error) {
 	var terms []narrow.Term
 	if raw != nil && strings.TrimSpace(*raw) != "" {
@@ -336,102 +334,29 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 	var channel *storage.Stream
 	publicChannels := false
 	for _, t := range terms {
+		if t.Operator == "near" || t.Operator == "in" && t.Operand.IsString("all") {
+			continue // no filter, as in the reference
+		}
 		if t.Negated {
-			switch {
-			case t.Operator == "near" || t.Operator == "in" && t.Operand.IsString("all"):
-				// No filter, as in the reference.
-			case t.Operator == "channel":
-				q.filter.NotStreamIDs = append(q.filter.NotStreamIDs, t.ChannelID)
-			case t.Operator == "sender":
-				q.filter.NotSenderIDs = append(q.filter.NotSenderIDs, t.UserIDs...)
-			case t.Operator == "is" && t.Operand.IsString("dm"):
-				q.filter.ChannelOnly = true
-			default:
-				return nil, errNarrowNotYet(t)
+			var f storage.MessageFilter
+			if err := s.filterTerm(ctx, realm, me, &f, t); err != nil {
+				return nil, err
 			}
+			q.filter.Not = append(q.filter.Not, f)
 			continue
 		}
-		switch t.Operator {
-		case "channel":
+		switch {
+		case t.Operator == "channel":
 			ch, err := s.store.GetStream(ctx, realm.ID, t.ChannelID)
 			if err != nil {
 				return nil, s.internal(ctx, "get messages", err)
 			}
 			channel = ch
-			q.filter.StreamID = &ch.ID
-		case "channels":
-			if !t.Operand.IsString("public") {
-				return nil, errNarrowNotYet(t)
-			}
+		case t.Operator == "channels" && t.Operand.IsString("public"):
 			publicChannels = true
-			q.filter.ChannelOnly = true
-		case "topic":
-			topic := t.Operand.Str
-			q.filter.Topic = &topic
-		case "sender":
-			id := t.UserIDs[0]
-			q.filter.SenderID = &id
-		case "dm":
-			conv, err := s.store.FindDirectConversation(ctx, realm.ID, append(slices.Clone(t.UserIDs), me.ID))
-			switch {
-			case errors.Is(err, storage.ErrNotFound) || len(t.UserIDs) == 0:
-				q.filter.IDs = []int64{} // no such conversation: nothing
-			case err != nil:
-				return nil, s.internal(ctx, "get messages", err)
-			default:
-				q.filter.ConversationID = &conv
-			}
-		case "dm-including":
-			id := t.UserIDs[0]
-			q.filter.DirectOnly = true
-			if id != me.ID {
-				q.filter.IncludingUserID = &id
-			}
-		case "group-pm-with":
-			id := t.UserIDs[0]
-			q.filter.DirectOnly, q.filter.GroupDMOnly, q.filter.IncludingUserID = true, true, &id
-		case "is":
-			switch t.Operand.Str {
-			case "alerted":
-				q.filter.Alerted = true
-			case "dm":
-				q.filter.DirectOnly = true
-			case "starred":
-				q.filter.Starred = true
-			case "mentioned":
-				q.filter.Mentioned = true
-			case "unread":
-				q.filter.Unread = true
-			case "resolved":
-				q.filter.Resolved = true
-			default:
-				return nil, errNarrowNotYet(t)
-			}
-		case "has":
-			switch t.Operand.Str {
-			case "link":
-				q.filter.HasLink = true
-			case "image":
-				q.filter.HasImage = true
-			case "attachment":
-				q.filter.HasAttachment = true
-			default:
-				return nil, errNarrowNotYet(t)
-			}
-		case "search":
-			q.filter.Search = t.Operand.Str
-		case "id":
-			if q.filter.IDs == nil {
-				q.filter.IDs = []int64{t.MessageID}
-			} else if !slices.Contains(q.filter.IDs, t.MessageID) {
-				q.filter.IDs = []int64{}
-			}
-		case "near", "in":
-			if t.Operator == "in" && !t.Operand.IsString("all") {
-				return nil, errNarrowNotYet(t)
-			}
-		default:
-			return nil, errNarrowNotYet(t)
+		}
+		if err := s.filterTerm(ctx, realm, me, &q.filter, t); err != nil {
+			return nil, err
 		}
 	}
 	spans, err := s.receivedSpans(ctx, realm.ID, me.ID)
@@ -462,17 +387,121 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 		q.scope.FullChannels = append(q.scope.FullChannels, channel.ID)
 	}
 	if publicChannels {
-		all, err := s.store.ListStreams(ctx, realm.ID)
-		if err != nil {
-			return nil, s.internal(ctx, "get messages", err)
-		}
-		for i := range all {
-			if ch := &all[i]; !ch.InviteOnly && ch.HistoryPublicToSubscribers {
-				q.scope.FullChannels = append(q.scope.FullChannels, ch.ID)
-			}
-		}
+		q.scope.PublicChannels = true
 	}
 	return q, nil
+}
+
+// filterTerm adds one narrow term's condition to f. A negated term is
+// compiled the same way into a filter of its own, which the caller
+// negates.
+func (s *Service) filterTerm(ctx context.Context, realm *storage.Realm, me *storage.User, f *storage.MessageFilter, t narrow.Term) error {
+	// Two terms on one field that disagree match nothing, as the
+	// reference's conditions ANDed.
+	nothing := func() { f.IDs = []int64{} }
+	switch t.Operator {
+	case "channel":
+		id := t.ChannelID
+		if f.StreamID != nil && *f.StreamID != id {
+			nothing()
+		}
+		f.StreamID = &id
+	case "channels":
+		switch t.Operand.Str {
+		case "public":
+			f.PublicChannelsOnly = true
+		case "web-public":
+			f.WebPublicChannelsOnly = true
+		default:
+			return errNarrowNotYet(t)
+		}
+	case "topic":
+		topic := t.Operand.Str
+		if f.Topic != nil && storage.Fold(*f.Topic) != storage.Fold(topic) {
+			nothing()
+		}
+		f.Topic = &topic
+	case "sender":
+		id := t.UserIDs[0]
+		if f.SenderID != nil && *f.SenderID != id {
+			nothing()
+		}
+		f.SenderID = &id
+	case "dm":
+		conv, err := s.store.FindDirectConversation(ctx, realm.ID, append(slices.Clone(t.UserIDs), me.ID))
+		switch {
+		case errors.Is(err, storage.ErrNotFound) || len(t.UserIDs) == 0:
+			nothing() // no such conversation
+		case err != nil:
+			return s.internal(ctx, "get messages", err)
+		default:
+			if f.ConversationID != nil && *f.ConversationID != conv {
+				nothing()
+			}
+			f.ConversationID = &conv
+		}
+	case "dm-including":
+		id := t.UserIDs[0]
+		f.DirectOnly = true
+		if id != me.ID {
+			f.IncludingUserID = &id
+		}
+	case "group-pm-with":
+		id := t.UserIDs[0]
+		f.DirectOnly, f.GroupDMOnly, f.IncludingUserID = true, true, &id
+	case "is":
+		switch t.Operand.Str {
+		case "alerted":
+			f.Alerted = true
+		case "dm":
+			f.DirectOnly = true
+		case "starred":
+			f.Starred = true
+		case "mentioned":
+			f.Mentioned = true
+		case "unread":
+			f.Unread = true
+		case "resolved":
+			f.Resolved = true
+		case "followed":
+			f.Followed = true
+		case "muted":
+			f.Muted = true
+		default:
+			return errNarrowNotYet(t)
+		}
+	case "in":
+		if !t.Operand.IsString("home") {
+			return errNarrowNotYet(t)
+		}
+		// Home is what is not muted.
+		f.Not = append(f.Not, storage.MessageFilter{Muted: true})
+	case "has":
+		switch t.Operand.Str {
+		case "link":
+			f.HasLink = true
+		case "image":
+			f.HasImage = true
+		case "attachment":
+			f.HasAttachment = true
+		default:
+			return errNarrowNotYet(t)
+		}
+	case "search":
+		if f.Search != "" {
+			f.Search += " "
+		}
+		f.Search += t.Operand.Str
+	case "id":
+		if f.IDs == nil {
+			f.IDs = []int64{t.MessageID}
+		} else if !slices.Contains(f.IDs, t.MessageID) {
+			nothing()
+		}
+	default:
+		return errNarrowNotYet(t)
+	}
+	return nil
 }
 
 // receivedSpans lists the channel spans the user received (their
@@ -624,4 +653,28 @@ func ptrValue(p *int64) int64 {
 		return 0
 	}
 	return *p
+}
+
+// WithTarget finds the conversation that holds a message the reader may
+// read (the narrow package's MessageLocator, for the `with` operator).
+func (r *narrowResolver) WithTarget(messageID int64) (narrow.Conversation, bool) {
+	m, err := r.s.store.GetMessage(r.ctx, r.realm.ID, messageID)
+	r.fail(err)
+	if err != nil {
+		return narrow.Conversation{}, false
+	}
+	ok, err := r.s.messageAccess(r.ctx, r.realm, r.me, m)
+	r.fail(err)
+	if err != nil || !ok {
+		return narrow.Conversation{}, false
+	}
+	if m.StreamID != nil {
+		return narrow.Conversation{ChannelID: *m.StreamID, Topic: m.Topic}, true
+	}
+	members, err := r.s.store.ConversationMembers(r.ctx, r.realm.ID, *m.ConversationID)
+	r.fail(err)
+	if err != nil {
+		return narrow.Conversation{}, false
+	}
+	return narrow.Conversation{DMUserIDs: members}, true
 }

@@ -184,10 +184,72 @@ func TestGetMessagesNarrows(t *testing.T) {
 		{`{"a": 1}`, chat.CodeBadRequest, "narrow is not a list"},
 		{`[{"operator": "channel", "operand": "nowhere"}]`, "BAD_NARROW", "Invalid narrow operator: unknown channel nowhere"},
 		{`[{"operator": "color", "operand": "red"}]`, "BAD_NARROW", "Invalid narrow operator: unknown operator color"},
-		{`[{"operator": "is", "operand": "followed"}]`, "BAD_NARROW", "Invalid narrow operator: 'is' is not supported by this server yet"},
-		{`[{"operator": "topic", "operand": "x", "negated": true}]`, "BAD_NARROW", "Invalid narrow operator: negated 'topic' is not supported by this server yet"},
+		{`[{"operator": "has", "operand": "reaction"}]`, "BAD_NARROW", "Invalid narrow operator: 'has' is not supported by this server yet"},
+		{`[{"operator": "has", "operand": "reaction", "negated": true}]`, "BAD_NARROW", "Invalid narrow operator: negated 'has' is not supported by this server yet"},
 	} {
 		_, err := h.Service.GetMessages(ctx, bob.Caller, chat.GetMessagesRequest{Anchor: ptr("newest"), Narrow: &c.narrow})
 		requireError(t, err, chat.KindInvalid, c.code, c.msg)
 	}
+}
+
+// Topic and channel muting, following, and negations of every kind of
+// term, through the narrow language.
+func TestGetMessagesMutingAndNegations(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	design := newChannelBy(t, h, alice, "design", false)
+	ops := newChannelBy(t, h, alice, "ops", false)
+	newChannelBy(t, h, alice, "secret", true)
+	to := func(ch, topic, content string) chat.SendMessageRequest {
+		return chat.SendMessageRequest{Type: "channel", To: chat.ToChannel(ch), Topic: &topic, Content: content}
+	}
+	plans := send(t, h, bob, to("design", "plans", "apples"))
+	noise := send(t, h, bob, to("design", "noise", "pears"))
+	deploy := send(t, h, bob, to("ops", "deploys", "apples"))
+	kept := send(t, h, bob, to("ops", "kept", "plums"))
+	secret := send(t, h, alice, to("secret", "x", "apples"))
+	dm := send(t, h, bob, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(alice.ID), Content: "apples"})
+	policy := func(ch int64, topic string, p int) {
+		_, err := h.Service.UpdateUserTopic(ctx, alice.Caller, chat.UpdateUserTopicRequest{StreamID: ch, Topic: topic, VisibilityPolicy: p})
+		require.NoError(t, err)
+	}
+	policy(design, "PLANS", chat.TopicPolicyFollowed)
+	policy(design, "noise", chat.TopicPolicyMuted)
+	policy(ops, "kept", chat.TopicPolicyUnmuted)
+	_, err := h.Service.UpdateSubscriptionProperties(ctx, alice.Caller, chat.UpdateSubscriptionPropertiesRequest{
+		SubscriptionData: []chat.SubscriptionProperty{{StreamID: ops, Property: "is_muted", Value: []byte("true")}}})
+	require.NoError(t, err)
+
+	get := func(narrow string) []int64 {
+		t.Helper()
+		return fetchedIDs(fetch(t, h, alice, chat.GetMessagesRequest{Anchor: ptr("newest"), NumBefore: ptr(100), Narrow: &narrow}))
+	}
+	// alice created the channels before bob wrote: she received all.
+	assert.Equal(t, []int64{plans, secret}, get(`[{"operator": "is", "operand": "followed"}]`), "alice started secret's topic: she follows it")
+	assert.Equal(t, []int64{noise, deploy}, get(`[{"operator": "is", "operand": "muted"}]`), "the muted topic, and the muted channel's topics not unmuted")
+	assert.Equal(t, []int64{plans, kept, secret, dm}, get(`[["in", "home"]]`))
+	assert.Equal(t, []int64{noise, deploy}, get(`[{"operator": "in", "operand": "home", "negated": true}]`))
+	assert.Equal(t, []int64{plans, noise, deploy, kept, secret, dm}, get(`[["in", "all"]]`))
+	assert.Equal(t, []int64{noise, deploy, kept, dm}, get(`[{"operator": "is", "operand": "followed", "negated": true}]`))
+	assert.Equal(t, []int64{noise, deploy, kept, secret, dm}, get(`[{"operator": "topic", "operand": "Plans", "negated": true}]`), "direct messages stay")
+	assert.Equal(t, []int64{plans, deploy, secret, dm}, get(`[{"operator": "search", "operand": "apples", "negated": true}]`),
+		"search terms lose their negation, as in the reference")
+	assert.Equal(t, []int64{plans, deploy, secret}, get(`[{"operator": "search", "operand": "apples"}, {"operator": "is", "operand": "dm", "negated": true}]`))
+	assert.Equal(t, []int64{plans, noise, deploy, kept, secret}, get(fmt.Sprintf(`[{"operator": "dm", "operand": [%d], "negated": true}]`, bob.ID)))
+	assert.Equal(t, []int64{plans, noise, deploy, kept, secret}, get(fmt.Sprintf(`[{"operator": "dm-including", "operand": %d, "negated": true}]`, bob.ID)))
+	assert.Equal(t, []int64{plans, noise, deploy, kept, dm}, get(fmt.Sprintf(`[{"operator": "id", "operand": %d, "negated": true}]`, secret)))
+	assert.Equal(t, []int64{plans, noise, deploy, kept}, get(`[{"operator": "channels", "operand": "public"}]`), "not the private channel, nor DMs")
+	assert.Equal(t, []int64{secret, dm}, get(`[{"operator": "channels", "operand": "public", "negated": true}]`))
+	assert.Empty(t, get(`[{"operator": "channels", "operand": "web-public"}]`))
+	assert.Empty(t, get(`[{"operator": "channel", "operand": "design"}, {"operator": "channel", "operand": "ops"}]`), "two channels: nothing")
+	assert.Empty(t, get(`[{"operator": "topic", "operand": "plans"}, {"operator": "topic", "operand": "noise"}]`))
+
+	// with: the conversation that holds the message.
+	assert.Equal(t, []int64{plans}, get(fmt.Sprintf(`[{"operator": "with", "operand": %d}]`, plans)))
+	assert.Equal(t, []int64{dm}, get(fmt.Sprintf(`[{"operator": "with", "operand": %d}]`, dm)))
+	_, err = h.Service.GetMessages(ctx, bob.Caller, chat.GetMessagesRequest{Anchor: ptr("newest"),
+		Narrow: ptr(fmt.Sprintf(`[{"operator": "with", "operand": %d}]`, secret))})
+	requireError(t, err, chat.KindInvalid, "BAD_NARROW", "Invalid narrow operator: Invalid 'with' operator")
 }

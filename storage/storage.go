@@ -651,6 +651,9 @@ type MessageWindow struct {
 // their direct messages. An empty scope matches nothing.
 type MessageScope struct {
 	FullChannels []int64
+	// PublicChannels adds every public channel whose history is shared
+	// (the reference's channels:public with history).
+	PublicChannels bool
 	Spans        []ChannelSpan
 	Direct       bool
 }
@@ -694,6 +697,15 @@ type MessageFilter struct {
 	// every "quoted phrase" of it, ignoring case, with the database's
 	// stemming (English) where it has one.
 	Search string
+	// Followed keeps topics the reader follows; Muted keeps topics they
+	// muted and topics of channels they muted that they did not unmute
+	// or follow.
+	Followed, Muted bool
+	// PublicChannelsOnly keeps the public channels whose history is
+	// shared; WebPublicChannelsOnly the web-public channels.
+	PublicChannelsOnly, WebPublicChannelsOnly bool
+	// Not leaves out the messages each of these filters keeps.
+	Not []MessageFilter
 }
 
 // ReadRange says that the channel's messages with IDs from FirstID to

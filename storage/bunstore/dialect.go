@@ -38,6 +38,9 @@ type dialectOps struct {
 	// by messages_fts.docid and stops after the window instead of sorting every
 	// match.
 	search func(q *bun.SelectQuery, terms []string) (*bun.SelectQuery, string)
+	// searchCond is the same restriction as one condition on m.id, for use
+	// inside a negation.
+	searchCond func(terms []string) (string, []any)
 }
 
 // dialects maps bun's dialect names to their operations.

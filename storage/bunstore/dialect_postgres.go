@@ -35,12 +35,20 @@ var postgresOps = &dialectOps{
 		return err
 	},
 	search: func(q *bun.SelectQuery, terms []string) (*bun.SelectQuery, string) {
-		parts := make([]string, len(terms))
-		args := make([]any, len(terms))
-		for i, t := range terms {
-			parts[i] = "phraseto_tsquery('english', ?)"
-			args[i] = t
-		}
-		return q.Where("m.search_tsv @@ ("+strings.Join(parts, " && ")+")", args...), "m.id"
+		cond, args := tsMatch(terms)
+		return q.Where(cond, args...), "m.id"
 	},
+	searchCond: tsMatch,
+}
+
+// tsMatch is the text-search condition of the search terms: each a
+// phrase query, all required.
+func tsMatch(terms []string) (string, []any) {
+	parts := make([]string, len(terms))
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		parts[i] = "phraseto_tsquery('english', ?)"
+		args[i] = t
+	}
+	return "m.search_tsv @@ (" + strings.Join(parts, " && ") + ")", args
 }

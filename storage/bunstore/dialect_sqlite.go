@@ -28,11 +28,20 @@ var sqliteOps = &dialectOps{
 		return err
 	},
 	search: func(q *bun.SelectQuery, terms []string) (*bun.SelectQuery, string) {
-		quoted := make([]string, len(terms))
-		for i, t := range terms {
-			quoted[i] = `"` + t + `"`
-		}
 		return q.Join("JOIN messages_fts ON messages_fts.docid = m.id").
-			Where("messages_fts MATCH ?", strings.Join(quoted, " ")), "messages_fts.docid"
+			Where("messages_fts MATCH ?", ftsQuery(terms)), "messages_fts.docid"
 	},
+	searchCond: func(terms []string) (string, []any) {
+		return "m.id IN (SELECT docid FROM messages_fts WHERE messages_fts MATCH ?)", []any{ftsQuery(terms)}
+	},
+}
+
+// ftsQuery is the FTS4 MATCH expression of the search terms: each a quoted
+// word or phrase, all required.
+func ftsQuery(terms []string) string {
+	quoted := make([]string, len(terms))
+	for i, t := range terms {
+		quoted[i] = `"` + t + `"`
+	}
+	return strings.Join(quoted, " ")
 }

@@ -300,6 +300,10 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun
 		if len(sc.FullChannels) > 0 {
 			q = q.WhereOr("m.stream_id IN (?)", bun.List(uniqueIDs(sc.FullChannels)))
 		}
+		if sc.PublicChannels {
+			q = q.WhereOr(`m.stream_id IN (SELECT st.id FROM streams AS st
+				WHERE st.realm_id = ? AND NOT st.invite_only AND st.history_public_to_subscribers)`, w.RealmID)
+		}
 		for _, sp := range sc.Spans {
 			if sp.Through == nil {
 				q = q.WhereOr("(m.stream_id = ? AND m.id > ?)", sp.StreamID, sp.After)
@@ -313,24 +317,42 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun
 		}
 		return q
 	})
-	f := w.Filter
+	q, idCol = s.applyFilter(q, w, w.Filter, true)
+	return q, idCol
+}
+
+// applyFilter adds f's conditions to q. top says q is the window's own
+// query, where a search may drive the query through its index (changing
+// idCol); inside a negation each condition stands alone. Conditions on
+// nullable columns test them first, so that a negation keeps the rows of
+// the other kind (a channel's condition is false, not NULL, for a direct
+// message, and NOT of it true).
+func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f storage.MessageFilter, top bool) (_ *bun.SelectQuery, idCol string) {
+	idCol = "m.id"
 	if f.StreamID != nil {
-		q = q.Where("m.stream_id = ?", *f.StreamID)
+		q = q.Where("(m.stream_id IS NOT NULL AND m.stream_id = ?)", *f.StreamID)
 	}
 	if f.Topic != nil {
-		q = q.Where("m.topic_key = ?", storage.Fold(*f.Topic))
+		q = q.Where("(m.stream_id IS NOT NULL AND m.topic_key = ?)", storage.Fold(*f.Topic))
 	}
 	if f.SenderID != nil {
 		q = q.Where("m.sender_id = ?", *f.SenderID)
 	}
 	if f.ConversationID != nil {
-		q = q.Where("m.conversation_id = ?", *f.ConversationID)
+		q = q.Where("(m.conversation_id IS NOT NULL AND m.conversation_id = ?)", *f.ConversationID)
 	}
 	if f.DirectOnly {
 		q = q.Where("m.conversation_id IS NOT NULL")
 	}
 	if f.ChannelOnly {
 		q = q.Where("m.stream_id IS NOT NULL")
+	}
+	if f.PublicChannelsOnly {
+		q = q.Where(`(m.stream_id IS NOT NULL AND m.stream_id IN (SELECT st.id FROM streams AS st
+			WHERE st.realm_id = ? AND NOT st.invite_only AND st.history_public_to_subscribers))`, w.RealmID)
+	}
+	if f.WebPublicChannelsOnly {
+		q = q.Where("(m.stream_id IS NOT NULL AND m.stream_id IN (SELECT st.id FROM streams AS st WHERE st.realm_id = ? AND st.is_web_public))", w.RealmID)
 	}
 	if len(f.NotStreamIDs) > 0 {
 		q = q.Where("(m.stream_id IS NULL OR m.stream_id NOT IN (?))", bun.List(uniqueIDs(f.NotStreamIDs)))
@@ -343,15 +365,15 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun
 			w.RealmID, w.UserID)
 	}
 	if f.IncludingUserID != nil {
-		q = q.Where("m.conversation_id IN (SELECT i.conversation_id FROM direct_conversation_members AS i WHERE i.realm_id = ? AND i.user_id = ?)",
+		q = q.Where("(m.conversation_id IS NOT NULL AND m.conversation_id IN (SELECT i.conversation_id FROM direct_conversation_members AS i WHERE i.realm_id = ? AND i.user_id = ?))",
 			w.RealmID, *f.IncludingUserID)
 	}
 	if f.GroupDMOnly {
 		// Counted among the reader's own conversations only.
-		q = q.Where(`m.conversation_id IN (SELECT g.conversation_id FROM direct_conversation_members AS g
+		q = q.Where(`(m.conversation_id IS NOT NULL AND m.conversation_id IN (SELECT g.conversation_id FROM direct_conversation_members AS g
 			WHERE g.realm_id = ? AND g.conversation_id IN (SELECT r.conversation_id FROM direct_conversation_members AS r
 				WHERE r.realm_id = ? AND r.user_id = ?)
-			GROUP BY g.conversation_id HAVING count(*) >= 3)`, w.RealmID, w.RealmID, w.UserID)
+			GROUP BY g.conversation_id HAVING count(*) >= 3))`, w.RealmID, w.RealmID, w.UserID)
 	}
 	if f.Starred {
 		q = q.Where("m.id IN (SELECT um.message_id FROM user_messages AS um WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 2) <> 0)",
@@ -373,7 +395,22 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun
 		})
 	}
 	if f.Resolved {
-		q = q.Where("m.stream_id IS NOT NULL AND substr(m.topic, 1, 2) = ?", "✔ ")
+		q = q.Where("(m.stream_id IS NOT NULL AND substr(m.topic, 1, 2) = ?)", "✔ ")
+	}
+	if f.Followed {
+		q = q.Where(`(m.stream_id IS NOT NULL AND EXISTS (SELECT 1 FROM user_topics AS ut
+			WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy = 3))`, w.UserID)
+	}
+	if f.Muted {
+		// A muted topic, or a muted channel's topic the reader has not
+		// unmuted or followed (the reference's muting conditions).
+		q = q.Where(`(m.stream_id IS NOT NULL AND (EXISTS (SELECT 1 FROM user_topics AS ut
+			WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy = 1)
+			OR m.stream_id IN (SELECT sm.stream_id FROM subscriptions AS sm
+				WHERE sm.realm_id = ? AND sm.user_id = ? AND sm.active AND sm.is_muted)
+			AND NOT EXISTS (SELECT 1 FROM user_topics AS uv
+				WHERE uv.user_id = ? AND uv.stream_id = m.stream_id AND uv.topic_key = m.topic_key AND uv.visibility_policy IN (2, 3))))`,
+			w.UserID, w.RealmID, w.UserID, w.UserID)
 	}
 	if f.HasLink {
 		q = q.Where("m.has_link")
@@ -385,10 +422,14 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun
 		q = q.Where("m.has_attachment")
 	}
 	if f.Search != "" {
-		if terms := searchTerms(f.Search); len(terms) == 0 {
+		switch terms := searchTerms(f.Search); {
+		case len(terms) == 0:
 			q = q.Where("1 = 0") // nothing searchable matches nothing
-		} else {
+		case top:
 			q, idCol = s.ops.search(q, terms)
+		default:
+			cond, args := s.ops.searchCond(terms)
+			q = q.Where(cond, args...)
 		}
 	}
 	if f.IDs != nil {
@@ -397,6 +438,12 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun
 		} else {
 			q = q.Where("m.id IN (?)", bun.List(uniqueIDs(f.IDs)))
 		}
+	}
+	for _, neg := range f.Not {
+		q = q.WhereGroup(" AND NOT ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			q, _ = s.applyFilter(q.Where("1 = 1"), w, neg, false)
+			return q
+		})
 	}
 	return q, idCol
 }

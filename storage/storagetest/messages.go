@@ -23,6 +23,89 @@ var messageTests = []test{
 	{"Message/Search", testMessageSearch},
 	{"Message/StateFilters", testMessageStateFilters},
 	{"Message/TopicSenders", testMessageTopicSenders},
+	{"Message/NegatedAndTopicFilters", testMessageNegatedFilters},
+}
+
+// Negated filters keep the other kind of message (a channel condition is
+// false for a direct message, not unknown); followed and muted topics and
+// muted channels follow the reader's settings.
+func testMessageNegatedFilters(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	alice := newUser(t, s, realm.ID, "alice@example.com")
+	bob := newUser(t, s, realm.ID, "bob@example.com")
+	c, d := newStream(t, s, realm.ID, "c"), newStream(t, s, realm.ID, "d")
+	private := &storage.Stream{RealmID: realm.ID, Name: "p", InviteOnly: true}
+	web := &storage.Stream{RealmID: realm.ID, Name: "w", IsWebPublic: true, HistoryPublicToSubscribers: true}
+	require.NoError(t, s.CreateStream(ctx, private))
+	require.NoError(t, s.CreateStream(ctx, web))
+	for _, ch := range []int64{c.ID, d.ID, private.ID} {
+		require.NoError(t, s.Subscribe(ctx, &storage.Subscription{RealmID: realm.ID, UserID: alice.ID, StreamID: ch}, 1))
+	}
+	conv, err := s.DirectConversation(ctx, realm.ID, []int64{alice.ID, bob.ID})
+	require.NoError(t, err)
+	create := func(stream *storage.Stream, topic, content string) int64 {
+		m := &storage.Message{RealmID: realm.ID, SenderID: bob.ID, Topic: topic, Content: content, RenderedContent: content}
+		var readers []storage.UserMessage
+		if stream == nil {
+			m.ConversationID = &conv
+			readers = []storage.UserMessage{{UserID: alice.ID, Flags: storage.FlagPrivate}}
+		} else {
+			m.StreamID = &stream.ID
+		}
+		require.NoError(t, s.CreateMessage(ctx, m, readers))
+		return m.ID
+	}
+	cFollowed := create(c, "Plans", "apples")
+	cMuted := create(c, "noise", "pears")
+	dMutedChannel := create(d, "other", "apples")
+	dUnmuted := create(d, "kept", "plums")
+	dm := create(nil, "", "apples")
+	pMsg := create(private, "x", "figs")
+	wMsg := create(web, "x", "figs")
+	for _, ut := range []storage.UserTopic{{StreamID: c.ID, TopicName: "PLANS", VisibilityPolicy: 3},
+		{StreamID: c.ID, TopicName: "Noise", VisibilityPolicy: 1}, {StreamID: d.ID, TopicName: "kept", VisibilityPolicy: 2}} {
+		ut.RealmID, ut.UserID, ut.LastUpdated = realm.ID, alice.ID, 1
+		require.NoError(t, s.SetUserTopic(ctx, &ut))
+	}
+	sub, err := s.GetSubscription(ctx, realm.ID, alice.ID, d.ID)
+	require.NoError(t, err)
+	sub.IsMuted = true
+	require.NoError(t, s.UpdateSubscription(ctx, sub, "is_muted"))
+
+	get := func(sc storage.MessageScope, f storage.MessageFilter) []int64 {
+		t.Helper()
+		older, _, err := s.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm.ID, UserID: alice.ID,
+			Scope: sc, Filter: f, Anchor: 1 << 62, Before: 100})
+		require.NoError(t, err)
+		out := []int64{}
+		for _, m := range older {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	all := storage.MessageScope{FullChannels: []int64{c.ID, d.ID, private.ID, web.ID}, Direct: true}
+	not := func(f storage.MessageFilter) storage.MessageFilter { return storage.MessageFilter{Not: []storage.MessageFilter{f}} }
+	assert.Equal(t, []int64{cFollowed}, get(all, storage.MessageFilter{Followed: true}))
+	assert.Equal(t, []int64{cMuted, dMutedChannel}, get(all, storage.MessageFilter{Muted: true}), "kept was unmuted in the muted channel")
+	assert.Equal(t, []int64{cFollowed, dUnmuted, dm, pMsg, wMsg}, get(all, not(storage.MessageFilter{Muted: true})), "in:home keeps direct messages")
+	assert.Equal(t, []int64{cMuted, dMutedChannel, dUnmuted, dm, pMsg, wMsg}, get(all, not(storage.MessageFilter{Followed: true})))
+	assert.Equal(t, []int64{dMutedChannel, dUnmuted, dm, pMsg, wMsg}, get(all, not(storage.MessageFilter{StreamID: &c.ID})))
+	topic := "plans"
+	assert.Equal(t, []int64{cMuted, dMutedChannel, dUnmuted, dm, pMsg, wMsg}, get(all, not(storage.MessageFilter{Topic: &topic})))
+	assert.Equal(t, []int64{cFollowed, cMuted, dMutedChannel, dUnmuted, pMsg, wMsg}, get(all, not(storage.MessageFilter{ConversationID: &conv})))
+	assert.Equal(t, []int64{cFollowed, cMuted, dMutedChannel, dUnmuted, pMsg, wMsg}, get(all, not(storage.MessageFilter{IncludingUserID: &bob.ID})))
+	assert.Equal(t, []int64{cMuted, dUnmuted, pMsg, wMsg}, get(all, not(storage.MessageFilter{Search: "apples"})))
+	assert.Equal(t, []int64{cFollowed, dm}, get(all, storage.MessageFilter{Search: "apples", Not: []storage.MessageFilter{{StreamID: &d.ID}}}),
+		"a search with a negation beside it")
+	assert.Equal(t, []int64{cFollowed, cMuted, dMutedChannel, dUnmuted, wMsg}, get(all, storage.MessageFilter{PublicChannelsOnly: true}),
+		"the private channel is left out")
+	assert.Equal(t, []int64{wMsg}, get(all, storage.MessageFilter{WebPublicChannelsOnly: true}))
+	assert.Equal(t, []int64{cFollowed, cMuted, dMutedChannel, dUnmuted, dm, pMsg}, get(all, not(storage.MessageFilter{WebPublicChannelsOnly: true})))
+	assert.Equal(t, []int64{cFollowed, cMuted, dMutedChannel, dUnmuted, wMsg}, get(storage.MessageScope{PublicChannels: true}, storage.MessageFilter{}),
+		"the public channels' history, not the private one's, nor direct messages")
+	assert.Equal(t, []int64{dm}, get(all, storage.MessageFilter{Not: []storage.MessageFilter{{ChannelOnly: true}, {IDs: []int64{}}}}),
+		"several negations; the negation of nothing is everything")
 }
 
 func testMessageTopicSenders(t *testing.T, s storage.Store) {
