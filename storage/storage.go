@@ -654,8 +654,8 @@ type MessageScope struct {
 	// PublicChannels adds every public channel whose history is shared
 	// (the reference's channels:public with history).
 	PublicChannels bool
-	Spans        []ChannelSpan
-	Direct       bool
+	Spans          []ChannelSpan
+	Direct         bool
 }
 
 // ChannelSpan is the channel's messages with After < ID <= Through

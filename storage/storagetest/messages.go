@@ -85,7 +85,9 @@ func testMessageNegatedFilters(t *testing.T, s storage.Store) {
 		return out
 	}
 	all := storage.MessageScope{FullChannels: []int64{c.ID, d.ID, private.ID, web.ID}, Direct: true}
-	not := func(f storage.MessageFilter) storage.MessageFilter { return storage.MessageFilter{Not: []storage.MessageFilter{f}} }
+	not := func(f storage.MessageFilter) storage.MessageFilter {
+		return storage.MessageFilter{Not: []storage.MessageFilter{f}}
+	}
 	assert.Equal(t, []int64{cFollowed}, get(all, storage.MessageFilter{Followed: true}))
 	assert.Equal(t, []int64{cMuted, dMutedChannel}, get(all, storage.MessageFilter{Muted: true}), "kept was unmuted in the muted channel")
 	assert.Equal(t, []int64{cFollowed, dUnmuted, dm, pMsg, wMsg}, get(all, not(storage.MessageFilter{Muted: true})), "in:home keeps direct messages")
