@@ -55,6 +55,14 @@ type GetMessagesResponse struct {
 type fetchQuery struct {
 	scope  storage.MessageScope
 	filter storage.MessageFilter
+	// search highlights the matches of the narrow's search, if it has one.
+	search *searchHighlighter
+}
+
+// narrowUse says where a narrow is compiled: GET /messages, or
+// matches_narrow (only what the reader received, and no `with`).
+type narrowUse struct {
+	personal bool
 }
 
 // parseAnchor is the reference's parse_anchor_value: nil means
@@ -132,7 +140,7 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 			return nil, err
 		}
 	}
-	q, err := s.compileNarrow(ctx, me, realm, req.Narrow)
+	q, err := s.compileNarrow(ctx, me, realm, req.Narrow, narrowUse{})
 	if err != nil {
 		return nil, err
 	}
@@ -177,6 +185,13 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 	views, err := s.fetchedViews(ctx, realm, me, rows, req.ApplyMarkdown, req.AllowEmptyTopicName)
 	if err != nil {
 		return nil, s.internal(ctx, "get messages", err)
+	}
+	if q.search != nil {
+		// A search's results carry its matches, highlighted.
+		for i := range views {
+			content, subject := q.search.matchFields(rows[i].RenderedContent, rows[i].Topic)
+			views[i].MatchContent, views[i].MatchSubject = &content, &subject
+		}
 	}
 	resp.Messages = views
 	return resp, nil
@@ -314,7 +329,7 @@ func errNarrowNotYet(t narrow.Term) error {
 // channels. The store filters every operator, negated or not, except
 // has:reaction, which waits for reactions and is refused as not supported
 // yet.
-func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *storage.Realm, raw *string) (*fetchQuery, error) {
+func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *storage.Realm, raw *string, use narrowUse) (*fetchQuery, error) {
 	var terms []narrow.Term
 	if raw != nil && strings.TrimSpace(*raw) != "" {
 		parsed, err := narrow.Parse(*raw)
@@ -322,7 +337,7 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 			return nil, narrowError(err)
 		}
 		r := &narrowResolver{ctx: ctx, s: s, realm: realm, me: me}
-		terms, err = narrow.Resolve(parsed, r, narrow.Options{})
+		terms, err = narrow.Resolve(parsed, r, narrow.Options{NoWith: use.personal})
 		if r.err != nil {
 			return nil, s.internal(ctx, "get messages", r.err)
 		}
@@ -354,6 +369,8 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 			channel = ch
 		case t.Operator == "channels" && t.Operand.IsString("public"):
 			publicChannels = true
+		case t.Operator == "search":
+			q.search = newSearchHighlighter(t.Operand.Str)
 		}
 		if err := s.filterTerm(ctx, realm, me, &q.filter, t); err != nil {
 			return nil, err
@@ -380,7 +397,7 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 		}
 		return subscribed(ch.ID) || !ch.InviteOnly && me.Role != RoleGuest || ch.IsWebPublic && me.Role != RoleGuest
 	}
-	if !narrow.IncludeHistory(terms, func(int64) bool { return channel != nil && history(channel) }, me.Role != RoleGuest) {
+	if use.personal || !narrow.IncludeHistory(terms, func(int64) bool { return channel != nil && history(channel) }, me.Role != RoleGuest) {
 		return q, nil
 	}
 	if channel != nil && history(channel) {
@@ -677,4 +694,69 @@ func (r *narrowResolver) WithTarget(messageID int64) (narrow.Conversation, bool)
 		return narrow.Conversation{}, false
 	}
 	return narrow.Conversation{DMUserIDs: members}, true
+}
+
+// MatchesNarrowRequest is the input of MatchesNarrow
+// (GET /messages/matches_narrow).
+type MatchesNarrowRequest struct {
+	MsgIDs *[]int64 `json:"msg_ids"`
+	// Narrow is the filter, as JSON (see package narrow).
+	Narrow *string `json:"narrow"`
+}
+
+// MessageMatch is how a message matches a narrow: its HTML and its
+// (escaped) topic, with a search's matches highlighted.
+type MessageMatch struct {
+	MatchContent string `json:"match_content"`
+	MatchSubject string `json:"match_subject"`
+}
+
+// MatchesNarrowResponse is the success body of MatchesNarrow.
+type MatchesNarrowResponse struct {
+	// Messages are the given messages that match, by ID (as a string).
+	Messages map[string]MessageMatch `json:"messages"`
+}
+
+// MatchesNarrow says which of the given messages, among those the caller
+// received, match the narrow (the reference's messages_in_narrow, which
+// clients use to check whether a new message belongs in a view). Shared
+// channel history does not count: only messages the caller received.
+func (s *Service) MatchesNarrow(ctx context.Context, c Caller, req MatchesNarrowRequest) (*MatchesNarrowResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if req.MsgIDs == nil {
+		return nil, MissingArgument("msg_ids")
+	}
+	if req.Narrow == nil {
+		return nil, MissingArgument("narrow")
+	}
+	if _, err := narrow.ParseRequired(*req.Narrow); err != nil {
+		return nil, narrowError(err) // here the narrow may not be null or empty
+	}
+	ids := uniqueSorted(nonNil(*req.MsgIDs))
+	if len(ids) > maxMessagesPerFetch {
+		return nil, BadRequest("Too many messages requested (maximum %d).", maxMessagesPerFetch)
+	}
+	q, err := s.compileNarrow(ctx, me, realm, req.Narrow, narrowUse{personal: true})
+	if err != nil {
+		return nil, err
+	}
+	resp := &MatchesNarrowResponse{Messages: map[string]MessageMatch{}}
+	if len(ids) == 0 {
+		return resp, nil
+	}
+	filter := q.filter
+	filter.IDs = ids
+	rows, _, err := s.store.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm.ID, UserID: me.ID, Scope: q.scope,
+		Filter: filter, Anchor: ids[len(ids)-1], Before: len(ids)})
+	if err != nil {
+		return nil, s.internal(ctx, "match narrow", err)
+	}
+	for _, m := range rows {
+		content, subject := q.search.matchFields(m.RenderedContent, m.Topic)
+		resp.Messages[strconv.FormatInt(m.ID, 10)] = MessageMatch{MatchContent: content, MatchSubject: subject}
+	}
+	return resp, nil
 }

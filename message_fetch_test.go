@@ -253,3 +253,63 @@ func TestGetMessagesMutingAndNegations(t *testing.T) {
 		Narrow: ptr(fmt.Sprintf(`[{"operator": "with", "operand": %d}]`, secret))})
 	requireError(t, err, chat.KindInvalid, "BAD_NARROW", "Invalid narrow operator: Invalid 'with' operator")
 }
+
+// A search's results carry match_content and match_subject; matches_narrow
+// answers for the messages the caller received, with the same fields.
+func TestSearchMatchesAndMatchesNarrow(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	newChannelBy(t, h, alice, "food", false)
+	to := func(topic, content string) chat.SendMessageRequest {
+		return chat.SendMessageRequest{Type: "channel", To: chat.ToChannel("food"), Topic: &topic, Content: content}
+	}
+	early := send(t, h, alice, to("Lunch plans", "who wants **lunch**?"))
+	other := send(t, h, alice, to("dinner", "pasta"))
+	subscribe(t, h, alice, "food", bob.ID)
+	later := send(t, h, alice, to("snacks", "lunches <b>"))
+	dm := send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(bob.ID), Content: "lunch?"})
+
+	resp := fetch(t, h, bob, chat.GetMessagesRequest{Anchor: ptr("newest"), NumBefore: ptr(10), NumAfter: ptr(0),
+		Narrow: ptr(`[{"operator": "channel", "operand": "food"}, {"operator": "search", "operand": "lunch"}]`)})
+	require.Equal(t, []int64{early, later}, fetchedIDs(resp))
+	assert.Equal(t, `<p>who wants <strong><span class="highlight">lunch</span></strong>?</p>`, *resp.Messages[0].MatchContent)
+	assert.Equal(t, `<span class="highlight">Lunch</span> plans`, *resp.Messages[0].MatchSubject)
+	assert.Equal(t, `<p><span class="highlight">lunches</span> &lt;b&gt;</p>`, *resp.Messages[1].MatchContent)
+	assert.Equal(t, "snacks", *resp.Messages[1].MatchSubject)
+	plain := fetch(t, h, bob, chat.GetMessagesRequest{Anchor: ptr("newest"), NumBefore: ptr(10), NumAfter: ptr(0)})
+	assert.Nil(t, plain.Messages[0].MatchContent, "only searches carry matches")
+
+	match := func(as chattest.User, ids []int64, narrow string) map[string]chat.MessageMatch {
+		t.Helper()
+		r, err := h.Service.MatchesNarrow(ctx, as.Caller, chat.MatchesNarrowRequest{MsgIDs: &ids, Narrow: &narrow})
+		require.NoError(t, err)
+		checkSchema(t, "GET", "/messages/matches_narrow", r)
+		return r.Messages
+	}
+	got := match(bob, []int64{early, other, later, dm, 999999}, `[{"operator": "search", "operand": "lunch"}]`)
+	assert.Equal(t, map[string]chat.MessageMatch{
+		fmt.Sprint(later): {MatchContent: `<p><span class="highlight">lunches</span> &lt;b&gt;</p>`, MatchSubject: "snacks"},
+		fmt.Sprint(dm):    {MatchContent: `<p><span class="highlight">lunch</span>?</p>`, MatchSubject: ""},
+	}, got, "bob did not receive the messages from before he joined; the missing ID is ignored")
+	got = match(alice, []int64{early, other, dm}, `[["channel", "food"]]`)
+	assert.Equal(t, map[string]chat.MessageMatch{
+		fmt.Sprint(early): {MatchContent: "<p>who wants <strong>lunch</strong>?</p>", MatchSubject: "Lunch plans"},
+		fmt.Sprint(other): {MatchContent: "<p>pasta</p>", MatchSubject: "dinner"},
+	}, got)
+	assert.Empty(t, match(alice, []int64{}, `[]`))
+
+	_, err := h.Service.MatchesNarrow(ctx, alice.Caller, chat.MatchesNarrowRequest{Narrow: ptr(`[]`)})
+	requireError(t, err, chat.KindInvalid, chat.CodeRequestVariableMissing, "Missing 'msg_ids' argument")
+	_, err = h.Service.MatchesNarrow(ctx, alice.Caller, chat.MatchesNarrowRequest{MsgIDs: &[]int64{early}})
+	requireError(t, err, chat.KindInvalid, chat.CodeRequestVariableMissing, "Missing 'narrow' argument")
+	for _, bad := range []string{"null", ""} {
+		_, err = h.Service.MatchesNarrow(ctx, alice.Caller, chat.MatchesNarrowRequest{MsgIDs: &[]int64{early}, Narrow: &bad})
+		require.Error(t, err, "narrow %q", bad)
+		assert.Equal(t, chat.CodeBadRequest, chat.AsError(err).Code)
+	}
+	_, err = h.Service.MatchesNarrow(ctx, alice.Caller, chat.MatchesNarrowRequest{MsgIDs: &[]int64{early},
+		Narrow: ptr(fmt.Sprintf(`[{"operator": "with", "operand": %d}]`, early))})
+	requireError(t, err, chat.KindInvalid, "BAD_NARROW", "Invalid narrow operator: unknown operator with")
+}

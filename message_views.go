@@ -181,6 +181,10 @@ type GetMessageRequest struct {
 type FetchedMessage struct {
 	MessageView
 	Flags []string `json:"flags"`
+	// MatchContent and MatchSubject are set in the results of a search:
+	// the HTML and the escaped topic with the matches highlighted.
+	MatchContent *string `json:"match_content,omitempty"`
+	MatchSubject *string `json:"match_subject,omitempty"`
 }
 
 // GetMessageResponse is the success body of GetMessage.

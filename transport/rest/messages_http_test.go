@@ -175,3 +175,31 @@ func groupIDByName(t *testing.T, e *env, name string) int64 {
 	t.Fatalf("no group %s", name)
 	return 0
 }
+
+func TestMatchesNarrowHTTP(t *testing.T) {
+	e := newEnv(t)
+	alice := e.NewUser(t, chat.RoleMember)
+	e.do(t, request{method: "POST", path: "/api/v1/users/me/subscriptions", user: &alice, params: url.Values{
+		"subscriptions": {`[{"name": "food"}]`}}}).ok(t, "POST", "/users/me/subscriptions")
+	r := e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice,
+		params: url.Values{"type": {"stream"}, "to": {"food"}, "topic": {"Lunch"}, "content": {"lunch at noon"}}}).ok(t, "POST", "/messages")
+	id := int64(r.body["id"].(float64))
+	r = e.do(t, request{method: "GET", path: "/api/v1/messages/matches_narrow", user: &alice, params: url.Values{
+		"msg_ids": {fmt.Sprintf("[%d]", id)}, "narrow": {`[{"operator": "search", "operand": "lunch"}]`}}}).
+		ok(t, "GET", "/messages/matches_narrow")
+	assert.Equal(t, map[string]any{fmt.Sprint(id): map[string]any{
+		"match_content": `<p><span class="highlight">lunch</span> at noon</p>`,
+		"match_subject": `<span class="highlight">Lunch</span>`}}, r.body["messages"])
+	r = e.do(t, request{method: "GET", path: "/api/v1/messages", user: &alice, params: url.Values{
+		"anchor": {"newest"}, "num_before": {"5"}, "narrow": {`[["search", "noon"]]`}}}).ok(t, "GET", "/messages")
+	m := r.body["messages"].([]any)[0].(map[string]any)
+	assert.Equal(t, `<p>lunch at <span class="highlight">noon</span></p>`, m["match_content"])
+	assert.Equal(t, "Lunch", m["match_subject"])
+	e.do(t, request{method: "GET", path: "/api/v1/messages/matches_narrow", user: &alice, params: url.Values{
+		"narrow": {`[]`}}}).fails(t, 400, chat.CodeRequestVariableMissing, "Missing 'msg_ids' argument")
+	e.do(t, request{method: "GET", path: "/api/v1/messages/matches_narrow", user: &alice, params: url.Values{
+		"msg_ids": {"[1]"}, "narrow": {`[{"operator": "bogus", "operand": "x"}]`}}}).
+		fails(t, 400, "BAD_NARROW", "Invalid narrow operator: unknown operator bogus")
+	e.do(t, request{method: "GET", path: "/api/v1/messages/matches_narrow", params: url.Values{
+		"msg_ids": {"[1]"}, "narrow": {`[]`}}}).fails(t, 401, chat.CodeUnauthorized, "")
+}

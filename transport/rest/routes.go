@@ -34,6 +34,7 @@ func routes() []endpoint {
 
 		authed("POST", "/messages", (*S).SendMessage),
 		authed("GET", "/messages", (*S).GetMessages),
+		authed("GET", "/messages/matches_narrow", (*S).MatchesNarrow),
 		authed("GET", "/messages/{message_id:int}", (*S).GetMessage),
 
 		authedNoArgs("GET", "/realm", (*S).GetRealmSettings),
