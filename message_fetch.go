@@ -575,13 +575,14 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 			convs[*m.ConversationID] = nil
 		}
 	}
-	for conv := range convs {
-		members, err := s.store.ConversationMembers(ctx, realm.ID, conv)
-		if err != nil {
+	if len(convs) > 0 {
+		var err error
+		if convs, err = s.store.ConversationMembersOf(ctx, realm.ID, mapKeys(convs)); err != nil {
 			return nil, err
 		}
-		convs[conv] = members
-		userIDs = append(userIDs, members...)
+		for _, members := range convs {
+			userIDs = append(userIDs, members...)
+		}
 	}
 	users, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: uniqueSorted(userIDs)})
 	if err != nil {
@@ -613,9 +614,13 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 		return nil, err
 	}
 	ranges := map[int64][]storage.ReadRange{}
-	for _, ch := range channelIDs {
-		if ranges[ch], err = s.store.ListReadRanges(ctx, realm.ID, me.ID, ch, lo, hi); err != nil {
+	if len(channelIDs) > 0 {
+		all, err := s.store.ListReadRangesOf(ctx, realm.ID, me.ID, channelIDs, lo, hi)
+		if err != nil {
 			return nil, err
+		}
+		for _, r := range all {
+			ranges[r.StreamID] = append(ranges[r.StreamID], r)
 		}
 	}
 	received := func(m *storage.Message) bool {

@@ -435,7 +435,8 @@ func (s *Service) followWhereMentioned(ctx context.Context, w *writeTx, o *outgo
 	return nil
 }
 
-func mapKeys(m map[int64]bool) []int64 {
+// mapKeys lists a map's keys, in no order.
+func mapKeys[V any](m map[int64]V) []int64 {
 	out := make([]int64, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -592,6 +592,9 @@ type MessageStore interface {
 	// ConversationMembers lists the participants of a direct
 	// conversation, ascending (empty for a missing one).
 	ConversationMembers(ctx context.Context, realmID, conversationID int64) ([]int64, error)
+	// ConversationMembersOf lists the participants of each of the
+	// conversations, ascending, by conversation (missing ones left out).
+	ConversationMembersOf(ctx context.Context, realmID int64, conversationIDs []int64) (map[int64][]int64, error)
 	// CreateMessage inserts m (setting m.ID) and the readers' rows, whose
 	// MessageID it sets, in one transaction. A sender, channel or
 	// conversation that is missing or of another realm gives ErrNotFound.
@@ -612,6 +615,9 @@ type MessageStore interface {
 	// ListReadRanges returns the user's ranges of the channel that
 	// intersect [lo, hi], by first ID.
 	ListReadRanges(ctx context.Context, realmID, userID, streamID, lo, hi int64) ([]ReadRange, error)
+	// ListReadRangesOf is ListReadRanges for several channels at once, by
+	// channel then first ID.
+	ListReadRangesOf(ctx context.Context, realmID, userID int64, streamIDs []int64, lo, hi int64) ([]ReadRange, error)
 	// ListUserPeriods returns all the user's subscription periods, by
 	// channel then ID: which channel messages they received.
 	ListUserPeriods(ctx context.Context, realmID, userID int64) ([]SubscriptionPeriod, error)

@@ -123,6 +123,23 @@ func (s *Store) ConversationMembers(ctx context.Context, realmID, conversationID
 	return ids, wrapErr(fmt.Sprintf("members of direct conversation %d in realm %d", conversationID, realmID), err)
 }
 
+// ConversationMembersOf reads the members of several conversations in
+// one query per chunk of IDs.
+func (s *Store) ConversationMembersOf(ctx context.Context, realmID int64, conversationIDs []int64) (map[int64][]int64, error) {
+	out := map[int64][]int64{}
+	err := chunked(conversationIDs, func(ids []int64) error {
+		var rows []conversationMember
+		err := s.r.NewSelect().Model(&rows).
+			Where("realm_id = ?", realmID).Where("conversation_id IN (?)", bun.List(ids)).
+			OrderExpr("conversation_id ASC, user_id ASC").Scan(ctx)
+		for _, r := range rows {
+			out[r.ConversationID] = append(out[r.ConversationID], r.UserID)
+		}
+		return wrapErr(fmt.Sprintf("members of direct conversations in realm %d", realmID), err)
+	})
+	return out, err
+}
+
 // CreateMessage inserts the message and its readers' rows in one
 // transaction; the topic's key is written with it.
 func (s *Store) CreateMessage(ctx context.Context, m *storage.Message, readers []storage.UserMessage) error {
@@ -274,6 +291,23 @@ func (s *Store) ListReadRanges(ctx context.Context, realmID, userID, streamID, l
 		out[i] = r.ReadRange
 	}
 	return out, wrapErr(fmt.Sprintf("read ranges of user %d in channel %d in realm %d", userID, streamID, realmID), err)
+}
+
+// ListReadRangesOf reads the ranges of several channels in one query.
+func (s *Store) ListReadRangesOf(ctx context.Context, realmID, userID int64, streamIDs []int64, lo, hi int64) ([]storage.ReadRange, error) {
+	out := []storage.ReadRange{}
+	err := chunked(streamIDs, func(ids []int64) error {
+		var rows []readRangeRow
+		err := s.r.NewSelect().Model(&rows).
+			Where("realm_id = ?", realmID).Where("user_id = ?", userID).Where("stream_id IN (?)", bun.List(ids)).
+			Where("first_id <= ?", hi).Where("last_id >= ?", lo).
+			OrderExpr("stream_id ASC, first_id ASC").Scan(ctx)
+		for _, r := range rows {
+			out = append(out, r.ReadRange)
+		}
+		return wrapErr(fmt.Sprintf("read ranges of user %d in realm %d", userID, realmID), err)
+	})
+	return out, err
 }
 
 // ListUserPeriods returns the user's periods in every channel.

@@ -206,6 +206,9 @@ func testMessageDirectRoundTrip(t *testing.T, s storage.Store) {
 	members, err = s.ConversationMembers(ctx, realm.ID, 999999)
 	require.NoError(t, err)
 	assert.Empty(t, members)
+	byConv, err := s.ConversationMembersOf(ctx, realm.ID, []int64{self, conv, 999999, conv})
+	require.NoError(t, err)
+	assert.Equal(t, map[int64][]int64{conv: {alice.ID, bob.ID}, self: {alice.ID}}, byConv)
 
 	m := &storage.Message{RealmID: realm.ID, SenderID: alice.ID, ConversationID: &conv, Content: "psst",
 		RenderedContent: "<p>psst</p>", DateSent: 1_700_000_000}
@@ -384,6 +387,16 @@ func testMessageReadRanges(t *testing.T, s storage.Store) {
 	rs, err = s.ListReadRanges(ctx, realm.ID, u.ID, d.ID, 0, m[5])
 	require.NoError(t, err)
 	assert.Empty(t, rs, "other channels apart")
+	dm := post(t, s, realm.ID, u.ID, d.ID)
+	require.NoError(t, s.AddReadRange(ctx, realm.ID, u.ID, d.ID, dm, dm))
+	rs, err = s.ListReadRangesOf(ctx, realm.ID, u.ID, []int64{d.ID, c.ID}, m[1], dm)
+	require.NoError(t, err)
+	require.Len(t, rs, 2, "both channels, by channel")
+	assert.Equal(t, [3]int64{c.ID, m[0], m[5]}, [3]int64{rs[0].StreamID, rs[0].FirstID, rs[0].LastID})
+	assert.Equal(t, [3]int64{d.ID, dm, dm}, [3]int64{rs[1].StreamID, rs[1].FirstID, rs[1].LastID})
+	rs, err = s.ListReadRangesOf(ctx, realm.ID, u.ID, []int64{d.ID}, m[0], m[5])
+	require.NoError(t, err)
+	assert.Empty(t, rs, "d's range lies after")
 
 	// A new message after the range is unread until marked; marking it
 	// extends the range.
