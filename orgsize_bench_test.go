@@ -120,6 +120,13 @@ func BenchmarkOrgSize(b *testing.B) {
 			check(b, err)
 			return 0
 		}},
+		// The newest 100 messages of channel-0 (those the sends above wrote).
+		{"GetMessagesNewest100", func(b *testing.B, o *seededOrg) int {
+			resp, err := o.h.Service.GetMessages(ctx, o.me, chat.GetMessagesRequest{Anchor: ptr("newest"), NumBefore: ptr(100),
+				Narrow: ptr(fmt.Sprintf(`[{"operator": "channel", "operand": %d}]`, o.channels[0]))})
+			check(b, err)
+			return len(resp.Messages)
+		}},
 		{"GetSubscribersOfMyChannels", func(b *testing.B, o *seededOrg) int {
 			resp, err := o.h.Service.GetSubscriptions(ctx, o.me, chat.GetSubscriptionsRequest{IncludeSubscribers: ptr(true)})
 			check(b, err)
