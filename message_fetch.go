@@ -55,6 +55,8 @@ type GetMessagesResponse struct {
 type fetchQuery struct {
 	scope  storage.MessageScope
 	filter storage.MessageFilter
+	// periods are the reader's subscription periods, read once.
+	periods []storage.SubscriptionPeriod
 	// search highlights the matches of the narrow's search, if it has one.
 	search *searchHighlighter
 }
@@ -182,7 +184,7 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 			return nil, s.internal(ctx, "get messages", err)
 		}
 	}
-	views, err := s.fetchedViews(ctx, realm, me, rows, req.ApplyMarkdown, req.AllowEmptyTopicName)
+	views, err := s.fetchedViews(ctx, realm, me, rows, q.periods, req.ApplyMarkdown, req.AllowEmptyTopicName)
 	if err != nil {
 		return nil, s.internal(ctx, "get messages", err)
 	}
@@ -259,6 +261,15 @@ type narrowResolver struct {
 	realm *storage.Realm
 	me    *storage.User
 	err   error
+	// channels are the channels looked up, by ID.
+	channels map[int64]*storage.Stream
+}
+
+func (r *narrowResolver) keep(ch *storage.Stream) {
+	if r.channels == nil {
+		r.channels = map[int64]*storage.Stream{}
+	}
+	r.channels[ch.ID] = ch
 }
 
 func (r *narrowResolver) fail(err error) {
@@ -273,13 +284,18 @@ func (r *narrowResolver) ChannelByName(name string) (int64, bool) {
 	if err != nil {
 		return 0, false
 	}
+	r.keep(ch)
 	return ch.ID, true
 }
 
 func (r *narrowResolver) ChannelByID(id int64) bool {
-	_, err := r.s.store.GetStream(r.ctx, r.realm.ID, id)
+	ch, err := r.s.store.GetStream(r.ctx, r.realm.ID, id)
 	r.fail(err)
-	return err == nil
+	if err != nil {
+		return false
+	}
+	r.keep(ch)
+	return true
 }
 
 func (r *narrowResolver) UserByEmail(email string) (int64, bool) {
@@ -331,12 +347,12 @@ func errNarrowNotYet(t narrow.Term) error {
 // yet.
 func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *storage.Realm, raw *string, use narrowUse) (*fetchQuery, error) {
 	var terms []narrow.Term
+	r := &narrowResolver{ctx: ctx, s: s, realm: realm, me: me}
 	if raw != nil && strings.TrimSpace(*raw) != "" {
 		parsed, err := narrow.Parse(*raw)
 		if err != nil {
 			return nil, narrowError(err)
 		}
-		r := &narrowResolver{ctx: ctx, s: s, realm: realm, me: me}
 		terms, err = narrow.Resolve(parsed, r, narrow.Options{NoWith: use.personal})
 		if r.err != nil {
 			return nil, s.internal(ctx, "get messages", r.err)
@@ -362,11 +378,14 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 		}
 		switch {
 		case t.Operator == "channel":
-			ch, err := s.store.GetStream(ctx, realm.ID, t.ChannelID)
-			if err != nil {
-				return nil, s.internal(ctx, "get messages", err)
+			channel = r.channels[t.ChannelID]
+			if channel == nil {
+				ch, err := s.store.GetStream(ctx, realm.ID, t.ChannelID)
+				if err != nil {
+					return nil, s.internal(ctx, "get messages", err)
+				}
+				channel = ch
 			}
-			channel = ch
 		case t.Operator == "channels" && t.Operand.IsString("public"):
 			publicChannels = true
 		case t.Operator == "search":
@@ -376,10 +395,12 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 			return nil, err
 		}
 	}
-	spans, err := s.receivedSpans(ctx, realm.ID, me.ID)
+	periods, err := s.store.ListUserPeriods(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, s.internal(ctx, "get messages", err)
 	}
+	q.periods = periods
+	spans := spansOf(periods)
 	q.scope = storage.MessageScope{Spans: spans, Direct: true}
 	subscribed := func(id int64) bool {
 		for _, sp := range spans {
@@ -521,18 +542,14 @@ func (s *Service) filterTerm(ctx context.Context, realm *storage.Realm, me *stor
 	return nil
 }
 
-// receivedSpans lists the channel spans the user received (their
-// subscription periods).
-func (s *Service) receivedSpans(ctx context.Context, realmID, userID int64) ([]storage.ChannelSpan, error) {
-	periods, err := s.store.ListUserPeriods(ctx, realmID, userID)
-	if err != nil {
-		return nil, err
-	}
+// spansOf are the channel spans the user received: their subscription
+// periods.
+func spansOf(periods []storage.SubscriptionPeriod) []storage.ChannelSpan {
 	spans := make([]storage.ChannelSpan, len(periods))
 	for i, p := range periods {
 		spans[i] = storage.ChannelSpan{StreamID: p.StreamID, After: p.StartMessageID, Through: p.EndMessageID}
 	}
-	return spans, nil
+	return spans
 }
 
 // channelFlags computes a reader's flags of a channel message from their
@@ -552,11 +569,40 @@ func channelFlags(m *storage.Message, row int64, hasRow, received, readRange boo
 	return flags
 }
 
+// usersByID loads users of the organization, from the caller cache where
+// it has them (senders of a busy conversation usually are) and in one
+// query for the rest, which it then caches.
+func (s *Service) usersByID(ctx context.Context, realm *storage.Realm, ids []int64) (map[int64]*storage.User, error) {
+	ids = uniqueSorted(ids)
+	out := make(map[int64]*storage.User, len(ids))
+	var missing []int64
+	for _, id := range ids {
+		if _, u, ok := s.callers.get(realm.ID, id); ok {
+			out[id] = u
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	gen := s.callers.generation(realm.ID)
+	users, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: missing})
+	if err != nil {
+		return nil, err
+	}
+	for i := range users {
+		out[users[i].ID] = &users[i]
+		s.callers.put(gen, realm, &users[i])
+	}
+	return out, nil
+}
+
 // fetchedViews builds the messages' wire forms with the reader's flags,
 // reading what they need in a few set-based queries: the reader's rows
 // and periods, the read ranges of the channels in the answer, the
 // channels, the conversations' members and the users.
-func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *storage.User, rows []storage.Message, applyMarkdown, allowEmptyTopic *bool) ([]FetchedMessage, error) {
+func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *storage.User, rows []storage.Message, periods []storage.SubscriptionPeriod, applyMarkdown, allowEmptyTopic *bool) ([]FetchedMessage, error) {
 	out := make([]FetchedMessage, 0, len(rows))
 	if len(rows) == 0 {
 		return out, nil
@@ -584,13 +630,9 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 			userIDs = append(userIDs, members...)
 		}
 	}
-	users, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: uniqueSorted(userIDs)})
+	byID, err := s.usersByID(ctx, realm, userIDs)
 	if err != nil {
 		return nil, err
-	}
-	byID := make(map[int64]*storage.User, len(users))
-	for i := range users {
-		byID[users[i].ID] = &users[i]
 	}
 	channelIDs = uniqueSorted(channelIDs)
 	streams, err := s.store.GetStreamsByID(ctx, realm.ID, channelIDs)
@@ -609,9 +651,10 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 	for _, r := range userRows {
 		rowFlags[r.MessageID] = r.Flags
 	}
-	periods, err := s.store.ListUserPeriods(ctx, realm.ID, me.ID)
-	if err != nil {
-		return nil, err
+	if periods == nil {
+		if periods, err = s.store.ListUserPeriods(ctx, realm.ID, me.ID); err != nil {
+			return nil, err
+		}
 	}
 	ranges := map[int64][]storage.ReadRange{}
 	if len(channelIDs) > 0 {

@@ -216,7 +216,7 @@ func (s *Service) GetMessage(ctx context.Context, c Caller, req GetMessageReques
 	if !ok {
 		return nil, errInvalidMessage
 	}
-	views, err := s.fetchedViews(ctx, realm, me, []storage.Message{*m}, req.ApplyMarkdown, req.AllowEmptyTopicName)
+	views, err := s.fetchedViews(ctx, realm, me, []storage.Message{*m}, nil, req.ApplyMarkdown, req.AllowEmptyTopicName)
 	if err != nil {
 		return nil, s.internal(ctx, "get message", err)
 	}
