@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -21,6 +22,15 @@ type callerCache struct {
 	gens    map[int64]uint64
 	byID    map[[2]int64]cachedCaller
 	byEmail map[emailKey]cachedCaller
+	// channels are channel records, under the same rules: message reads
+	// look up the same few channels on every request.
+	channels map[[2]int64]cachedChannel
+}
+
+type cachedChannel struct {
+	channel storage.Stream
+	gen     uint64
+	expires time.Time
 }
 
 type emailKey struct {
@@ -43,7 +53,8 @@ const (
 )
 
 func newCallerCache() *callerCache {
-	return &callerCache{gens: map[int64]uint64{}, byID: map[[2]int64]cachedCaller{}, byEmail: map[emailKey]cachedCaller{}}
+	return &callerCache{gens: map[int64]uint64{}, byID: map[[2]int64]cachedCaller{}, byEmail: map[emailKey]cachedCaller{},
+		channels: map[[2]int64]cachedChannel{}}
 }
 
 // generation is the organization's current generation: take it before
@@ -100,7 +111,73 @@ func (c *callerCache) put(gen uint64, realm *storage.Realm, u *storage.User) {
 	c.byEmail[emailKey{realm.ID, storage.Fold(u.Email)}] = e
 }
 
+// getChannel returns a copy of a live cached channel.
+func (c *callerCache) getChannel(realmID, id int64) (*storage.Stream, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.channels[[2]int64{realmID, id}]
+	if !ok || e.gen != c.gens[realmID] || time.Now().After(e.expires) {
+		return nil, false
+	}
+	ch := e.channel
+	return &ch, true
+}
+
+// putChannel remembers a channel read at generation gen.
+func (c *callerCache) putChannel(gen uint64, ch *storage.Stream) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gens[ch.RealmID] {
+		return
+	}
+	if len(c.channels) >= callerCacheMax {
+		clear(c.channels)
+	}
+	c.channels[[2]int64{ch.RealmID, ch.ID}] = cachedChannel{channel: *ch, gen: gen, expires: time.Now().Add(callerCacheTTL)}
+}
+
+// channelsByID loads channels of the organization, from the cache where
+// it has them and in one query for the rest; missing IDs are left out.
+func (s *Service) channelsByID(ctx context.Context, realmID int64, ids []int64) (map[int64]*storage.Stream, error) {
+	ids = uniqueSorted(ids)
+	out := make(map[int64]*storage.Stream, len(ids))
+	var missing []int64
+	for _, id := range ids {
+		if ch, ok := s.callers.getChannel(realmID, id); ok {
+			out[id] = ch
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	gen := s.callers.generation(realmID)
+	found, err := s.store.GetStreamsByID(ctx, realmID, missing)
+	if err != nil {
+		return nil, err
+	}
+	for i := range found {
+		out[found[i].ID] = &found[i]
+		s.callers.putChannel(gen, &found[i])
+	}
+	return out, nil
+}
+
+// channelByID is channelsByID for one channel: storage.ErrNotFound when
+// there is none.
+func (s *Service) channelByID(ctx context.Context, realmID, id int64) (*storage.Stream, error) {
+	found, err := s.channelsByID(ctx, realmID, []int64{id})
+	if err != nil {
+		return nil, err
+	}
+	if ch := found[id]; ch != nil {
+		return ch, nil
+	}
+	return nil, storage.ErrNotFound
+}
+
 // InvalidateCaches forgets what the Service caches about an organization
-// (its users as callers). Host programs that change the store directly,
+// (its users as callers, and its channels). Host programs that change the store directly,
 // not through the Service, call it afterwards.
 func (s *Service) InvalidateCaches(realmID int64) { s.callers.bump(realmID) }

@@ -184,7 +184,8 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 			return nil, s.internal(ctx, "get messages", err)
 		}
 	}
-	views, err := s.fetchedViews(ctx, realm, me, rows, q.periods, req.ApplyMarkdown, req.AllowEmptyTopicName)
+	views, err := s.fetchedViews(ctx, realm, me, rows, viewOptions{periods: q.periods, applyMarkdown: req.ApplyMarkdown,
+		allowEmptyTopic: req.AllowEmptyTopicName, clientGravatar: req.ClientGravatar})
 	if err != nil {
 		return nil, s.internal(ctx, "get messages", err)
 	}
@@ -289,7 +290,7 @@ func (r *narrowResolver) ChannelByName(name string) (int64, bool) {
 }
 
 func (r *narrowResolver) ChannelByID(id int64) bool {
-	ch, err := r.s.store.GetStream(r.ctx, r.realm.ID, id)
+	ch, err := r.s.channelByID(r.ctx, r.realm.ID, id)
 	r.fail(err)
 	if err != nil {
 		return false
@@ -380,7 +381,7 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 		case t.Operator == "channel":
 			channel = r.channels[t.ChannelID]
 			if channel == nil {
-				ch, err := s.store.GetStream(ctx, realm.ID, t.ChannelID)
+				ch, err := s.channelByID(ctx, realm.ID, t.ChannelID)
 				if err != nil {
 					return nil, s.internal(ctx, "get messages", err)
 				}
@@ -602,7 +603,17 @@ func (s *Service) usersByID(ctx context.Context, realm *storage.Realm, ids []int
 // reading what they need in a few set-based queries: the reader's rows
 // and periods, the read ranges of the channels in the answer, the
 // channels, the conversations' members and the users.
-func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *storage.User, rows []storage.Message, periods []storage.SubscriptionPeriod, applyMarkdown, allowEmptyTopic *bool) ([]FetchedMessage, error) {
+// viewOptions say how fetchedViews shows messages: the reader's periods
+// (nil: read them), apply_markdown (default true), allow_empty_topic_name
+// (default false) and client_gravatar (default true: avatar_url is null
+// for senders on Gravatar whose email the reader may see).
+type viewOptions struct {
+	periods                                        []storage.SubscriptionPeriod
+	applyMarkdown, allowEmptyTopic, clientGravatar *bool
+}
+
+func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *storage.User, rows []storage.Message, opts viewOptions) ([]FetchedMessage, error) {
+	periods := opts.periods
 	out := make([]FetchedMessage, 0, len(rows))
 	if len(rows) == 0 {
 		return out, nil
@@ -635,7 +646,7 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 		return nil, err
 	}
 	channelIDs = uniqueSorted(channelIDs)
-	streams, err := s.store.GetStreamsByID(ctx, realm.ID, channelIDs)
+	streams, err := s.channelsByID(ctx, realm.ID, channelIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -682,6 +693,8 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 		}
 		return false
 	}
+	clientGravatar := opts.clientGravatar == nil || *opts.clientGravatar
+	avatars := map[int64]*string{} // by sender
 	for i := range rows {
 		m := &rows[i]
 		sender := byID[m.SenderID]
@@ -701,11 +714,19 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 			}
 			flags = row &^ storage.FlagPrivate
 		}
-		v := FetchedMessage{MessageView: messageView(realm, sender, m, names[ptrValue(m.StreamID)], participants), Flags: flagNames(flags)}
-		if applyMarkdown != nil && !*applyMarkdown {
+		avatar, ok := avatars[sender.ID]
+		if !ok {
+			if !(clientGravatar && canSeeEmail(realm, me, sender) && sender.AvatarSource != "U") {
+				url := gravatarURL(sender)
+				avatar = &url
+			}
+			avatars[sender.ID] = avatar
+		}
+		v := FetchedMessage{MessageView: messageView(realm, sender, m, names[ptrValue(m.StreamID)], participants, avatar), Flags: flagNames(flags)}
+		if opts.applyMarkdown != nil && !*opts.applyMarkdown {
 			v.Content, v.ContentType = m.Content, "text/x-markdown"
 		}
-		if m.StreamID != nil && m.Topic == "" && allowEmptyTopic != nil && *allowEmptyTopic {
+		if m.StreamID != nil && m.Topic == "" && opts.allowEmptyTopic != nil && *opts.allowEmptyTopic {
 			v.Subject = ""
 		}
 		out = append(out, v)

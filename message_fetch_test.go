@@ -313,3 +313,21 @@ func TestSearchMatchesAndMatchesNarrow(t *testing.T) {
 		Narrow: ptr(fmt.Sprintf(`[{"operator": "with", "operand": %d}]`, early))})
 	requireError(t, err, chat.KindInvalid, "BAD_NARROW", "Invalid narrow operator: unknown operator with")
 }
+
+// client_gravatar (default true) leaves avatar_url null for senders on
+// Gravatar whose email the reader may see; GET /messages/{id} always sends it.
+func TestGetMessagesClientGravatar(t *testing.T) {
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	id := send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(h.Owner.ID), Content: "x"})
+	get := func(cg *bool) *string {
+		resp := fetch(t, h, h.Owner, chat.GetMessagesRequest{MessageIDs: &[]int64{id}, ClientGravatar: cg})
+		require.Len(t, resp.Messages, 1)
+		return resp.Messages[0].AvatarURL
+	}
+	assert.Nil(t, get(nil))
+	assert.Nil(t, get(ptr(true)))
+	require.NotNil(t, get(ptr(false)))
+	assert.Contains(t, *get(ptr(false)), "https://secure.gravatar.com/avatar/")
+	assert.NotNil(t, getMessage(t, h, h.Owner, id).AvatarURL)
+}

@@ -88,15 +88,15 @@ func flagNames(flags int64) []string {
 }
 
 // messageView builds the wire form of m; participants are a direct
-// message's users (sender included).
-func messageView(realm *storage.Realm, sender *storage.User, m *storage.Message, channelName string, participants []*storage.User) MessageView {
-	avatar := gravatarURL(sender)
+// message's users (sender included); avatar is the sender's avatar_url
+// (nil: the client computes it from the email).
+func messageView(realm *storage.Realm, sender *storage.User, m *storage.Message, channelName string, participants []*storage.User, avatar *string) MessageView {
 	v := MessageView{
 		ID: m.ID, SenderID: m.SenderID, Content: m.RenderedContent, ContentType: "text/html",
 		Timestamp: m.DateSent, Client: m.SendingClient, Subject: m.Topic, TopicLinks: []TopicLink{},
 		IsMeMessage: m.IsMeMessage, Reactions: []Reaction{}, Submessages: []any{},
 		SenderFullName: sender.FullName, SenderEmail: apiEmail(realm, sender),
-		SenderRealmStr: realm.StringID, AvatarURL: &avatar,
+		SenderRealmStr: realm.StringID, AvatarURL: avatar,
 	}
 	if m.StreamID != nil {
 		v.Type, v.StreamID, v.RecipientID, v.DisplayRecipient = MessageTypeChannel, m.StreamID, *m.StreamID, channelName
@@ -138,7 +138,8 @@ func (s *Service) emitMessage(w *writeTx, o *outgoing, readers []storage.UserMes
 			participants = append(participants, u)
 		}
 	}
-	view := messageView(o.realm, o.me, m, name, participants)
+	avatar := gravatarURL(o.me)
+	view := messageView(o.realm, o.me, m, name, participants, &avatar)
 	flagsOf := map[int64]int64{}
 	for _, r := range readers {
 		flagsOf[r.UserID] = r.Flags
@@ -216,7 +217,8 @@ func (s *Service) GetMessage(ctx context.Context, c Caller, req GetMessageReques
 	if !ok {
 		return nil, errInvalidMessage
 	}
-	views, err := s.fetchedViews(ctx, realm, me, []storage.Message{*m}, nil, req.ApplyMarkdown, req.AllowEmptyTopicName)
+	views, err := s.fetchedViews(ctx, realm, me, []storage.Message{*m}, viewOptions{applyMarkdown: req.ApplyMarkdown,
+		allowEmptyTopic: req.AllowEmptyTopicName, clientGravatar: new(false)})
 	if err != nil {
 		return nil, s.internal(ctx, "get message", err)
 	}
@@ -242,7 +244,7 @@ func (s *Service) messageAccess(ctx context.Context, realm *storage.Realm, me *s
 	if m.ConversationID != nil {
 		return hasRow, nil
 	}
-	ch, err := s.store.GetStream(ctx, realm.ID, *m.StreamID)
+	ch, err := s.channelByID(ctx, realm.ID, *m.StreamID)
 	if err != nil {
 		return false, err
 	}

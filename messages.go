@@ -322,7 +322,7 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 	}
 	var ch *storage.Stream
 	if byID {
-		ch, err = s.store.GetStream(ctx, o.realm.ID, id)
+		ch, err = s.channelByID(ctx, o.realm.ID, id)
 		if errors.Is(err, storage.ErrNotFound) {
 			return (&Error{Kind: KindInvalid, Code: CodeStreamDoesNotExist,
 				Msg: fmt.Sprintf("Channel with ID '%d' does not exist", id)}).With("stream_id", id)
@@ -594,7 +594,9 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 		}
 	}
 	err := s.write(ctx, o.realm.ID, func(w *writeTx) error {
-		w.keepCallers()
+		if m.StreamID == nil || o.channel.FirstMessageID != nil {
+			w.keepCallers() // nothing cached changes (the first message sets the channel's first_message_id)
+		}
 		if m.StreamID != nil {
 			var err error
 			if readers, err = s.channelReaders(ctx, w, o); err != nil {
