@@ -86,6 +86,20 @@ func (c *callerCache) getByEmail(realmID int64, email string) (*storage.Realm, *
 	return c.fresh(e, ok, realmID)
 }
 
+// getUsers adds to out a copy of each live cached user among ids.
+func (c *callerCache) getUsers(realmID int64, ids []int64, out map[int64]*storage.User) {
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	gen := c.gens[realmID]
+	for _, id := range ids {
+		if e, ok := c.byID[[2]int64{realmID, id}]; ok && e.gen == gen && now.Before(e.expires) {
+			u := e.user
+			out[id] = &u
+		}
+	}
+}
+
 // fresh returns copies of a live entry's records (callers may change them).
 func (c *callerCache) fresh(e cachedCaller, ok bool, realmID int64) (*storage.Realm, *storage.User, bool) {
 	if !ok || e.gen != c.gens[realmID] || time.Now().After(e.expires) {

@@ -103,6 +103,7 @@ type Service struct {
 
 	maintenanceEvery time.Duration
 	callers          *callerCache
+	messages         *messageCache
 
 	standIn      sync.Once
 	standInValue string
@@ -130,11 +131,12 @@ func WithPasswordHasher(h PasswordHasher) Option { return func(s *Service) { s.h
 // New returns a Service on store.
 func New(store storage.Store, opts ...Option) *Service {
 	s := &Service{
-		store:   store,
-		now:     time.Now,
-		log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		hasher:  Argon2id{},
-		callers: newCallerCache(),
+		store:    store,
+		now:      time.Now,
+		log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		hasher:   Argon2id{},
+		callers:  newCallerCache(),
+		messages: newMessageCache(defaultMessageCacheBytes),
 	}
 	for _, o := range opts {
 		o(s)

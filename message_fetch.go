@@ -165,7 +165,7 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 			filter := q.filter
 			filter.IDs = ids
 			w := storage.MessageWindow{RealmID: realm.ID, UserID: me.ID, Scope: q.scope, Filter: filter,
-				Anchor: ids[len(ids)-1], Before: len(ids)}
+				Anchor: ids[len(ids)-1], Before: len(ids), IDsOnly: true}
 			if rows, _, err = s.store.ListMessageWindow(ctx, w); err != nil {
 				return nil, s.internal(ctx, "get messages", err)
 			}
@@ -183,6 +183,10 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 		if err != nil {
 			return nil, s.internal(ctx, "get messages", err)
 		}
+	}
+	// The window found the IDs; the messages come from the cache or by ID.
+	if rows, err = s.messagesByID(ctx, realm.ID, messageIDs(rows)); err != nil {
+		return nil, s.internal(ctx, "get messages", err)
 	}
 	views, err := s.fetchedViews(ctx, realm, me, rows, viewOptions{periods: q.periods, applyMarkdown: req.ApplyMarkdown,
 		allowEmptyTopic: req.AllowEmptyTopicName, clientGravatar: req.ClientGravatar})
@@ -209,7 +213,7 @@ func (s *Service) window(ctx context.Context, realmID, userID int64, q *fetchQue
 		numAfter = 0
 	}
 	w := storage.MessageWindow{RealmID: realmID, UserID: userID, Scope: q.scope, Filter: q.filter, Anchor: anchor,
-		Before: numBefore, After: numAfter}
+		Before: numBefore, After: numAfter, IDsOnly: true}
 	if numBefore == 0 && numAfter == 0 {
 		w.Before = 0 // the anchor alone
 	}
@@ -577,10 +581,9 @@ func (s *Service) usersByID(ctx context.Context, realm *storage.Realm, ids []int
 	ids = uniqueSorted(ids)
 	out := make(map[int64]*storage.User, len(ids))
 	var missing []int64
+	s.callers.getUsers(realm.ID, ids, out)
 	for _, id := range ids {
-		if _, u, ok := s.callers.get(realm.ID, id); ok {
-			out[id] = u
-		} else {
+		if out[id] == nil {
 			missing = append(missing, id)
 		}
 	}
@@ -695,6 +698,15 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 	}
 	clientGravatar := opts.clientGravatar == nil || *opts.clientGravatar
 	avatars := map[int64]*string{} // by sender
+	emails := map[int64]string{}   // as the API shows them, by user
+	emailOf := func(u *storage.User) string {
+		e, ok := emails[u.ID]
+		if !ok {
+			e = apiEmail(realm, u)
+			emails[u.ID] = e
+		}
+		return e
+	}
 	for i := range rows {
 		m := &rows[i]
 		sender := byID[m.SenderID]
@@ -722,7 +734,7 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 			}
 			avatars[sender.ID] = avatar
 		}
-		v := FetchedMessage{MessageView: messageView(realm, sender, m, names[ptrValue(m.StreamID)], participants, avatar), Flags: flagNames(flags)}
+		v := FetchedMessage{MessageView: messageView(realm, sender, m, names[ptrValue(m.StreamID)], participants, avatar, emailOf), Flags: flagNames(flags)}
 		if opts.applyMarkdown != nil && !*opts.applyMarkdown {
 			v.Content, v.ContentType = m.Content, "text/x-markdown"
 		}
@@ -732,6 +744,15 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// messageIDs are the messages' IDs, in order.
+func messageIDs(ms []storage.Message) []int64 {
+	out := make([]int64, len(ms))
+	for i := range ms {
+		out[i] = ms[i].ID
+	}
+	return out
 }
 
 func ptrValue(p *int64) int64 {
@@ -819,7 +840,10 @@ func (s *Service) MatchesNarrow(ctx context.Context, c Caller, req MatchesNarrow
 	filter := q.filter
 	filter.IDs = ids
 	rows, _, err := s.store.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm.ID, UserID: me.ID, Scope: q.scope,
-		Filter: filter, Anchor: ids[len(ids)-1], Before: len(ids)})
+		Filter: filter, Anchor: ids[len(ids)-1], Before: len(ids), IDsOnly: true})
+	if err == nil {
+		rows, err = s.messagesByID(ctx, realm.ID, messageIDs(rows))
+	}
 	if err != nil {
 		return nil, s.internal(ctx, "match narrow", err)
 	}

@@ -90,12 +90,16 @@ func flagNames(flags int64) []string {
 // messageView builds the wire form of m; participants are a direct
 // message's users (sender included); avatar is the sender's avatar_url
 // (nil: the client computes it from the email).
-func messageView(realm *storage.Realm, sender *storage.User, m *storage.Message, channelName string, participants []*storage.User, avatar *string) MessageView {
+// emailOf gives a user's email as the API shows it (nil: apiEmail).
+func messageView(realm *storage.Realm, sender *storage.User, m *storage.Message, channelName string, participants []*storage.User, avatar *string, emailOf func(*storage.User) string) MessageView {
+	if emailOf == nil {
+		emailOf = func(u *storage.User) string { return apiEmail(realm, u) }
+	}
 	v := MessageView{
 		ID: m.ID, SenderID: m.SenderID, Content: m.RenderedContent, ContentType: "text/html",
 		Timestamp: m.DateSent, Client: m.SendingClient, Subject: m.Topic, TopicLinks: []TopicLink{},
 		IsMeMessage: m.IsMeMessage, Reactions: []Reaction{}, Submessages: []any{},
-		SenderFullName: sender.FullName, SenderEmail: apiEmail(realm, sender),
+		SenderFullName: sender.FullName, SenderEmail: emailOf(sender),
 		SenderRealmStr: realm.StringID, AvatarURL: avatar,
 	}
 	if m.StreamID != nil {
@@ -107,7 +111,7 @@ func messageView(realm *storage.Realm, sender *storage.User, m *storage.Message,
 		v.Type, v.RecipientID, v.Subject = MessageTypeDirect, directRecipientBase+*m.ConversationID, ""
 		users := make([]DisplayUser, 0, len(participants))
 		for _, u := range participants {
-			users = append(users, DisplayUser{ID: u.ID, Email: apiEmail(realm, u), FullName: u.FullName})
+			users = append(users, DisplayUser{ID: u.ID, Email: emailOf(u), FullName: u.FullName})
 		}
 		slices.SortFunc(users, func(a, b DisplayUser) int { return int(a.ID - b.ID) })
 		v.DisplayRecipient = users
@@ -139,7 +143,7 @@ func (s *Service) emitMessage(w *writeTx, o *outgoing, readers []storage.UserMes
 		}
 	}
 	avatar := gravatarURL(o.me)
-	view := messageView(o.realm, o.me, m, name, participants, &avatar)
+	view := messageView(o.realm, o.me, m, name, participants, &avatar, nil)
 	flagsOf := map[int64]int64{}
 	for _, r := range readers {
 		flagsOf[r.UserID] = r.Flags

@@ -601,6 +601,9 @@ type MessageStore interface {
 	CreateMessage(ctx context.Context, m *Message, readers []UserMessage) error
 	// GetMessage returns the realm's message with that ID.
 	GetMessage(ctx context.Context, realmID, messageID int64) (*Message, error)
+	// GetMessagesByID returns the realm's messages with these IDs,
+	// ascending; missing IDs are left out.
+	GetMessagesByID(ctx context.Context, realmID int64, ids []int64) ([]Message, error)
 	// ListUserMessages returns the user's rows for these messages, by
 	// message ID; messages without a row are left out.
 	ListUserMessages(ctx context.Context, realmID, userID int64, messageIDs []int64) ([]UserMessage, error)
@@ -650,6 +653,10 @@ type MessageWindow struct {
 	// Before and After count the messages wanted on each side; the
 	// anchor itself counts on the Before side.
 	Before, After int
+	// IDsOnly returns messages with only their ID set, which an index
+	// can answer without reading the rows (callers that cache messages
+	// load the rest by ID).
+	IDsOnly bool
 }
 
 // MessageScope is what the reader may see: whole channels (shared

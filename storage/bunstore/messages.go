@@ -186,6 +186,21 @@ func (s *Store) GetMessage(ctx context.Context, realmID, messageID int64) (*stor
 	return &row.Message, nil
 }
 
+// GetMessagesByID reads the messages by primary key.
+func (s *Store) GetMessagesByID(ctx context.Context, realmID int64, ids []int64) ([]storage.Message, error) {
+	out := []storage.Message{}
+	err := chunked(ids, func(ids []int64) error {
+		var rows []messageRow
+		err := s.r.NewSelect().Model(&rows).Where("m.realm_id = ?", realmID).Where("m.id IN (?)", bun.List(ids)).
+			OrderExpr("m.id ASC").Scan(ctx)
+		for _, r := range rows {
+			out = append(out, r.Message)
+		}
+		return wrapErr(fmt.Sprintf("get messages in realm %d", realmID), err)
+	})
+	return out, err
+}
+
 // ListUserMessages returns the user's rows for these messages.
 func (s *Store) ListUserMessages(ctx context.Context, realmID, userID int64, messageIDs []int64) ([]storage.UserMessage, error) {
 	out := []storage.UserMessage{}
@@ -489,6 +504,9 @@ func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) 
 	op := fmt.Sprintf("message window of user %d in realm %d", w.UserID, w.RealmID)
 	var rows []messageRow
 	q, idCol := s.windowQuery(w, &rows)
+	if w.IDsOnly {
+		q = q.ColumnExpr("m.id") // from the index alone where one covers the query
+	}
 	err = q.Where("? <= ?", bun.Safe(idCol), w.Anchor).
 		OrderExpr("? DESC", bun.Safe(idCol)).Limit(max(w.Before, 0) + 1).Scan(ctx)
 	if err != nil {
@@ -500,6 +518,9 @@ func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) 
 	if w.After > 0 {
 		var rows []messageRow
 		q, idCol := s.windowQuery(w, &rows)
+		if w.IDsOnly {
+			q = q.ColumnExpr("m.id")
+		}
 		err := q.Where("? > ?", bun.Safe(idCol), w.Anchor).
 			OrderExpr("? ASC", bun.Safe(idCol)).Limit(w.After + 1).Scan(ctx)
 		if err != nil {

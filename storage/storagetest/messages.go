@@ -480,6 +480,23 @@ func testMessageWindow(t *testing.T, s storage.Store) {
 	assert.Empty(t, older)
 	assert.Len(t, newer, 8)
 
+	// IDs only: the same messages, nothing else read.
+	o, n, err := s.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm.ID, UserID: alice.ID, Scope: everything,
+		Anchor: c2, Before: 2, After: 2, IDsOnly: true})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{d1, ab1, c2}, ids(o))
+	assert.Equal(t, []int64{c3, d2, c4}, ids(n))
+	assert.Equal(t, storage.Message{ID: c3}, n[0], "only the ID")
+	// And the rows by ID, of this realm only.
+	byID, err := s.GetMessagesByID(ctx, realm.ID, []int64{c4, ab1, c4, 999999})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{ab1, c4}, ids(byID))
+	assert.Equal(t, "LUNCH", byID[1].Topic)
+	assert.Equal(t, bob.ID, byID[1].SenderID)
+	byID, err = s.GetMessagesByID(ctx, other.ID, []int64{c4})
+	require.NoError(t, err)
+	assert.Empty(t, byID)
+
 	// Spans: what a late subscriber received.
 	older, _ = window(storage.MessageWindow{Scope: storage.MessageScope{Spans: []storage.ChannelSpan{
 		{StreamID: c.ID, After: c1, Through: &c3}, {StreamID: d.ID, After: d1}}}, Anchor: newest, Before: 100})
