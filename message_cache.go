@@ -73,6 +73,9 @@ func (c *messageCache) put(ms []storage.Message) {
 	defer c.mu.Unlock()
 	for i := range ms {
 		n := messageBytes(&ms[i])
+		if n > c.maxBytes {
+			continue // larger than the whole cache
+		}
 		if c.bytes+n > c.maxBytes {
 			clear(c.entries)
 			c.bytes = 0
