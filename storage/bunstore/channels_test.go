@@ -83,20 +83,22 @@ func testChannelsSchema(t *testing.T, s *Store) {
 	})
 
 	// Deleting a channel or a user deletes its subscriptions, periods and
-	// topic policies.
+	// topic policies. (The closed period of alice in general exists only
+	// when the first subtest ran: -run may skip it.)
+	closed := count("subscription_periods") - 4
 	require.Equal(t, 4, count("subscriptions"))
-	require.Equal(t, 4+1, count("subscription_periods"))
+	require.Equal(t, 4+closed, count("subscription_periods"))
 	require.Equal(t, 4, count("user_topics"))
 	require.NoError(t, exec(`DELETE FROM streams WHERE id = ?`, design.ID))
 	assert.Equal(t, 2, count("subscriptions"))
-	assert.Equal(t, 2+1, count("subscription_periods"))
+	assert.Equal(t, 2+closed, count("subscription_periods"))
 	assert.Equal(t, 2, count("user_topics"))
 	require.NoError(t, exec(`DELETE FROM users WHERE id = ?`, bob.ID))
 	subs, err := s.ListRealmSubscriptions(ctx, realm.ID)
 	require.NoError(t, err)
 	require.Len(t, subs, 1)
 	assert.Equal(t, alice.ID, subs[0].UserID)
-	assert.Equal(t, 2, count("subscription_periods"))
+	assert.Equal(t, 1+closed, count("subscription_periods"))
 	assert.Equal(t, 1, count("user_topics"))
 
 	// A channel's creator cannot be deleted while the channel refers to it.

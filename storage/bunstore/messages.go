@@ -230,19 +230,14 @@ type readRangeRow struct {
 	storage.ReadRange
 }
 
-// channelNeighbour returns the ID of the channel's message just before
-// (before true) or just after id, or 0 when there is none.
-func (s *Store) channelNeighbour(ctx context.Context, realmID, streamID, id int64, before bool) (int64, error) {
-	q := s.r.NewSelect().TableExpr("messages").
-		Where("realm_id = ?", realmID).Where("stream_id = ?", streamID)
-	if before {
-		q = q.ColumnExpr("COALESCE(MAX(id), 0)").Where("id < ?", id)
-	} else {
-		q = q.ColumnExpr("COALESCE(MIN(id), 0)").Where("id > ?", id)
-	}
-	var out int64
-	err := q.Scan(ctx, &out)
-	return out, err
+// channelNeighbours returns the IDs of the channel's messages just before
+// first and just after last (0 where there is none), in one query.
+func (s *Store) channelNeighbours(ctx context.Context, realmID, streamID, first, last int64) (prev, next int64, err error) {
+	err = s.r.NewRaw(`SELECT
+	COALESCE((SELECT MAX(id) FROM messages WHERE realm_id = ? AND stream_id = ? AND id < ?), 0),
+	COALESCE((SELECT MIN(id) FROM messages WHERE realm_id = ? AND stream_id = ? AND id > ?), 0)`,
+		realmID, streamID, first, realmID, streamID, last).Scan(ctx, &prev, &next)
+	return prev, next, err
 }
 
 // AddReadRange merges [first, last] into the user's ranges of the
@@ -257,11 +252,7 @@ func (s *Store) AddReadRange(ctx context.Context, realmID, userID, streamID, fir
 	return s.withTx(ctx, func(tx *Store) error {
 		// Ranges reaching from the channel's previous message to its
 		// next one touch the new range: nothing unread lies between.
-		prev, err := tx.channelNeighbour(ctx, realmID, streamID, first, true)
-		if err != nil {
-			return wrapErr(op, err)
-		}
-		next, err := tx.channelNeighbour(ctx, realmID, streamID, last, false)
+		prev, next, err := tx.channelNeighbours(ctx, realmID, streamID, first, last)
 		if err != nil {
 			return wrapErr(op, err)
 		}
@@ -278,6 +269,14 @@ func (s *Store) AddReadRange(ctx context.Context, realmID, userID, streamID, fir
 		lo, hi := first, last
 		for _, r := range touching {
 			lo, hi = min(lo, r.FirstID), max(hi, r.LastID)
+		}
+		if len(touching) == 1 {
+			// The usual case (a new message next to what was read): grow
+			// the one range in place.
+			_, err := tx.w.NewUpdate().Model((*readRangeRow)(nil)).Set("first_id = ?", lo).Set("last_id = ?", hi).
+				Where("realm_id = ?", realmID).Where("user_id = ?", userID).Where("stream_id = ?", streamID).
+				Where("first_id = ?", touching[0].FirstID).Exec(ctx)
+			return wrapErr(op, err)
 		}
 		if len(touching) > 0 {
 			_, err := tx.w.NewDelete().Model((*readRangeRow)(nil)).
