@@ -25,6 +25,15 @@ type callerCache struct {
 	// channels are channel records, under the same rules: message reads
 	// look up the same few channels on every request.
 	channels map[[2]int64]cachedChannel
+	// groups are the groups each user is in (EffectiveGroupIDs), which
+	// every send's permission check needs.
+	groups map[[2]int64]cachedGroups
+}
+
+type cachedGroups struct {
+	ids     []int64
+	gen     uint64
+	expires time.Time
 }
 
 type cachedChannel struct {
@@ -54,7 +63,7 @@ const (
 
 func newCallerCache() *callerCache {
 	return &callerCache{gens: map[int64]uint64{}, byID: map[[2]int64]cachedCaller{}, byEmail: map[emailKey]cachedCaller{},
-		channels: map[[2]int64]cachedChannel{}}
+		channels: map[[2]int64]cachedChannel{}, groups: map[[2]int64]cachedGroups{}}
 }
 
 // generation is the organization's current generation: take it before
@@ -148,6 +157,44 @@ func (c *callerCache) putChannel(gen uint64, ch *storage.Stream) {
 		clear(c.channels)
 	}
 	c.channels[[2]int64{ch.RealmID, ch.ID}] = cachedChannel{channel: *ch, gen: gen, expires: time.Now().Add(callerCacheTTL)}
+}
+
+// userGroups is the cached groups of a user (shared: read only).
+func (c *callerCache) userGroups(realmID, userID int64) ([]int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.groups[[2]int64{realmID, userID}]
+	if !ok || e.gen != c.gens[realmID] || time.Now().After(e.expires) {
+		return nil, false
+	}
+	return e.ids, true
+}
+
+func (c *callerCache) putUserGroups(gen uint64, realmID, userID int64, ids []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gens[realmID] {
+		return
+	}
+	if len(c.groups) >= callerCacheMax {
+		clear(c.groups)
+	}
+	c.groups[[2]int64{realmID, userID}] = cachedGroups{ids: ids, gen: gen, expires: time.Now().Add(callerCacheTTL)}
+}
+
+// cachedScope is callerScope outside a transaction, from the cache when
+// it holds the user's groups.
+func (s *Service) cachedScope(ctx context.Context, realmID, userID int64) (*groupScope, error) {
+	if ids, ok := s.callers.userGroups(realmID, userID); ok {
+		return newGroupScope(ids), nil
+	}
+	gen := s.callers.generation(realmID)
+	ids, err := s.store.EffectiveGroupIDs(ctx, realmID, userID)
+	if err != nil {
+		return nil, err
+	}
+	s.callers.putUserGroups(gen, realmID, userID, ids)
+	return newGroupScope(ids), nil
 }
 
 // channelsByID loads channels of the organization, from the cache where

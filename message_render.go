@@ -261,7 +261,7 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 	scope := o.scope
 	if scope == nil {
 		var err error
-		if scope, err = callerScope(ctx, s.store, o.realm.ID, o.me.ID); err != nil {
+		if scope, err = s.cachedScope(ctx, o.realm.ID, o.me.ID); err != nil {
 			return s.internal(ctx, "send message", err)
 		}
 	}

@@ -355,7 +355,7 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 // It returns the sender's groups, which rendering uses again.
 func (s *Service) checkCanSendToChannel(ctx context.Context, me *storage.User, ch *storage.Stream) (*groupScope, error) {
 	inGroup := func(u *storage.User) (bool, *groupScope, error) {
-		scope, err := callerScope(ctx, s.store, ch.RealmID, u.ID)
+		scope, err := s.cachedScope(ctx, ch.RealmID, u.ID)
 		if err != nil {
 			return false, nil, s.internal(ctx, "send message", err)
 		}
@@ -557,7 +557,7 @@ func (s *Service) checkCanSendDirect(ctx context.Context, o *outgoing, participa
 // userInGroup reports whether the user is in the group, directly or
 // through subgroups (one recursive query for the user's groups).
 func (s *Service) userInGroup(ctx context.Context, realmID, userID, groupID int64) (bool, error) {
-	scope, err := callerScope(ctx, s.store, realmID, userID)
+	scope, err := s.cachedScope(ctx, realmID, userID)
 	if err != nil {
 		return false, s.internal(ctx, "send message", err)
 	}
