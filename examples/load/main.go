@@ -11,6 +11,15 @@
 // message row and ten small rows inserted in one transaction, with the
 // server's pragmas. -baseline first loads a trivial net/http handler.
 //
+// -seed-messages N measures reads over a large history in one command: it
+// seeds an organization of N messages into the SQLite file -db (once; a
+// later run reuses it), serves the REST handler in this process on
+// loopback and loads it with -scenario: fetch (a channel's newest 100
+// messages, as its owner), search1 or search2 (one- and two-word searches),
+// printing the target beside the result:
+//
+//	go run ./examples/load -seed-messages 1000000 -scenario fetch -c 4 -d 15s
+//
 // It only talks to loopback addresses, and stops after -d or -n requests.
 package main
 
@@ -42,10 +51,15 @@ func main() {
 	baseline := flag.Bool("baseline", false, "first load a trivial net/http JSON handler (started here, on loopback) with the same settings, and report the target's rate as a share of it")
 	send := flag.String("send", "", "post messages to this channel (POST /messages) instead of GETting -path")
 	ceiling := flag.Bool("ceiling", false, "with -send: first measure the raw go-sqlite3 ceiling (1 message + 10 small rows per transaction) with the same concurrency, and report the sends as a share of it")
+	seedMessages := flag.Int("seed-messages", 0, "instead of loading -url: seed an organization of this many messages into -db (or reuse it), serve it in this process and load it with -scenario")
+	db := flag.String("db", "/tmp/teamchat-load.db", "with -seed-messages: the SQLite file")
+	scenario := flag.String("scenario", "fetch", "with -seed-messages: fetch (a channel's newest 100), search1 or search2 (one- and two-word searches, newest 100)")
 	flag.Parse()
 	t := target{base: *base, path: *path, email: *email, key: *key, channel: *send}
 	var err error
 	switch {
+	case *seedMessages > 0:
+		err = runSeeded(*db, *seedMessages, *scenario, *conc, *dur, *maxReq)
 	case *ceiling:
 		err = compareCeiling(t, *conc, *dur, *maxReq)
 	case *baseline:
@@ -64,13 +78,19 @@ func main() {
 type target struct {
 	base, path, email, key string
 	channel                string
+	// paths, when set, are GET in turn instead of path.
+	paths []string
 }
 
 // request builds the n-th request.
 func (t target) request(ctx context.Context, n int64) *http.Request {
 	var req *http.Request
 	if t.channel == "" {
-		req, _ = http.NewRequestWithContext(ctx, "GET", t.base+t.path, nil)
+		path := t.path
+		if len(t.paths) > 0 {
+			path = t.paths[n%int64(len(t.paths))]
+		}
+		req, _ = http.NewRequestWithContext(ctx, "GET", t.base+path, nil)
 	} else {
 		form := url.Values{"type": {"channel"}, "to": {t.channel}, "topic": {fmt.Sprintf("load %d", n%10)},
 			"content": {fmt.Sprintf("Load message **%d**, sent by examples/load.", n)}}
@@ -82,6 +102,9 @@ func (t target) request(ctx context.Context, n int64) *http.Request {
 }
 
 func (t target) label() string {
+	if len(t.paths) > 1 {
+		return fmt.Sprintf("GET %s (and %d more in turn)", t.path, len(t.paths)-1)
+	}
 	if t.channel == "" {
 		return "GET " + t.path
 	}
