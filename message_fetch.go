@@ -487,11 +487,12 @@ func (s *Service) filterTerm(ctx context.Context, realm *storage.Realm, me *stor
 		id := t.UserIDs[0]
 		f.DirectOnly = true
 		if id != me.ID {
-			f.IncludingUserID = &id
+			f.IncludingUserIDs = append(f.IncludingUserIDs, id)
 		}
 	case "group-pm-with":
 		id := t.UserIDs[0]
-		f.DirectOnly, f.GroupDMOnly, f.IncludingUserID = true, true, &id
+		f.DirectOnly, f.GroupDMOnly = true, true
+		f.IncludingUserIDs = append(f.IncludingUserIDs, id)
 	case "is":
 		switch t.Operand.Str {
 		case "alerted":

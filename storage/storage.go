@@ -698,10 +698,11 @@ type MessageFilter struct {
 	Starred, Mentioned, Unread, Resolved bool
 	// Alerted keeps messages with the reader's alert-word flag.
 	Alerted bool
-	// IncludingUserID keeps direct messages whose conversation includes
-	// that user; GroupDMOnly keeps conversations of three or more.
-	IncludingUserID *int64
-	GroupDMOnly     bool
+	// IncludingUserIDs keeps direct messages whose conversation includes
+	// each of these users; GroupDMOnly keeps conversations of three or
+	// more.
+	IncludingUserIDs []int64
+	GroupDMOnly      bool
 	// NotStreamIDs and NotSenderIDs leave out messages of these channels
 	// (direct messages stay) and of these senders.
 	NotStreamIDs, NotSenderIDs       []int64

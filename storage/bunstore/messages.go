@@ -412,9 +412,9 @@ func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f stora
 		q = q.Where("m.id IN (SELECT um.message_id FROM user_messages AS um WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 512) <> 0)",
 			w.RealmID, w.UserID)
 	}
-	if f.IncludingUserID != nil {
+	for _, including := range f.IncludingUserIDs {
 		q = q.Where("(m.conversation_id IS NOT NULL AND m.conversation_id IN (SELECT i.conversation_id FROM direct_conversation_members AS i WHERE i.realm_id = ? AND i.user_id = ?))",
-			w.RealmID, *f.IncludingUserID)
+			w.RealmID, including)
 	}
 	if f.GroupDMOnly {
 		// Counted among the reader's own conversations only.

@@ -96,7 +96,7 @@ func testMessageNegatedFilters(t *testing.T, s storage.Store) {
 	topic := "plans"
 	assert.Equal(t, []int64{cMuted, dMutedChannel, dUnmuted, dm, pMsg, wMsg}, get(all, not(storage.MessageFilter{Topic: &topic})))
 	assert.Equal(t, []int64{cFollowed, cMuted, dMutedChannel, dUnmuted, pMsg, wMsg}, get(all, not(storage.MessageFilter{ConversationID: &conv})))
-	assert.Equal(t, []int64{cFollowed, cMuted, dMutedChannel, dUnmuted, pMsg, wMsg}, get(all, not(storage.MessageFilter{IncludingUserID: &bob.ID})))
+	assert.Equal(t, []int64{cFollowed, cMuted, dMutedChannel, dUnmuted, pMsg, wMsg}, get(all, not(storage.MessageFilter{IncludingUserIDs: []int64{bob.ID}})))
 	assert.Equal(t, []int64{cMuted, dUnmuted, pMsg, wMsg}, get(all, not(storage.MessageFilter{Search: "apples"})))
 	assert.Equal(t, []int64{cFollowed, dm}, get(all, storage.MessageFilter{Search: "apples", Not: []storage.MessageFilter{{StreamID: &d.ID}}}),
 		"a search with a negation beside it")
@@ -649,7 +649,8 @@ func testMessageStateFilters(t *testing.T, s storage.Store) {
 	require.NoError(t, err)
 	alerted := create(storage.Message{ConversationID: &group}, storage.UserMessage{UserID: alice.ID, Flags: storage.FlagPrivate | storage.FlagHasAlertWord})
 	assert.Equal(t, []int64{alerted}, get(storage.MessageFilter{Alerted: true}))
-	assert.Equal(t, []int64{alerted}, get(storage.MessageFilter{IncludingUserID: &carol.ID}))
-	assert.Len(t, get(storage.MessageFilter{IncludingUserID: &bob.ID}), 3, "the 1:1 conversation's two and the group's")
+	assert.Equal(t, []int64{alerted}, get(storage.MessageFilter{IncludingUserIDs: []int64{carol.ID}}))
+	assert.Equal(t, []int64{alerted}, get(storage.MessageFilter{IncludingUserIDs: []int64{bob.ID, carol.ID}}), "each included")
+	assert.Len(t, get(storage.MessageFilter{IncludingUserIDs: []int64{bob.ID}}), 3, "the 1:1 conversation's two and the group's")
 	assert.Equal(t, []int64{alerted}, get(storage.MessageFilter{GroupDMOnly: true}))
 }
