@@ -28,6 +28,16 @@ type callerCache struct {
 	// groups are the groups each user is in (EffectiveGroupIDs), which
 	// every send's permission check needs.
 	groups map[[2]int64]cachedGroups
+	// periods are each user's subscription periods (what they received),
+	// which every message read needs; only subscription changes, which
+	// are writes, change them.
+	periods map[[2]int64]cachedPeriods
+}
+
+type cachedPeriods struct {
+	periods []storage.SubscriptionPeriod
+	gen     uint64
+	expires time.Time
 }
 
 type cachedGroups struct {
@@ -63,7 +73,8 @@ const (
 
 func newCallerCache() *callerCache {
 	return &callerCache{gens: map[int64]uint64{}, byID: map[[2]int64]cachedCaller{}, byEmail: map[emailKey]cachedCaller{},
-		channels: map[[2]int64]cachedChannel{}, groups: map[[2]int64]cachedGroups{}}
+		channels: map[[2]int64]cachedChannel{}, groups: map[[2]int64]cachedGroups{},
+		periods: map[[2]int64]cachedPeriods{}}
 }
 
 // generation is the organization's current generation: take it before
@@ -180,6 +191,34 @@ func (c *callerCache) putUserGroups(gen uint64, realmID, userID int64, ids []int
 		clear(c.groups)
 	}
 	c.groups[[2]int64{realmID, userID}] = cachedGroups{ids: ids, gen: gen, expires: time.Now().Add(callerCacheTTL)}
+}
+
+// userPeriods is ListUserPeriods through the cache (the slice is shared:
+// read only).
+func (s *Service) userPeriods(ctx context.Context, realmID, userID int64) ([]storage.SubscriptionPeriod, error) {
+	key := [2]int64{realmID, userID}
+	c := s.callers
+	c.mu.Lock()
+	e, ok := c.periods[key]
+	live := ok && e.gen == c.gens[realmID] && time.Now().Before(e.expires)
+	gen := c.gens[realmID]
+	c.mu.Unlock()
+	if live {
+		return e.periods, nil
+	}
+	periods, err := s.store.ListUserPeriods(ctx, realmID, userID)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen == c.gens[realmID] {
+		if len(c.periods) >= callerCacheMax {
+			clear(c.periods)
+		}
+		c.periods[key] = cachedPeriods{periods: periods, gen: gen, expires: time.Now().Add(callerCacheTTL)}
+	}
+	return periods, nil
 }
 
 // cachedScope is callerScope outside a transaction, from the cache when

@@ -400,7 +400,7 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 			return nil, err
 		}
 	}
-	periods, err := s.store.ListUserPeriods(ctx, realm.ID, me.ID)
+	periods, err := s.userPeriods(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, s.internal(ctx, "get messages", err)
 	}
@@ -667,7 +667,7 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 		rowFlags[r.MessageID] = r.Flags
 	}
 	if periods == nil {
-		if periods, err = s.store.ListUserPeriods(ctx, realm.ID, me.ID); err != nil {
+		if periods, err = s.userPeriods(ctx, realm.ID, me.ID); err != nil {
 			return nil, err
 		}
 	}

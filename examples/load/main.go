@@ -53,13 +53,14 @@ func main() {
 	ceiling := flag.Bool("ceiling", false, "with -send: first measure the raw go-sqlite3 ceiling (1 message + 10 small rows per transaction) with the same concurrency, and report the sends as a share of it")
 	seedMessages := flag.Int("seed-messages", 0, "instead of loading -url: seed an organization of this many messages into -db (or reuse it), serve it in this process and load it with -scenario")
 	db := flag.String("db", "/tmp/teamchat-load.db", "with -seed-messages: the SQLite file")
+	cpuprofile := flag.String("cpuprofile", "", "with -seed-messages: write a CPU profile of this process (server and load) while loading")
 	scenario := flag.String("scenario", "fetch", "with -seed-messages: fetch (a channel's newest 100), search1 or search2 (one- and two-word searches, newest 100)")
 	flag.Parse()
 	t := target{base: *base, path: *path, email: *email, key: *key, channel: *send}
 	var err error
 	switch {
 	case *seedMessages > 0:
-		err = runSeeded(*db, *seedMessages, *scenario, *conc, *dur, *maxReq)
+		err = runSeeded(*db, *seedMessages, *scenario, *cpuprofile, *conc, *dur, *maxReq)
 	case *ceiling:
 		err = compareCeiling(t, *conc, *dur, *maxReq)
 	case *baseline:

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -63,7 +64,7 @@ func searchPaths(queries ...string) []string {
 // runSeeded seeds (or reuses) an organization of n messages in the SQLite
 // file db, serves the REST handler on a loopback port in this process,
 // and loads it with the scenario.
-func runSeeded(db string, n int, scenario string, conc int, dur time.Duration, maxReq int64) error {
+func runSeeded(db string, n int, scenario, cpuprofile string, conc int, dur time.Duration, maxReq int64) error {
 	sc, ok := scenarios[scenario]
 	if !ok {
 		return fmt.Errorf("unknown -scenario %q (fetch, search1 or search2)", scenario)
@@ -93,6 +94,17 @@ func runSeeded(db string, n int, scenario string, conc int, dur time.Duration, m
 	fmt.Printf("scenario %s over %d messages, served in this process at %s; target: %s\n", scenario, org.Messages, ln.Addr(), sc.target)
 	t := target{base: "http://" + ln.Addr().String(), paths: sc.paths(org), email: org.OwnerEmail, key: org.OwnerKey}
 	t.path = t.paths[0]
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	_, err = load(t, conc, dur, maxReq)
 	return err
 }
