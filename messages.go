@@ -622,9 +622,17 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 			}
 		}
 		if m.StreamID != nil && o.channel.FirstMessageID == nil {
-			o.channel.FirstMessageID = &m.ID
-			if err := w.UpdateStream(ctx, o.channel, "first_message_id"); err != nil {
+			// The channel may come from a cache: read it again before
+			// recording its first message.
+			ch, err := w.GetStream(ctx, o.realm.ID, o.channel.ID)
+			if err != nil {
 				return err
+			}
+			if ch.FirstMessageID == nil {
+				ch.FirstMessageID = &m.ID
+				if err := w.UpdateStream(ctx, ch, "first_message_id"); err != nil {
+					return err
+				}
 			}
 		}
 		s.emitMessage(w, o, readers)
