@@ -163,7 +163,7 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 		ids = uniqueSorted(ids)
 		if len(ids) > 0 {
 			filter := q.filter
-			filter.IDs = ids
+			filter.IDs = intersectIDs(filter.IDs, ids)
 			w := storage.MessageWindow{RealmID: realm.ID, UserID: me.ID, Scope: q.scope, Filter: filter,
 				Anchor: ids[len(ids)-1], Before: len(ids), IDsOnly: true}
 			if rows, _, err = s.store.ListMessageWindow(ctx, w); err != nil {
@@ -747,6 +747,21 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 	return out, nil
 }
 
+// intersectIDs is the asked IDs that a narrow's own id terms (narrow; nil:
+// none) also keep.
+func intersectIDs(narrow, asked []int64) []int64 {
+	if narrow == nil {
+		return asked
+	}
+	out := []int64{}
+	for _, id := range asked {
+		if slices.Contains(narrow, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // messageIDs are the messages' IDs, in order.
 func messageIDs(ms []storage.Message) []int64 {
 	out := make([]int64, len(ms))
@@ -839,7 +854,7 @@ func (s *Service) MatchesNarrow(ctx context.Context, c Caller, req MatchesNarrow
 		return resp, nil
 	}
 	filter := q.filter
-	filter.IDs = ids
+	filter.IDs = intersectIDs(filter.IDs, ids)
 	rows, _, err := s.store.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm.ID, UserID: me.ID, Scope: q.scope,
 		Filter: filter, Anchor: ids[len(ids)-1], Before: len(ids), IDsOnly: true})
 	if err == nil {

@@ -246,6 +246,16 @@ func TestGetMessagesMutingAndNegations(t *testing.T) {
 	assert.Empty(t, get(`[{"operator": "channel", "operand": "design"}, {"operator": "channel", "operand": "ops"}]`), "two channels: nothing")
 	assert.Empty(t, get(`[{"operator": "topic", "operand": "plans"}, {"operator": "topic", "operand": "noise"}]`))
 
+	// message_ids with an id term: both apply.
+	r, err := h.Service.GetMessages(ctx, alice.Caller, chat.GetMessagesRequest{MessageIDs: &[]int64{plans, noise},
+		Narrow: ptr(fmt.Sprintf(`[{"operator": "id", "operand": %d}]`, noise))})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{noise}, fetchedIDs(r))
+	r, err = h.Service.GetMessages(ctx, alice.Caller, chat.GetMessagesRequest{MessageIDs: &[]int64{plans},
+		Narrow: ptr(fmt.Sprintf(`[{"operator": "id", "operand": %d}]`, noise))})
+	require.NoError(t, err)
+	assert.Empty(t, fetchedIDs(r))
+
 	// with: the conversation that holds the message.
 	assert.Equal(t, []int64{plans}, get(fmt.Sprintf(`[{"operator": "with", "operand": %d}]`, plans)))
 	assert.Equal(t, []int64{dm}, get(fmt.Sprintf(`[{"operator": "with", "operand": %d}]`, dm)))
