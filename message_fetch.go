@@ -57,6 +57,8 @@ type fetchQuery struct {
 	filter storage.MessageFilter
 	// periods are the reader's subscription periods, read once.
 	periods []storage.SubscriptionPeriod
+	// channelNarrow: the narrow has a positive channel term.
+	channelNarrow bool
 	// search highlights the matches of the narrow's search, if it has one.
 	search *searchHighlighter
 }
@@ -249,9 +251,17 @@ func (s *Service) window(ctx context.Context, realmID, userID int64, q *fetchQue
 }
 
 // firstUnread is the oldest unread message of the query, or the newest
-// end when there is none (the reference's find_first_unread_anchor).
+// end when there is none (the reference's find_first_unread_anchor). Like
+// the reference, it skips muted topics, and, unless the narrow is a
+// channel's, muted channels (their topics not unmuted or followed).
 func (s *Service) firstUnread(ctx context.Context, realmID, userID int64, q *fetchQuery) (int64, error) {
-	id, err := s.store.FirstUnreadMessage(ctx, storage.MessageWindow{RealmID: realmID, UserID: userID, Scope: q.scope, Filter: q.filter})
+	filter := q.filter
+	muted := storage.MessageFilter{Muted: true}
+	if q.channelNarrow {
+		muted = storage.MessageFilter{MutedTopic: true}
+	}
+	filter.Not = append(slices.Clone(filter.Not), muted)
+	id, err := s.store.FirstUnreadMessage(ctx, storage.MessageWindow{RealmID: realmID, UserID: userID, Scope: q.scope, Filter: filter})
 	if err != nil || id == 0 {
 		return largerThanMaxMessageID, err
 	}
@@ -383,6 +393,7 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 		}
 		switch {
 		case t.Operator == "channel":
+			q.channelNarrow = true
 			channel = r.channels[t.ChannelID]
 			if channel == nil {
 				ch, err := s.channelByID(ctx, realm.ID, t.ChannelID)

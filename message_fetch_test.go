@@ -341,3 +341,36 @@ func TestGetMessagesClientGravatar(t *testing.T) {
 	assert.Contains(t, *get(ptr(false)), "https://secure.gravatar.com/avatar/")
 	assert.NotNil(t, getMessage(t, h, h.Owner, id).AvatarURL)
 }
+
+// The first_unread anchor skips muted topics, and muted channels unless
+// the narrow is the channel's, as the reference's find_first_unread_anchor.
+func TestFirstUnreadSkipsMuted(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	design := newChannelBy(t, h, alice, "design", false)
+	ops := newChannelBy(t, h, alice, "ops", false)
+	_, err := h.Service.UpdateUserTopic(ctx, alice.Caller, chat.UpdateUserTopicRequest{StreamID: design, Topic: "noise", VisibilityPolicy: chat.TopicPolicyMuted})
+	require.NoError(t, err)
+	_, err = h.Service.UpdateSubscriptionProperties(ctx, alice.Caller, chat.UpdateSubscriptionPropertiesRequest{
+		SubscriptionData: []chat.SubscriptionProperty{{StreamID: ops, Property: "is_muted", Value: []byte("true")}}})
+	require.NoError(t, err)
+	to := func(ch int64, topic string) chat.SendMessageRequest {
+		return chat.SendMessageRequest{Type: "channel", To: chat.ToChannelID(ch), Topic: &topic, Content: "x"}
+	}
+	opsMsg := send(t, h, bob, to(ops, "deploys"))
+	noise := send(t, h, bob, to(design, "noise"))
+	plans := send(t, h, bob, to(design, "plans"))
+	anchor := func(narrow string) int64 {
+		t.Helper()
+		resp := fetch(t, h, alice, chat.GetMessagesRequest{Anchor: ptr("first_unread"), Narrow: &narrow})
+		require.NotNil(t, resp.Anchor)
+		return *resp.Anchor
+	}
+	assert.Equal(t, plans, anchor(`[]`), "the muted channel and the muted topic are skipped")
+	assert.Equal(t, plans, anchor(fmt.Sprintf(`[{"operator": "channel", "operand": %d}]`, design)), "in the channel: its muted topic is skipped")
+	assert.Equal(t, opsMsg, anchor(fmt.Sprintf(`[{"operator": "channel", "operand": %d}]`, ops)), "a muted channel's own view starts at its first unread")
+	resp := fetch(t, h, alice, chat.GetMessagesRequest{Anchor: ptr("first_unread"), NumBefore: ptr(5), NumAfter: ptr(5)})
+	assert.Equal(t, []int64{opsMsg, noise, plans}, fetchedIDs(resp), "the window itself still holds the muted messages")
+}

@@ -715,6 +715,8 @@ type MessageFilter struct {
 	// muted and topics of channels they muted that they did not unmute
 	// or follow.
 	Followed, Muted bool
+	// MutedTopic keeps only topics the reader muted.
+	MutedTopic bool
 	// PublicChannelsOnly keeps the public channels whose history is
 	// shared; WebPublicChannelsOnly the web-public channels.
 	PublicChannelsOnly, WebPublicChannelsOnly bool

@@ -449,6 +449,10 @@ func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f stora
 		q = q.Where(`(m.stream_id IS NOT NULL AND EXISTS (SELECT 1 FROM user_topics AS ut
 			WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy = 3))`, w.UserID)
 	}
+	if f.MutedTopic {
+		q = q.Where(`(m.stream_id IS NOT NULL AND EXISTS (SELECT 1 FROM user_topics AS ut
+			WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy = 1))`, w.UserID)
+	}
 	if f.Muted {
 		// A muted topic, or a muted channel's topic the reader has not
 		// unmuted or followed (the reference's muting conditions).
