@@ -57,8 +57,10 @@ type fetchQuery struct {
 	filter storage.MessageFilter
 	// periods are the reader's subscription periods, read once.
 	periods []storage.SubscriptionPeriod
-	// channelNarrow: the narrow has a positive channel term.
-	channelNarrow bool
+	// mutingChannel is the narrow's first channel term's channel, negated
+	// or not (the reference's get_channel_from_narrow_access_unchecked):
+	// first_unread then skips only that channel's muted topics.
+	mutingChannel *int64
 	// search highlights the matches of the narrow's search, if it has one.
 	search *searchHighlighter
 }
@@ -252,13 +254,14 @@ func (s *Service) window(ctx context.Context, realmID, userID int64, q *fetchQue
 
 // firstUnread is the oldest unread message of the query, or the newest
 // end when there is none (the reference's find_first_unread_anchor). Like
-// the reference, it skips muted topics, and, unless the narrow is a
-// channel's, muted channels (their topics not unmuted or followed).
+// the reference, it skips muted topics and muted channels (their topics
+// not unmuted or followed); when the narrow names a channel, negated or
+// not, only that channel's muted topics.
 func (s *Service) firstUnread(ctx context.Context, realmID, userID int64, q *fetchQuery) (int64, error) {
 	filter := q.filter
 	muted := storage.MessageFilter{Muted: true}
-	if q.channelNarrow {
-		muted = storage.MessageFilter{MutedTopic: true}
+	if q.mutingChannel != nil {
+		muted = storage.MessageFilter{MutedTopic: true, StreamID: q.mutingChannel}
 	}
 	filter.Not = append(slices.Clone(filter.Not), muted)
 	id, err := s.store.FirstUnreadMessage(ctx, storage.MessageWindow{RealmID: realmID, UserID: userID, Scope: q.scope, Filter: filter})
@@ -380,6 +383,10 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 	var channel *storage.Stream
 	publicChannels := false
 	for _, t := range terms {
+		if t.Operator == "channel" && q.mutingChannel == nil {
+			id := t.ChannelID
+			q.mutingChannel = &id
+		}
 		if t.Operator == "near" || t.Operator == "in" && t.Operand.IsString("all") {
 			continue // no filter, as in the reference
 		}
@@ -393,7 +400,6 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 		}
 		switch {
 		case t.Operator == "channel":
-			q.channelNarrow = true
 			channel = r.channels[t.ChannelID]
 			if channel == nil {
 				ch, err := s.channelByID(ctx, realm.ID, t.ChannelID)
@@ -432,7 +438,7 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 		if !ch.HistoryPublicToSubscribers {
 			return false
 		}
-		return subscribed(ch.ID) || !ch.InviteOnly && me.Role != RoleGuest || ch.IsWebPublic && me.Role != RoleGuest
+		return subscribed(ch.ID) || !ch.InviteOnly && me.Role != RoleGuest || ch.IsWebPublic
 	}
 	if use.personal || !narrow.IncludeHistory(terms, func(int64) bool { return channel != nil && history(channel) }, me.Role != RoleGuest) {
 		return q, nil
@@ -698,7 +704,9 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 				return true
 			}
 		}
-		return m.SenderID == me.ID
+		// A sender who is not subscribed did not receive their message
+		// (the reference gives them no row): it is read history to them.
+		return false
 	}
 	inRange := func(m *storage.Message) bool {
 		for _, r := range ranges[*m.StreamID] {
