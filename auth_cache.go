@@ -24,32 +24,48 @@ type callerCache struct {
 	byEmail map[emailKey]cachedCaller
 	// channels are channel records, under the same rules: message reads
 	// look up the same few channels on every request.
-	channels map[[2]int64]cachedChannel
+	channels map[[2]int64]cached[storage.Stream]
 	// groups are the groups each user is in (EffectiveGroupIDs), which
 	// every send's permission check needs.
-	groups map[[2]int64]cachedGroups
+	groups map[[2]int64]cached[[]int64]
 	// periods are each user's subscription periods (what they received),
 	// which every message read needs; only subscription changes, which
 	// are writes, change them.
-	periods map[[2]int64]cachedPeriods
+	periods map[[2]int64]cached[[]storage.SubscriptionPeriod]
 }
 
-type cachedPeriods struct {
-	periods []storage.SubscriptionPeriod
+// cached is a record of an organization, keyed by (realm, ID), read at
+// generation gen.
+type cached[T any] struct {
+	val     T
 	gen     uint64
 	expires time.Time
 }
 
-type cachedGroups struct {
-	ids     []int64
-	gen     uint64
-	expires time.Time
+// cacheGet returns the live entry of (realmID, id) in m.
+func cacheGet[T any](c *callerCache, m map[[2]int64]cached[T], realmID, id int64) (T, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := m[[2]int64{realmID, id}]
+	if !ok || e.gen != c.gens[realmID] || time.Now().After(e.expires) {
+		var zero T
+		return zero, false
+	}
+	return e.val, true
 }
 
-type cachedChannel struct {
-	channel storage.Stream
-	gen     uint64
-	expires time.Time
+// cachePut remembers v, read at generation gen, unless a write committed
+// since.
+func cachePut[T any](c *callerCache, m map[[2]int64]cached[T], gen uint64, realmID, id int64, v T) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gens[realmID] {
+		return
+	}
+	if len(m) >= callerCacheMax {
+		clear(m)
+	}
+	m[[2]int64{realmID, id}] = cached[T]{val: v, gen: gen, expires: time.Now().Add(callerCacheTTL)}
 }
 
 type emailKey struct {
@@ -73,8 +89,8 @@ const (
 
 func newCallerCache() *callerCache {
 	return &callerCache{gens: map[int64]uint64{}, byID: map[[2]int64]cachedCaller{}, byEmail: map[emailKey]cachedCaller{},
-		channels: map[[2]int64]cachedChannel{}, groups: map[[2]int64]cachedGroups{},
-		periods: map[[2]int64]cachedPeriods{}}
+		channels: map[[2]int64]cached[storage.Stream]{}, groups: map[[2]int64]cached[[]int64]{},
+		periods: map[[2]int64]cached[[]storage.SubscriptionPeriod]{}}
 }
 
 // generation is the organization's current generation: take it before
@@ -145,86 +161,25 @@ func (c *callerCache) put(gen uint64, realm *storage.Realm, u *storage.User) {
 	c.byEmail[emailKey{realm.ID, storage.Fold(u.Email)}] = e
 }
 
-// getChannel returns a copy of a live cached channel.
-func (c *callerCache) getChannel(realmID, id int64) (*storage.Stream, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.channels[[2]int64{realmID, id}]
-	if !ok || e.gen != c.gens[realmID] || time.Now().After(e.expires) {
-		return nil, false
-	}
-	ch := e.channel
-	return &ch, true
-}
-
-// putChannel remembers a channel read at generation gen.
-func (c *callerCache) putChannel(gen uint64, ch *storage.Stream) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gens[ch.RealmID] {
-		return
-	}
-	if len(c.channels) >= callerCacheMax {
-		clear(c.channels)
-	}
-	c.channels[[2]int64{ch.RealmID, ch.ID}] = cachedChannel{channel: *ch, gen: gen, expires: time.Now().Add(callerCacheTTL)}
-}
-
-// userGroups is the cached groups of a user (shared: read only).
-func (c *callerCache) userGroups(realmID, userID int64) ([]int64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.groups[[2]int64{realmID, userID}]
-	if !ok || e.gen != c.gens[realmID] || time.Now().After(e.expires) {
-		return nil, false
-	}
-	return e.ids, true
-}
-
-func (c *callerCache) putUserGroups(gen uint64, realmID, userID int64, ids []int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gens[realmID] {
-		return
-	}
-	if len(c.groups) >= callerCacheMax {
-		clear(c.groups)
-	}
-	c.groups[[2]int64{realmID, userID}] = cachedGroups{ids: ids, gen: gen, expires: time.Now().Add(callerCacheTTL)}
-}
-
 // userPeriods is ListUserPeriods through the cache (the slice is shared:
 // read only).
 func (s *Service) userPeriods(ctx context.Context, realmID, userID int64) ([]storage.SubscriptionPeriod, error) {
-	key := [2]int64{realmID, userID}
-	c := s.callers
-	c.mu.Lock()
-	e, ok := c.periods[key]
-	live := ok && e.gen == c.gens[realmID] && time.Now().Before(e.expires)
-	gen := c.gens[realmID]
-	c.mu.Unlock()
-	if live {
-		return e.periods, nil
+	if periods, ok := cacheGet(s.callers, s.callers.periods, realmID, userID); ok {
+		return periods, nil
 	}
+	gen := s.callers.generation(realmID)
 	periods, err := s.store.ListUserPeriods(ctx, realmID, userID)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen == c.gens[realmID] {
-		if len(c.periods) >= callerCacheMax {
-			clear(c.periods)
-		}
-		c.periods[key] = cachedPeriods{periods: periods, gen: gen, expires: time.Now().Add(callerCacheTTL)}
-	}
+	cachePut(s.callers, s.callers.periods, gen, realmID, userID, periods)
 	return periods, nil
 }
 
 // cachedScope is callerScope outside a transaction, from the cache when
 // it holds the user's groups.
 func (s *Service) cachedScope(ctx context.Context, realmID, userID int64) (*groupScope, error) {
-	if ids, ok := s.callers.userGroups(realmID, userID); ok {
+	if ids, ok := cacheGet(s.callers, s.callers.groups, realmID, userID); ok {
 		return newGroupScope(ids), nil
 	}
 	gen := s.callers.generation(realmID)
@@ -232,7 +187,7 @@ func (s *Service) cachedScope(ctx context.Context, realmID, userID int64) (*grou
 	if err != nil {
 		return nil, err
 	}
-	s.callers.putUserGroups(gen, realmID, userID, ids)
+	cachePut(s.callers, s.callers.groups, gen, realmID, userID, ids)
 	return newGroupScope(ids), nil
 }
 
@@ -243,8 +198,8 @@ func (s *Service) channelsByID(ctx context.Context, realmID int64, ids []int64) 
 	out := make(map[int64]*storage.Stream, len(ids))
 	var missing []int64
 	for _, id := range ids {
-		if ch, ok := s.callers.getChannel(realmID, id); ok {
-			out[id] = ch
+		if ch, ok := cacheGet(s.callers, s.callers.channels, realmID, id); ok {
+			out[id] = &ch
 		} else {
 			missing = append(missing, id)
 		}
@@ -259,7 +214,7 @@ func (s *Service) channelsByID(ctx context.Context, realmID int64, ids []int64) 
 	}
 	for i := range found {
 		out[found[i].ID] = &found[i]
-		s.callers.putChannel(gen, &found[i])
+		cachePut(s.callers, s.callers.channels, gen, realmID, found[i].ID, found[i])
 	}
 	return out, nil
 }

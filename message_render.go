@@ -218,17 +218,10 @@ func (d *mentionData) TopicOldestMessageID(channelID int64, topic string) (int64
 	if ch == nil || d.err != nil {
 		return 0, false
 	}
-	scope := storage.MessageScope{FullChannels: []int64{ch.ID}}
-	if !ch.HistoryPublicToSubscribers {
-		periods, err := d.s.store.ListSubscriptionPeriods(d.ctx, d.realm.ID, d.me.ID, ch.ID)
-		if err != nil {
-			d.err = err
-			return 0, false
-		}
-		scope = storage.MessageScope{}
-		for _, p := range periods {
-			scope.Spans = append(scope.Spans, storage.ChannelSpan{StreamID: p.StreamID, After: p.StartMessageID, Through: p.EndMessageID})
-		}
+	scope, err := channelReadScope(d.ctx, d.s.store, d.realm.ID, d.me.ID, ch)
+	if err != nil {
+		d.err = err
+		return 0, false
 	}
 	_, newer, err := d.s.store.ListMessageWindow(d.ctx, storage.MessageWindow{RealmID: d.realm.ID, UserID: d.me.ID, Scope: scope,
 		Filter: storage.MessageFilter{StreamID: &ch.ID, Topic: &topic}, Anchor: 0, After: 1})

@@ -717,16 +717,9 @@ func (s *Service) autoTopicPolicy(ctx context.Context, w *writeTx, o *outgoing) 
 // open to them, else any they received.
 func (s *Service) startsTopic(ctx context.Context, w *writeTx, o *outgoing) (bool, error) {
 	m := &o.msg
-	scope := storage.MessageScope{FullChannels: []int64{o.channel.ID}}
-	if !o.channel.HistoryPublicToSubscribers {
-		periods, err := w.ListSubscriptionPeriods(ctx, o.realm.ID, o.me.ID, o.channel.ID)
-		if err != nil {
-			return false, err
-		}
-		scope = storage.MessageScope{}
-		for _, p := range periods {
-			scope.Spans = append(scope.Spans, storage.ChannelSpan{StreamID: p.StreamID, After: p.StartMessageID, Through: p.EndMessageID})
-		}
+	scope, err := channelReadScope(ctx, w, o.realm.ID, o.me.ID, o.channel)
+	if err != nil {
+		return false, err
 	}
 	topic := m.Topic
 	older, _, err := w.ListMessageWindow(ctx, storage.MessageWindow{RealmID: o.realm.ID, UserID: o.me.ID, Scope: scope,
