@@ -104,6 +104,7 @@ type Service struct {
 	maintenanceEvery time.Duration
 	callers          *callerCache
 	messages         *messageCache
+	markAllBatch     int
 
 	standIn      sync.Once
 	standInValue string
@@ -137,6 +138,8 @@ func New(store storage.Store, opts ...Option) *Service {
 		hasher:   Argon2id{},
 		callers:  newCallerCache(),
 		messages: newMessageCache(defaultMessageCacheBytes),
+
+		markAllBatch: 2000,
 	}
 	for _, o := range opts {
 		o(s)

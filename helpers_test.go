@@ -1,6 +1,8 @@
 package chat_test
 
 import (
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,6 +36,18 @@ func requireError(t *testing.T, err error, kind chat.Kind, code, msg string) *ch
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// testSeed is the seed of a randomized test: 20261125, or the value of
+// the environment variable env.
+func testSeed(t *testing.T, env string) uint64 {
+	t.Helper()
+	if v := os.Getenv(env); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		require.NoError(t, err, env)
+		return n
+	}
+	return 20261125
+}
 
 // checkEnvelope validates the success envelope of an endpoint the reference
 // OpenAPI description does not document (its schema: JsonSuccessBase).

@@ -371,24 +371,6 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 			ranges[r.StreamID] = append(ranges[r.StreamID], r)
 		}
 	}
-	received := func(m *storage.Message) bool {
-		for _, p := range periods {
-			if p.StreamID == *m.StreamID && m.ID > p.StartMessageID && (p.EndMessageID == nil || m.ID <= *p.EndMessageID) {
-				return true
-			}
-		}
-		// A sender who is not subscribed did not receive their message
-		// (the reference gives them no row): it is read history to them.
-		return false
-	}
-	inRange := func(m *storage.Message) bool {
-		for _, r := range ranges[*m.StreamID] {
-			if r.FirstID <= m.ID && m.ID <= r.LastID {
-				return true
-			}
-		}
-		return false
-	}
 	clientGravatar := opts.clientGravatar == nil || *opts.clientGravatar
 	avatars := map[int64]*string{} // by sender
 	emails := map[int64]string{}   // as the API shows them, by user
@@ -410,7 +392,7 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 		var flags int64
 		row, hasRow := rowFlags[m.ID]
 		if m.StreamID != nil {
-			flags = channelFlags(m, row, hasRow, received(m), inRange(m))
+			flags = channelFlags(m, row, hasRow, periodsCover(periods, *m.StreamID, m.ID), rangesCover(ranges[*m.StreamID], m.ID))
 		} else {
 			for _, id := range convs[*m.ConversationID] {
 				if u := byID[id]; u != nil {

@@ -187,7 +187,7 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 	}
 	q.periods = periods
 	spans := spansOf(periods)
-	q.scope = storage.MessageScope{Spans: spans, Direct: true}
+	q.scope = storage.MessageScope{Spans: spans, Direct: true, Historical: true}
 	subscribed := func(id int64) bool {
 		for _, sp := range spans {
 			if sp.StreamID == id && sp.Through == nil {

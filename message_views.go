@@ -68,15 +68,7 @@ const directRecipientBase = 1 << 40
 // order, with the synthetic wildcard_mentioned.
 func flagNames(flags int64) []string {
 	out := []string{}
-	for _, f := range []struct {
-		bit  int64
-		name string
-	}{
-		{storage.FlagRead, "read"}, {storage.FlagStarred, "starred"}, {storage.FlagCollapsed, "collapsed"},
-		{storage.FlagMentioned, "mentioned"}, {storage.FlagStreamWildcardMentioned, "stream_wildcard_mentioned"},
-		{storage.FlagTopicWildcardMentioned, "topic_wildcard_mentioned"},
-		{storage.FlagHasAlertWord, "has_alert_word"}, {storage.FlagHistorical, "historical"},
-	} {
+	for _, f := range apiFlags {
 		if flags&f.bit != 0 {
 			out = append(out, f.name)
 		}
@@ -265,9 +257,5 @@ func (s *Service) messageAccess(ctx context.Context, realm *storage.Realm, me *s
 			received = true
 		}
 	}
-	if !ch.HistoryPublicToSubscribers && !received && !hasRow {
-		return false, nil
-	}
-	publicToMe := !ch.InviteOnly && me.Role != RoleGuest || ch.IsWebPublic
-	return publicToMe || subscribed, nil
+	return channelAccess(ch, me, received, hasRow, subscribed), nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,12 +61,7 @@ import (
 // TEAMCHAT_DIFF_SEED picks another seed; the seed is printed on failure.
 // -short makes the history and the number of narrows smaller.
 func TestNarrowDifferential(t *testing.T) {
-	seed := uint64(20261125)
-	if env := os.Getenv("TEAMCHAT_DIFF_SEED"); env != "" {
-		n, err := strconv.ParseUint(env, 10, 64)
-		require.NoError(t, err)
-		seed = n
-	}
+	seed := testSeed(t, "TEAMCHAT_DIFF_SEED")
 	start := time.Now()
 	w := buildDiffWorld(t, seed)
 	built := time.Since(start)
@@ -124,6 +118,10 @@ type ndWorld struct {
 	msgs    []int64
 	// readBySender: the message was sent with read_by_sender.
 	readBySender map[int64]bool
+	// readOnLeave[user][channel]: the newest message when the user last
+	// left the channel; leaving marks the channel's messages read, as in
+	// the reference.
+	readOnLeave  map[int64]map[int64]int64
 	refusedSends int
 	// ownUnreceived counts the flags divergence of a sender's message
 	// they did not receive (see reader).
@@ -212,7 +210,7 @@ func buildDiffWorld(t *testing.T, seed uint64) *ndWorld {
 	h := chattest.New(t)
 	w := &ndWorld{h: h, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		guest: map[int64]bool{}, deactivated: map[int64]bool{}, periods: map[int64]map[int64][][2]int64{},
-		readBySender: map[int64]bool{}, searches: map[string][]int8{}}
+		readBySender: map[int64]bool{}, readOnLeave: map[int64]map[int64]int64{}, searches: map[string][]int8{}}
 	w.users = append(w.users, h.Owner)
 	for i := range 7 {
 		role := chat.RoleMember
@@ -309,6 +307,10 @@ func (w *ndWorld) toggle(t *testing.T, u chattest.User, c ndChannel) {
 		}
 		_, err := w.h.Service.Unsubscribe(ctx, w.h.Owner.Caller, chat.UnsubscribeRequest{Subscriptions: []string{c.name}, Principals: ps})
 		require.NoError(t, err)
+		if w.readOnLeave[u.ID] == nil {
+			w.readOnLeave[u.ID] = map[int64]int64{}
+		}
+		w.readOnLeave[u.ID][c.id] = w.lastID
 		p := w.periods[u.ID][c.id]
 		p[len(p)-1][1] = w.lastID
 		if p[len(p)-1][1] == p[len(p)-1][0] {
@@ -549,7 +551,7 @@ func (w *ndWorld) reader(t *testing.T, u chattest.User) *ndReader {
 		want := narrow.FlagRead | narrow.FlagHistorical
 		if r.personal[i] {
 			want = 0
-			if m.SenderID == u.ID && w.readBySender[id] {
+			if m.SenderID == u.ID && w.readBySender[id] || m.ChannelID != 0 && id <= w.readOnLeave[u.ID][m.ChannelID] {
 				want = narrow.FlagRead
 			}
 		}

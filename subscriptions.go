@@ -413,6 +413,9 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 				case err != nil:
 					return err
 				default:
+					if err := leaveChannelRead(ctx, w, cc.realm.ID, u.ID, ch.ID); err != nil {
+						return err
+					}
 					resp.Removed = append(resp.Removed, ch.Name)
 					removed = append(removed, u.ID)
 					w.emit(toUsers(u.ID), SubscriptionEvent{Op: "remove", Removed: []channelNameRef{{ch.Name, ch.ID}}})

@@ -640,6 +640,71 @@ type MessageStore interface {
 	// TopicSenders lists the users who sent a message to the channel's
 	// topic (compared case-insensitively), ascending.
 	TopicSenders(ctx context.Context, realmID, streamID int64, topic string) ([]int64, error)
+	// ChannelNeighbours returns the channel's newest message with an ID
+	// below first and its oldest above last (0 where there is none).
+	ChannelNeighbours(ctx context.Context, realmID, streamID, first, last int64) (prev, next int64, err error)
+	// InsertUserMessages inserts rows that do not exist yet.
+	InsertUserMessages(ctx context.Context, rows []UserMessage) error
+	// UpdateUserMessageFlags sets the add bits and clears the remove bits
+	// of the user's rows of these messages; missing rows are left alone.
+	UpdateUserMessageFlags(ctx context.Context, realmID, userID int64, messageIDs []int64, add, remove int64) error
+	// ReplaceReadRanges deletes the user's ranges of the channel that
+	// intersect [lo, hi] and inserts ranges instead (the caller computed
+	// them to cover what stays read).
+	ReplaceReadRanges(ctx context.Context, realmID, userID, streamID, lo, hi int64, ranges []ReadRange) error
+	// ListChannelMessagesIn returns the messages of the spans (of the
+	// topic, compared case-insensitively, when topic is not nil), newest
+	// first, up to limit, with only ID, StreamID, Topic, SenderID,
+	// StreamWildcard and TopicWildcard set.
+	ListChannelMessagesIn(ctx context.Context, realmID int64, spans []IDSpan, topic *string, limit int) ([]Message, error)
+	// ListUnreadRows returns the user's unread rows, newest first, up to
+	// limit: direct messages without the read flag and historical channel
+	// messages marked unread (of that channel only, when streamID is not
+	// nil), with the same message fields as ListChannelMessagesIn plus
+	// ConversationID.
+	ListUnreadRows(ctx context.Context, realmID, userID int64, streamID *int64, limit int) ([]FlaggedMessage, error)
+	// ListMentionRows returns the user's rows with a mention flag
+	// (mentioned or a wildcard) of messages with IDs at least minID.
+	ListMentionRows(ctx context.Context, realmID, userID, minID int64) ([]UserMessage, error)
+	ReactionStore
+}
+
+// IDSpan is a channel's messages with First <= ID <= Last.
+type IDSpan struct {
+	StreamID    int64
+	First, Last int64
+}
+
+// FlaggedMessage is a message with a reader's row flags.
+type FlaggedMessage struct {
+	Message
+	Flags int64
+}
+
+// Reaction is one user's emoji reaction to a message. ReactionType is
+// "unicode_emoji", "realm_emoji" or "service_extra_emoji"; EmojiCode is the
+// code point string, the custom emoji's ID, or the extra emoji's name.
+type Reaction struct {
+	ID           int64  `bun:"id,pk,autoincrement"`
+	RealmID      int64  `bun:"realm_id"`
+	MessageID    int64  `bun:"message_id"`
+	UserID       int64  `bun:"user_id"`
+	ReactionType string `bun:"reaction_type"`
+	EmojiCode    string `bun:"emoji_code"`
+	EmojiName    string `bun:"emoji_name"`
+}
+
+// ReactionStore persists reactions.
+type ReactionStore interface {
+	// AddReaction inserts r (setting its ID); the same user, message,
+	// type and code twice gives ErrConflict.
+	AddReaction(ctx context.Context, r *Reaction) error
+	// DeleteReaction removes the user's reaction of that type and code
+	// to the message; a missing one gives ErrNotFound.
+	DeleteReaction(ctx context.Context, realmID, messageID, userID int64, reactionType, emojiCode string) error
+	// ListReactions returns the reactions to these messages, by message
+	// then in the order they were added.
+	ListReactions(ctx context.Context, realmID int64, messageIDs []int64) ([]Reaction, error)
 }
 
 // MessageWindow is a fetch of messages around an anchor.
@@ -669,6 +734,9 @@ type MessageScope struct {
 	PublicChannels bool
 	Spans          []ChannelSpan
 	Direct         bool
+	// Historical adds the channel messages the reader has a historical
+	// row for (starred or reacted to without having received them).
+	Historical bool
 }
 
 // ChannelSpan is the channel's messages with After < ID <= Through

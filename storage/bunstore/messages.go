@@ -230,14 +230,14 @@ type readRangeRow struct {
 	storage.ReadRange
 }
 
-// channelNeighbours returns the IDs of the channel's messages just before
+// ChannelNeighbours returns the IDs of the channel's messages just before
 // first and just after last (0 where there is none), in one query.
-func (s *Store) channelNeighbours(ctx context.Context, realmID, streamID, first, last int64) (prev, next int64, err error) {
+func (s *Store) ChannelNeighbours(ctx context.Context, realmID, streamID, first, last int64) (prev, next int64, err error) {
 	err = s.r.NewRaw(`SELECT
 	COALESCE((SELECT MAX(id) FROM messages WHERE realm_id = ? AND stream_id = ? AND id < ?), 0),
 	COALESCE((SELECT MIN(id) FROM messages WHERE realm_id = ? AND stream_id = ? AND id > ?), 0)`,
 		realmID, streamID, first, realmID, streamID, last).Scan(ctx, &prev, &next)
-	return prev, next, err
+	return prev, next, wrapErr(fmt.Sprintf("neighbours of [%d, %d] in channel %d in realm %d", first, last, streamID, realmID), err)
 }
 
 // AddReadRange merges [first, last] into the user's ranges of the
@@ -252,7 +252,7 @@ func (s *Store) AddReadRange(ctx context.Context, realmID, userID, streamID, fir
 	return s.withTx(ctx, func(tx *Store) error {
 		// Ranges reaching from the channel's previous message to its
 		// next one touch the new range: nothing unread lies between.
-		prev, next, err := tx.channelNeighbours(ctx, realmID, streamID, first, last)
+		prev, next, err := tx.ChannelNeighbours(ctx, realmID, streamID, first, last)
 		if err != nil {
 			return wrapErr(op, err)
 		}
@@ -359,6 +359,10 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun
 				q = q.WhereOr("(m.stream_id = ? AND m.id > ? AND m.id <= ?)", sp.StreamID, sp.After, *sp.Through)
 			}
 		}
+		if sc.Historical {
+			q = q.WhereOr(`(m.stream_id IS NOT NULL AND m.id IN (SELECT hu.message_id FROM user_messages AS hu
+				WHERE hu.realm_id = ? AND hu.user_id = ? AND (hu.flags & 1024) <> 0))`, w.RealmID, w.UserID)
+		}
 		if sc.Direct {
 			q = q.WhereOr("m.conversation_id IN (SELECT dcm.conversation_id FROM direct_conversation_members AS dcm WHERE dcm.realm_id = ? AND dcm.user_id = ?)",
 				w.RealmID, w.UserID)
@@ -435,9 +439,14 @@ func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f stora
 	}
 	if f.Unread {
 		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			// A channel message is unread when no range covers it, unless
+			// the reader has a historical row for it, whose read flag says.
 			return q.WhereOr(`(m.stream_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM read_ranges AS rr
 				WHERE rr.realm_id = m.realm_id AND rr.user_id = ? AND rr.stream_id = m.stream_id
-				AND rr.first_id <= m.id AND rr.last_id >= m.id))`, w.UserID).
+				AND rr.first_id <= m.id AND rr.last_id >= m.id) AND NOT EXISTS (SELECT 1 FROM user_messages AS hr
+				WHERE hr.realm_id = m.realm_id AND hr.user_id = ? AND hr.message_id = m.id AND (hr.flags & 1024) <> 0))`, w.UserID, w.UserID).
+				WhereOr(`(m.stream_id IS NOT NULL AND EXISTS (SELECT 1 FROM user_messages AS hu
+				WHERE hu.realm_id = m.realm_id AND hu.user_id = ? AND hu.message_id = m.id AND (hu.flags & 3073) = 1024))`, w.UserID).
 				WhereOr(`(m.conversation_id IS NOT NULL AND EXISTS (SELECT 1 FROM user_messages AS um
 				WHERE um.realm_id = m.realm_id AND um.user_id = ? AND um.message_id = m.id AND (um.flags & 1) = 0))`, w.UserID)
 		})

@@ -138,11 +138,7 @@ func testMessageTopicSenders(t *testing.T, s storage.Store) {
 // post stores a plain channel message from sender and returns its ID.
 func post(t *testing.T, s storage.Store, realmID, senderID, streamID int64) int64 {
 	t.Helper()
-	m := &storage.Message{RealmID: realmID, SenderID: senderID, StreamID: &streamID, Topic: "t",
-		Content: "hi", RenderedContent: "<p>hi</p>", DateSent: 1_700_000_000}
-	require.NoError(t, s.CreateMessage(t.Context(), m, nil))
-	require.NotZero(t, m.ID)
-	return m.ID
+	return postTopic(t, s, realmID, senderID, streamID, "t", false)
 }
 
 func testMessageChannelRoundTrip(t *testing.T, s storage.Store) {

@@ -103,6 +103,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, txTests...)
 	all = append(all, queryTests...)
 	all = append(all, foldTests...)
+	all = append(all, readStateTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

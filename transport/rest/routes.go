@@ -36,6 +36,11 @@ func routes() []endpoint {
 		authed("GET", "/messages", (*S).GetMessages),
 		authed("GET", "/messages/matches_narrow", (*S).MatchesNarrow),
 		authed("GET", "/messages/{message_id:int}", (*S).GetMessage),
+		authed("POST", "/messages/flags", (*S).UpdateMessageFlags),
+		authed("POST", "/messages/flags/narrow", (*S).UpdateMessageFlagsForNarrow),
+		authedNoArgs("POST", "/mark_all_as_read", (*S).MarkAllAsRead),
+		authed("POST", "/mark_stream_as_read", (*S).MarkStreamAsRead),
+		authed("POST", "/mark_topic_as_read", (*S).MarkTopicAsRead),
 
 		authedNoArgs("GET", "/realm", (*S).GetRealmSettings),
 		authed("PATCH", "/realm", (*S).UpdateRealm),

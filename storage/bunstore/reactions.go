@@ -1,0 +1,62 @@
+package bunstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// reactionRow maps storage.Reaction to its table (migration 0011).
+type reactionRow struct {
+	bun.BaseModel `bun:"table:reactions,alias:re"`
+	storage.Reaction
+}
+
+// AddReaction inserts the reaction; the unique key turns a duplicate
+// into ErrConflict.
+func (s *Store) AddReaction(ctx context.Context, r *storage.Reaction) error {
+	row := &reactionRow{Reaction: *r}
+	row.ID = 0
+	_, err := s.w.NewInsert().Model(row).Returning("id").Exec(ctx)
+	if err != nil {
+		return wrapErr(fmt.Sprintf("add reaction to message %d in realm %d", r.MessageID, r.RealmID), err)
+	}
+	r.ID = row.ID
+	return nil
+}
+
+// DeleteReaction deletes by the unique key.
+func (s *Store) DeleteReaction(ctx context.Context, realmID, messageID, userID int64, reactionType, emojiCode string) error {
+	op := fmt.Sprintf("delete reaction to message %d in realm %d", messageID, realmID)
+	res, err := s.w.NewDelete().Model((*reactionRow)(nil)).
+		Where("realm_id = ?", realmID).Where("message_id = ?", messageID).Where("user_id = ?", userID).
+		Where("reaction_type = ?", reactionType).Where("emoji_code = ?", emojiCode).Exec(ctx)
+	if err != nil {
+		return wrapErr(op, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return wrapErr(op, err)
+	} else if n == 0 {
+		return fmt.Errorf("bunstore: %s: %w", op, storage.ErrNotFound)
+	}
+	return nil
+}
+
+// ListReactions reads the unique key's prefix (realm, message).
+func (s *Store) ListReactions(ctx context.Context, realmID int64, messageIDs []int64) ([]storage.Reaction, error) {
+	out := []storage.Reaction{}
+	err := chunked(messageIDs, func(ids []int64) error {
+		var rows []reactionRow
+		err := s.r.NewSelect().Model(&rows).
+			Where("realm_id = ?", realmID).Where("message_id IN (?)", bun.List(ids)).
+			OrderExpr("message_id ASC, id ASC").Scan(ctx)
+		for _, r := range rows {
+			out = append(out, r.Reaction)
+		}
+		return wrapErr(fmt.Sprintf("list reactions in realm %d", realmID), err)
+	})
+	return out, err
+}

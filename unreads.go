@@ -1,0 +1,576 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// Unread state: what the reader has not read, computed from their sparse
+// state. A channel's unread messages are those of the spans they received
+// that no read range covers (listed through the channel's index, span by
+// span), plus historical rows marked unread; a direct message's are rows
+// without the read flag (a partial index). The cost follows the unread
+// messages, not the history.
+
+// maxUnreadMessages caps the unread messages reported, newest first (the
+// reference's MAX_UNREAD_MESSAGES).
+const maxUnreadMessages = 50_000
+
+// noUpperID is the upper bound of open spans and ranges.
+const noUpperID = int64(1) << 62
+
+// UnreadMessages is the reader's unread state in the shape of the
+// reference's unread_msgs (POST /register).
+type UnreadMessages struct {
+	Count    int                  `json:"count"`
+	PMs      []UnreadDirect       `json:"pms"`
+	Streams  []UnreadChannelTopic `json:"streams"`
+	Huddles  []UnreadGroupDirect  `json:"huddles"`
+	Mentions []int64              `json:"mentions"`
+	// OldUnreadsMissing: there were more than the 50,000 newest reported.
+	OldUnreadsMissing bool `json:"old_unreads_missing"`
+}
+
+// UnreadDirect is a one-on-one conversation's unread messages.
+type UnreadDirect struct {
+	OtherUserID int64 `json:"other_user_id"`
+	// SenderID is the deprecated copy of OtherUserID.
+	SenderID         int64   `json:"sender_id"`
+	UnreadMessageIDs []int64 `json:"unread_message_ids"`
+}
+
+// UnreadChannelTopic is a topic's unread messages.
+type UnreadChannelTopic struct {
+	StreamID         int64   `json:"stream_id"`
+	Topic            string  `json:"topic"`
+	UnreadMessageIDs []int64 `json:"unread_message_ids"`
+}
+
+// UnreadGroupDirect is a group conversation's unread messages;
+// UserIDsString lists its members, the reader included, comma-separated.
+type UnreadGroupDirect struct {
+	UserIDsString    string  `json:"user_ids_string"`
+	UnreadMessageIDs []int64 `json:"unread_message_ids"`
+}
+
+// GetUnreadMessagesRequest is the input of GetUnreadMessages.
+type GetUnreadMessagesRequest struct {
+	// AllowEmptyTopicName shows the empty topic as "" instead of its
+	// display name.
+	AllowEmptyTopicName *bool `json:"allow_empty_topic_name"`
+}
+
+// GetUnreadMessages computes the caller's unread messages by channel and
+// topic, conversation and group conversation, with their unread mentions
+// (the unread_msgs of POST /register).
+func (s *Service) GetUnreadMessages(ctx context.Context, c Caller, req GetUnreadMessagesRequest) (*UnreadMessages, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := s.unreadState(ctx, s.store, realm, me, maxUnreadMessages)
+	if err != nil {
+		return nil, s.internal(ctx, "unread messages", err)
+	}
+	out, err := s.aggregateUnreads(ctx, realm, me, raw, req.AllowEmptyTopicName != nil && *req.AllowEmptyTopicName)
+	if err != nil {
+		return nil, s.internal(ctx, "unread messages", err)
+	}
+	return out, nil
+}
+
+// unreadMessage is one unread message with the reader's flags.
+type unreadMessage struct {
+	storage.Message
+	flags int64
+}
+
+// rawUnreads is the newest unread messages (newest first) and whether
+// older ones were left out.
+type rawUnreads struct {
+	msgs    []unreadMessage
+	missing bool
+}
+
+// unreadState lists up to limit of the reader's newest unread messages
+// in their subscribed channels and their conversations.
+func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *storage.Realm, me *storage.User, limit int) (*rawUnreads, error) {
+	periods, err := st.ListUserPeriods(ctx, realm.ID, me.ID)
+	if err != nil {
+		return nil, err
+	}
+	active := map[int64]bool{}
+	for _, p := range periods {
+		if p.EndMessageID == nil {
+			active[p.StreamID] = true
+		}
+	}
+	gaps, err := s.unreadGaps(ctx, st, realm.ID, me.ID, periods, mapKeys(active))
+	if err != nil {
+		return nil, err
+	}
+	chMsgs, err := st.ListChannelMessagesIn(ctx, realm.ID, gaps, nil, limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.ListUnreadRows(ctx, realm.ID, me.ID, nil, limit)
+	if err != nil {
+		return nil, err
+	}
+	all := make([]unreadMessage, 0, min(limit, len(chMsgs)+len(rows)))
+	i, j := 0, 0
+	for len(all) < limit && (i < len(chMsgs) || j < len(rows)) {
+		if j == len(rows) || i < len(chMsgs) && chMsgs[i].ID > rows[j].ID {
+			all = append(all, unreadMessage{Message: chMsgs[i]})
+			i++
+			continue
+		}
+		r := rows[j]
+		j++
+		if r.StreamID != nil && !active[*r.StreamID] {
+			continue // an unsubscribed channel's historical row
+		}
+		all = append(all, unreadMessage{Message: r.Message, flags: r.Flags})
+	}
+	raw := &rawUnreads{msgs: all, missing: len(all) == limit}
+	if len(all) == 0 {
+		return raw, nil
+	}
+	// The channel messages' flags: mention rows, and wildcards of the
+	// message (they all were received).
+	mentions, err := st.ListMentionRows(ctx, realm.ID, me.ID, all[len(all)-1].ID)
+	if err != nil {
+		return nil, err
+	}
+	mentionFlags := make(map[int64]int64, len(mentions))
+	for _, r := range mentions {
+		mentionFlags[r.MessageID] = r.Flags
+	}
+	for k := range all {
+		m := &all[k]
+		if m.StreamID != nil && m.flags == 0 {
+			m.flags = mentionFlags[m.ID]
+			if m.StreamWildcard {
+				m.flags |= storage.FlagStreamWildcardMentioned
+			}
+		}
+	}
+	return raw, nil
+}
+
+// unreadGaps is the parts of the reader's received spans of the channels
+// that no read range covers.
+func (s *Service) unreadGaps(ctx context.Context, st storage.Store, realmID, userID int64, periods []storage.SubscriptionPeriod, channels []int64) ([]storage.IDSpan, error) {
+	if len(channels) == 0 {
+		return nil, nil
+	}
+	ranges, err := st.ListReadRangesOf(ctx, realmID, userID, channels, 0, noUpperID)
+	if err != nil {
+		return nil, err
+	}
+	byChannel := map[int64][]storage.ReadRange{}
+	for _, r := range ranges {
+		byChannel[r.StreamID] = append(byChannel[r.StreamID], r)
+	}
+	var gaps []storage.IDSpan
+	for _, ch := range uniqueSorted(channels) {
+		gaps = append(gaps, subtractRanges(receivedSpans(periods, ch, 1, noUpperID), byChannel[ch])...)
+	}
+	return gaps, nil
+}
+
+// muteState answers whether a channel message is muted for the reader:
+// a muted topic, or a topic of a muted channel not unmuted or followed.
+type muteState struct {
+	channels map[int64]bool
+	topics   map[int64]map[string]int
+}
+
+func (s *Service) loadMuteState(ctx context.Context, st storage.Store, realmID, userID int64) (*muteState, error) {
+	ms := &muteState{channels: map[int64]bool{}, topics: map[int64]map[string]int{}}
+	subs, err := st.ListUserSubscriptions(ctx, realmID, userID)
+	if err != nil {
+		return nil, err
+	}
+	for _, sub := range subs {
+		if sub.Active && sub.IsMuted {
+			ms.channels[sub.StreamID] = true
+		}
+	}
+	topics, err := st.ListUserTopics(ctx, realmID, userID)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range topics {
+		if ms.topics[t.StreamID] == nil {
+			ms.topics[t.StreamID] = map[string]int{}
+		}
+		ms.topics[t.StreamID][storage.Fold(t.TopicName)] = t.VisibilityPolicy
+	}
+	return ms, nil
+}
+
+func (ms *muteState) muted(streamID int64, topic string) bool {
+	policy := ms.topics[streamID][storage.Fold(topic)]
+	if ms.channels[streamID] {
+		return policy != TopicPolicyUnmuted && policy != TopicPolicyFollowed
+	}
+	return policy == TopicPolicyMuted
+}
+
+// unreadMention is the reference's rule for the mentions list: a
+// personal mention, or a wildcard outside muted conversations.
+func unreadMention(m *unreadMessage, muted bool) bool {
+	if m.flags&storage.FlagMentioned != 0 {
+		return true
+	}
+	wild := m.flags&(storage.FlagStreamWildcardMentioned|storage.FlagTopicWildcardMentioned) != 0
+	return wild && (m.StreamID == nil || !muted)
+}
+
+// aggregateUnreads groups the raw unread messages as unread_msgs does.
+func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me *storage.User, raw *rawUnreads, allowEmptyTopic bool) (*UnreadMessages, error) {
+	out := &UnreadMessages{PMs: []UnreadDirect{}, Streams: []UnreadChannelTopic{}, Huddles: []UnreadGroupDirect{},
+		Mentions: []int64{}, OldUnreadsMissing: raw.missing}
+	mutes, err := s.loadMuteState(ctx, s.store, realm.ID, me.ID)
+	if err != nil {
+		return nil, err
+	}
+	convs := map[int64][]int64{}
+	for _, m := range raw.msgs {
+		if m.ConversationID != nil {
+			convs[*m.ConversationID] = nil
+		}
+	}
+	if len(convs) > 0 {
+		if convs, err = s.store.ConversationMembersOf(ctx, realm.ID, mapKeys(convs)); err != nil {
+			return nil, err
+		}
+	}
+	type topicKey struct {
+		stream int64
+		key    string
+	}
+	topics := map[topicKey]*UnreadChannelTopic{}
+	direct := map[int64]*UnreadDirect{}
+	groups := map[string]*UnreadGroupDirect{}
+	for i := len(raw.msgs) - 1; i >= 0; i-- { // oldest first: IDs ascend
+		m := &raw.msgs[i]
+		muted := false
+		switch {
+		case m.StreamID != nil:
+			muted = mutes.muted(*m.StreamID, m.Topic)
+			if !muted {
+				out.Count++
+			}
+			name := m.Topic
+			if name == "" && !allowEmptyTopic {
+				name = EmptyTopicDisplayName
+			}
+			k := topicKey{*m.StreamID, strings.ToLower(name)}
+			if topics[k] == nil {
+				topics[k] = &UnreadChannelTopic{StreamID: *m.StreamID, Topic: name}
+			}
+			topics[k].UnreadMessageIDs = append(topics[k].UnreadMessageIDs, m.ID)
+		default:
+			out.Count++
+			members := convs[*m.ConversationID]
+			if len(members) <= 2 {
+				other := m.SenderID
+				if other == me.ID {
+					other = me.ID
+					for _, id := range members {
+						if id != me.ID {
+							other = id
+						}
+					}
+				}
+				if direct[other] == nil {
+					direct[other] = &UnreadDirect{OtherUserID: other, SenderID: other}
+				}
+				direct[other].UnreadMessageIDs = append(direct[other].UnreadMessageIDs, m.ID)
+				break
+			}
+			key := joinIDs(members)
+			if groups[key] == nil {
+				groups[key] = &UnreadGroupDirect{UserIDsString: key}
+			}
+			groups[key].UnreadMessageIDs = append(groups[key].UnreadMessageIDs, m.ID)
+		}
+		if unreadMention(m, muted) {
+			out.Mentions = append(out.Mentions, m.ID)
+		}
+	}
+	for _, k := range sortedKeys(topics, func(a, b topicKey) int {
+		if a.stream != b.stream {
+			return cmpInt(a.stream, b.stream)
+		}
+		return strings.Compare(a.key, b.key)
+	}) {
+		out.Streams = append(out.Streams, *topics[k])
+	}
+	for _, k := range sortedKeys(direct, cmpInt[int64]) {
+		out.PMs = append(out.PMs, *direct[k])
+	}
+	for _, k := range sortedKeys(groups, strings.Compare) {
+		out.Huddles = append(out.Huddles, *groups[k])
+	}
+	return out, nil
+}
+
+// sortedKeys returns the map's keys in cmp's order.
+func sortedKeys[K comparable, V any](m map[K]V, cmp func(a, b K) int) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmp)
+	return keys
+}
+
+func cmpInt[T ~int64 | ~int](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// joinIDs joins ascending IDs with commas.
+func joinIDs(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+// unreadDetails describes messages just marked unread for the client's
+// unread counts (the event's message_details).
+func (s *Service) unreadDetails(ctx context.Context, st storage.Store, realm *storage.Realm, me *storage.User, rs *readerState, ids []int64) (map[string]UnreadMessageDetails, error) {
+	out := map[string]UnreadMessageDetails{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	mutes, err := s.loadMuteState(ctx, st, realm.ID, me.ID)
+	if err != nil {
+		return nil, err
+	}
+	convs := map[int64][]int64{}
+	for _, id := range ids {
+		if m := rs.msgs[id].m; m.ConversationID != nil {
+			convs[*m.ConversationID] = nil
+		}
+	}
+	if len(convs) > 0 {
+		if convs, err = st.ConversationMembersOf(ctx, realm.ID, mapKeys(convs)); err != nil {
+			return nil, err
+		}
+	}
+	for _, id := range ids {
+		ms := rs.msgs[id]
+		um := &unreadMessage{Message: *ms.m, flags: ms.flags}
+		d := UnreadMessageDetails{}
+		muted := false
+		if ms.m.StreamID != nil {
+			muted = mutes.muted(*ms.m.StreamID, ms.m.Topic)
+			topic, unmuted := ms.m.Topic, !muted
+			d = UnreadMessageDetails{Type: "stream", StreamID: *ms.m.StreamID, Topic: &topic, UnmutedStreamMsg: &unmuted}
+		} else {
+			d.Type, d.UserIDs = "private", []int64{}
+			for _, u := range convs[*ms.m.ConversationID] {
+				if u != me.ID {
+					d.UserIDs = append(d.UserIDs, u)
+				}
+			}
+		}
+		d.Mentioned = unreadMention(um, muted)
+		out[strconv.FormatInt(id, 10)] = d
+	}
+	return out, nil
+}
+
+// MarkStreamAsReadRequest is the input of MarkStreamAsRead.
+type MarkStreamAsReadRequest struct {
+	StreamID int64 `json:"stream_id"`
+}
+
+// MarkStreamAsRead marks every message of a channel read for the caller
+// (POST /mark_stream_as_read).
+func (s *Service) MarkStreamAsRead(ctx context.Context, c Caller, req MarkStreamAsReadRequest) (*EmptyResponse, error) {
+	me, realm, ch, err := s.readableChannel(ctx, c, req.StreamID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.markChannelRead(ctx, realm, me, ch.ID, nil); err != nil {
+		return nil, s.internal(ctx, "mark channel as read", err)
+	}
+	return &EmptyResponse{}, nil
+}
+
+// MarkTopicAsReadRequest is the input of MarkTopicAsRead.
+type MarkTopicAsReadRequest struct {
+	StreamID  int64  `json:"stream_id"`
+	TopicName string `json:"topic_name"`
+}
+
+// MarkTopicAsRead marks a topic's messages read for the caller (POST
+// /mark_topic_as_read). A topic of which the caller has no message gives
+// "No such topic"; an empty topic name marks the whole channel, as in
+// the reference.
+func (s *Service) MarkTopicAsRead(ctx context.Context, c Caller, req MarkTopicAsReadRequest) (*EmptyResponse, error) {
+	me, realm, ch, err := s.readableChannel(ctx, c, req.StreamID)
+	if err != nil {
+		return nil, err
+	}
+	var topic *string
+	if req.TopicName != "" {
+		name := req.TopicName
+		if name == EmptyTopicDisplayName {
+			name = ""
+		}
+		periods, err := s.store.ListUserPeriods(ctx, realm.ID, me.ID)
+		if err != nil {
+			return nil, s.internal(ctx, "mark topic as read", err)
+		}
+		found, err := s.store.ListChannelMessagesIn(ctx, realm.ID, receivedSpans(periods, ch.ID, 1, noUpperID), &name, 1)
+		if err != nil {
+			return nil, s.internal(ctx, "mark topic as read", err)
+		}
+		if len(found) == 0 {
+			return nil, BadRequest("No such topic '%s'", name)
+		}
+		if name != "" {
+			topic = &name
+		}
+	}
+	if err := s.markChannelRead(ctx, realm, me, ch.ID, topic); err != nil {
+		return nil, s.internal(ctx, "mark topic as read", err)
+	}
+	return &EmptyResponse{}, nil
+}
+
+// readableChannel loads a channel whose messages the caller may read
+// (the reference's access_stream_by_id): "Invalid channel ID" otherwise.
+func (s *Service) readableChannel(ctx context.Context, c Caller, id int64) (*storage.User, *storage.Realm, *storage.Stream, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ch, err := s.channelByID(ctx, realm.ID, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil, nil, errInvalidChannelID
+	} else if err != nil {
+		return nil, nil, nil, s.internal(ctx, "load channel", err)
+	}
+	scope, err := s.cachedScope(ctx, realm.ID, me.ID)
+	if err != nil {
+		return nil, nil, nil, s.internal(ctx, "load channel", err)
+	}
+	ok, err := s.hasContentAccess(ctx, me, scope, ch)
+	if err != nil {
+		return nil, nil, nil, s.internal(ctx, "load channel", err)
+	}
+	if !ok {
+		return nil, nil, nil, errInvalidChannelID
+	}
+	return me, realm, ch, nil
+}
+
+// markChannelRead marks the caller's unread messages of the channel (of
+// the topic, when not nil) read, and tells them which.
+func (s *Service) markChannelRead(ctx context.Context, realm *storage.Realm, me *storage.User, streamID int64, topic *string) error {
+	return s.write(ctx, realm.ID, func(w *writeTx) error {
+		w.keepCallers()
+		ids, err := s.markChannelReadIn(ctx, w, realm.ID, me.ID, streamID, topic)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		w.emit(Audience{Users: []int64{me.ID}}, UpdateMessageFlagsEvent{Op: "add", Operation: "add", Flag: "read", Messages: ids})
+		return nil
+	})
+}
+
+// markChannelReadIn marks the channel (or topic) read in st and returns
+// the IDs that were unread, ascending. A whole channel becomes one range.
+func (s *Service) markChannelReadIn(ctx context.Context, st storage.Store, realmID, userID, streamID int64, topic *string) ([]int64, error) {
+	periods, err := st.ListUserPeriods(ctx, realmID, userID)
+	if err != nil {
+		return nil, err
+	}
+	gaps, err := s.unreadGaps(ctx, st, realmID, userID, periods, []int64{streamID})
+	if err != nil {
+		return nil, err
+	}
+	unread, err := st.ListChannelMessagesIn(ctx, realmID, gaps, topic, noUpperLimit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.ListUnreadRows(ctx, realmID, userID, &streamID, noUpperLimit)
+	if err != nil {
+		return nil, err
+	}
+	var ids, rowIDs []int64
+	for _, m := range unread {
+		ids = append(ids, m.ID)
+	}
+	for _, r := range rows {
+		if topic == nil || storage.Fold(r.Topic) == storage.Fold(*topic) {
+			rowIDs = append(rowIDs, r.ID)
+		}
+	}
+	if len(rowIDs) > 0 {
+		if err := st.UpdateUserMessageFlags(ctx, realmID, userID, rowIDs, storage.FlagRead, 0); err != nil {
+			return nil, err
+		}
+	}
+	if topic != nil {
+		if err := s.markChannelIDsRead(ctx, st, realmID, userID, streamID, periods, ids); err != nil {
+			return nil, err
+		}
+	} else if len(gaps) > 0 {
+		if err := coverChannel(ctx, st, realmID, userID, streamID); err != nil {
+			return nil, err
+		}
+	}
+	return uniqueSorted(append(ids, rowIDs...)), nil
+}
+
+// coverChannel makes one read range of the user cover the whole channel.
+func coverChannel(ctx context.Context, st storage.Store, realmID, userID, streamID int64) error {
+	maxID, err := st.MaxMessageID(ctx)
+	if err != nil || maxID == 0 {
+		return err
+	}
+	return st.ReplaceReadRanges(ctx, realmID, userID, streamID, 0, noUpperID, []storage.ReadRange{{FirstID: 1, LastID: maxID}})
+}
+
+// leaveChannelRead marks the channel read for a user who leaves it, as
+// the reference does on unsubscribing (without listing the messages: the
+// client drops the channel's unread counts with the subscription).
+func leaveChannelRead(ctx context.Context, st storage.Store, realmID, userID, streamID int64) error {
+	rows, err := st.ListUnreadRows(ctx, realmID, userID, &streamID, noUpperLimit)
+	if err != nil {
+		return err
+	}
+	if len(rows) > 0 {
+		ids := make([]int64, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ID
+		}
+		if err := st.UpdateUserMessageFlags(ctx, realmID, userID, ids, storage.FlagRead, 0); err != nil {
+			return err
+		}
+	}
+	return coverChannel(ctx, st, realmID, userID, streamID)
+}
+
+// noUpperLimit lists without a cap.
+const noUpperLimit = 1 << 40
