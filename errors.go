@@ -67,6 +67,8 @@ const (
 	// can_mention_many_users_group.
 	CodeStreamWildcardMentionNotAllowed = "STREAM_WILDCARD_MENTION_NOT_ALLOWED"
 	CodeTopicWildcardMentionNotAllowed  = "TOPIC_WILDCARD_MENTION_NOT_ALLOWED"
+	CodeReactionAlreadyExists           = "REACTION_ALREADY_EXISTS"
+	CodeReactionDoesNotExist            = "REACTION_DOES_NOT_EXIST"
 )
 
 // Error is the error type every Service method returns for expected

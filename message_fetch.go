@@ -352,6 +352,14 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 	if err != nil {
 		return nil, err
 	}
+	reactions, err := s.store.ListReactions(ctx, realm.ID, ids)
+	if err != nil {
+		return nil, err
+	}
+	byMessage := map[int64][]Reaction{}
+	for _, r := range reactions {
+		byMessage[r.MessageID] = append(byMessage[r.MessageID], Reaction{EmojiName: r.EmojiName, EmojiCode: r.EmojiCode, ReactionType: r.ReactionType, UserID: r.UserID})
+	}
 	rowFlags := make(map[int64]int64, len(userRows))
 	for _, r := range userRows {
 		rowFlags[r.MessageID] = r.Flags
@@ -410,6 +418,9 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 			avatars[sender.ID] = avatar
 		}
 		v := FetchedMessage{MessageView: messageView(realm, sender, m, names[ptrValue(m.StreamID)], participants, avatar, emailOf), Flags: flagNames(flags)}
+		if rs := byMessage[m.ID]; rs != nil {
+			v.Reactions = rs
+		}
 		if opts.applyMarkdown != nil && !*opts.applyMarkdown {
 			v.Content, v.ContentType = m.Content, "text/x-markdown"
 		}

@@ -184,8 +184,6 @@ func TestGetMessagesNarrows(t *testing.T) {
 		{`{"a": 1}`, chat.CodeBadRequest, "narrow is not a list"},
 		{`[{"operator": "channel", "operand": "nowhere"}]`, "BAD_NARROW", "Invalid narrow operator: unknown channel nowhere"},
 		{`[{"operator": "color", "operand": "red"}]`, "BAD_NARROW", "Invalid narrow operator: unknown operator color"},
-		{`[{"operator": "has", "operand": "reaction"}]`, "BAD_NARROW", "Invalid narrow operator: 'has' is not supported by this server yet"},
-		{`[{"operator": "has", "operand": "reaction", "negated": true}]`, "BAD_NARROW", "Invalid narrow operator: negated 'has' is not supported by this server yet"},
 	} {
 		_, err := h.Service.GetMessages(ctx, bob.Caller, chat.GetMessagesRequest{Anchor: ptr("newest"), Narrow: &c.narrow})
 		requireError(t, err, chat.KindInvalid, c.code, c.msg)

@@ -124,9 +124,7 @@ func errNarrowNotYet(t narrow.Term) error {
 // spans of every channel) and their direct messages. A channel term opens
 // the channel's whole history when the reader may read it (the
 // reference's ok_to_include_history), as does channels:public for public
-// channels. The store filters every operator, negated or not, except
-// has:reaction, which waits for reactions and is refused as not supported
-// yet.
+// channels. The store filters every operator, negated or not.
 func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *storage.Realm, raw *string, use narrowUse) (*fetchQuery, error) {
 	var terms []narrow.Term
 	r := &narrowResolver{ctx: ctx, s: s, realm: realm, me: me}
@@ -309,6 +307,8 @@ func (s *Service) filterTerm(ctx context.Context, realm *storage.Realm, me *stor
 			f.HasImage = true
 		case "attachment":
 			f.HasAttachment = true
+		case "reaction":
+			f.HasReaction = true
 		default:
 			return errNarrowNotYet(t)
 		}

@@ -109,6 +109,22 @@ func BenchmarkOrgSize(b *testing.B) {
 			o.lastMessage = resp.ID
 			return 0
 		}},
+		{"AddRemoveReaction", func(b *testing.B, o *seededOrg) int {
+			// A reaction to a message of the channel everyone is in, and
+			// its removal: the issue's "no more in a 10,000-subscriber
+			// channel than in a 10-member one".
+			if o.reacted == 0 {
+				resp, err := o.h.Service.SendMessage(ctx, o.me, chat.SendMessageRequest{Type: "channel",
+					To: chat.ToChannelID(o.channels[0]), Topic: ptr("reactions"), Content: "react to me"})
+				check(b, err)
+				o.reacted = resp.ID
+			}
+			_, err := o.h.Service.AddReaction(ctx, o.me, chat.AddReactionRequest{MessageID: o.reacted, EmojiName: "tada"})
+			check(b, err)
+			_, err = o.h.Service.RemoveReaction(ctx, o.me, chat.RemoveReactionRequest{MessageID: o.reacted, EmojiName: ptr("tada")})
+			check(b, err)
+			return 0
+		}},
 		{"GetMessage", func(b *testing.B, o *seededOrg) int {
 			if o.lastMessage == 0 {
 				resp, err := o.h.Service.SendMessage(ctx, o.me, chat.SendMessageRequest{Type: "channel",
@@ -167,6 +183,7 @@ type seededOrg struct {
 	membersGroup int64
 	flip         bool
 	lastMessage  int64
+	reacted      int64
 }
 
 var (

@@ -482,6 +482,9 @@ func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f stora
 	if f.HasAttachment {
 		q = q.Where("m.has_attachment")
 	}
+	if f.HasReaction {
+		q = q.Where("EXISTS (SELECT 1 FROM reactions AS rx WHERE rx.realm_id = m.realm_id AND rx.message_id = m.id)")
+	}
 	if f.Search != "" {
 		switch terms := searchTerms(f.Search); {
 		case len(terms) == 0:

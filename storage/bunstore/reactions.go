@@ -37,12 +37,7 @@ func (s *Store) DeleteReaction(ctx context.Context, realmID, messageID, userID i
 	if err != nil {
 		return wrapErr(op, err)
 	}
-	if n, err := res.RowsAffected(); err != nil {
-		return wrapErr(op, err)
-	} else if n == 0 {
-		return fmt.Errorf("bunstore: %s: %w", op, storage.ErrNotFound)
-	}
-	return nil
+	return checkAffected(op, res)
 }
 
 // ListReactions reads the unique key's prefix (realm, message).

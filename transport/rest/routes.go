@@ -36,6 +36,8 @@ func routes() []endpoint {
 		authed("GET", "/messages", (*S).GetMessages),
 		authed("GET", "/messages/matches_narrow", (*S).MatchesNarrow),
 		authed("GET", "/messages/{message_id:int}", (*S).GetMessage),
+		authed("POST", "/messages/{message_id:int}/reactions", (*S).AddReaction),
+		authed("DELETE", "/messages/{message_id:int}/reactions", (*S).RemoveReaction),
 		authed("POST", "/messages/flags", (*S).UpdateMessageFlags),
 		authed("POST", "/messages/flags/narrow", (*S).UpdateMessageFlagsForNarrow),
 		authedNoArgs("POST", "/mark_all_as_read", (*S).MarkAllAsRead),

@@ -1,0 +1,312 @@
+package chat
+
+import (
+	"context"
+	"errors"
+
+	"github.com/teamchat/chat/markdown"
+	"github.com/teamchat/chat/storage"
+)
+
+// Emoji reactions: one row per (message, user, emoji). A reaction costs a
+// row and an event whose audience is a rule (the channel's subscribers),
+// so adding one costs the same in a channel of 10 or of 10,000.
+
+// The reaction types. The reference's zulip_extra_emoji is spelled
+// service_extra_emoji here.
+const (
+	ReactionUnicode = "unicode_emoji"
+	ReactionRealm   = "realm_emoji"
+	ReactionExtra   = "service_extra_emoji"
+)
+
+// extraEmoji is the one extra emoji, the product's logo.
+const extraEmoji = "zulip"
+
+// AddReactionRequest is the input of AddReaction (POST
+// /messages/{message_id}/reactions).
+type AddReactionRequest struct {
+	MessageID int64  `json:"message_id"`
+	EmojiName string `json:"emoji_name"`
+	// EmojiCode and ReactionType default to what the name means now.
+	EmojiCode    *string `json:"emoji_code"`
+	ReactionType *string `json:"reaction_type"`
+}
+
+// RemoveReactionRequest is the input of RemoveReaction (DELETE
+// /messages/{message_id}/reactions): the emoji by name, by code, or both.
+type RemoveReactionRequest struct {
+	MessageID int64   `json:"message_id"`
+	EmojiName *string `json:"emoji_name"`
+	EmojiCode *string `json:"emoji_code"`
+	// ReactionType defaults to unicode_emoji.
+	ReactionType *string `json:"reaction_type"`
+}
+
+// ReactionEvent tells who may see a message that a reaction came or went.
+type ReactionEvent struct {
+	Op           string `json:"op"`
+	UserID       int64  `json:"user_id"`
+	MessageID    int64  `json:"message_id"`
+	EmojiName    string `json:"emoji_name"`
+	EmojiCode    string `json:"emoji_code"`
+	ReactionType string `json:"reaction_type"`
+}
+
+// EventType implements EventBody.
+func (ReactionEvent) EventType() string { return "reaction" }
+
+var (
+	errReactionExists  = &Error{Kind: KindInvalid, Code: CodeReactionAlreadyExists, Msg: "Reaction already exists."}
+	errReactionMissing = &Error{Kind: KindInvalid, Code: CodeReactionDoesNotExist, Msg: "Reaction doesn't exist."}
+)
+
+// AddReaction adds the caller's reaction to a message they may see. A
+// reaction with an emoji code someone already used on the message takes
+// that reaction's name (a vote for it); otherwise name, code and type
+// must agree. Reacting to a channel message one never received gives it
+// a historical row, as in the reference.
+func (s *Service) AddReaction(ctx context.Context, c Caller, req AddReactionRequest) (*EmptyResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		w.keepCallers()
+		m, rs, err := s.modifiableMessage(ctx, w, realm, me, req.MessageID)
+		if err != nil {
+			return err
+		}
+		code, typ, name := "", "", req.EmojiName
+		if req.EmojiCode == nil || req.ReactionType == nil {
+			c, t, err := s.emojiByName(ctx, w, realm.ID, req.EmojiName)
+			if err != nil {
+				return err
+			}
+			code, typ = c, t
+		}
+		if req.EmojiCode != nil {
+			code = *req.EmojiCode
+		}
+		if req.ReactionType != nil {
+			typ = *req.ReactionType
+		}
+		existing, err := w.ListReactions(ctx, realm.ID, []int64{m.ID})
+		if err != nil {
+			return err
+		}
+		vote := false
+		for _, r := range existing {
+			if r.ReactionType == typ && r.EmojiCode == code {
+				if r.UserID == me.ID {
+					return errReactionExists
+				}
+				if !vote {
+					name, vote = r.EmojiName, true
+				}
+			}
+		}
+		if !vote {
+			if err := s.checkEmoji(ctx, w, realm.ID, name, code, typ); err != nil {
+				return err
+			}
+		}
+		if ms := rs.msgs[m.ID]; m.StreamID != nil && !ms.hasRow && !ms.received {
+			row := storage.UserMessage{RealmID: realm.ID, UserID: me.ID, MessageID: m.ID, Flags: defaultHistoricalFlags}
+			if err := w.InsertUserMessages(ctx, []storage.UserMessage{row}); err != nil {
+				return err
+			}
+		}
+		r := &storage.Reaction{RealmID: realm.ID, MessageID: m.ID, UserID: me.ID, ReactionType: typ, EmojiCode: code, EmojiName: name}
+		if err := w.AddReaction(ctx, r); errors.Is(err, storage.ErrConflict) {
+			return errReactionExists
+		} else if err != nil {
+			return err
+		}
+		aud, err := s.messageAudience(ctx, w, realm, m)
+		if err != nil {
+			return err
+		}
+		w.emit(aud, ReactionEvent{Op: "add", UserID: me.ID, MessageID: m.ID, EmojiName: name, EmojiCode: code, ReactionType: typ})
+		return nil
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "add reaction", err)
+	}
+	return &EmptyResponse{}, nil
+}
+
+// RemoveReaction removes the caller's reaction. Without a code, the name
+// says which emoji; the emoji need not be valid any more (a deactivated
+// custom emoji's reaction can still be removed).
+func (s *Service) RemoveReaction(ctx context.Context, c Caller, req RemoveReactionRequest) (*EmptyResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		w.keepCallers()
+		m, _, err := s.modifiableMessage(ctx, w, realm, me, req.MessageID)
+		if err != nil {
+			return err
+		}
+		typ := ReactionUnicode
+		if req.ReactionType != nil {
+			typ = *req.ReactionType
+		}
+		var code string
+		switch {
+		case req.EmojiCode != nil:
+			code = *req.EmojiCode
+		case req.EmojiName != nil:
+			if code, _, err = s.emojiByName(ctx, w, realm.ID, *req.EmojiName); err != nil {
+				return err
+			}
+		default:
+			return BadRequest("At least one of the following arguments must be present: emoji_name, emoji_code")
+		}
+		existing, err := w.ListReactions(ctx, realm.ID, []int64{m.ID})
+		if err != nil {
+			return err
+		}
+		var gone *storage.Reaction
+		for i, r := range existing {
+			if r.UserID == me.ID && r.ReactionType == typ && r.EmojiCode == code {
+				gone = &existing[i]
+			}
+		}
+		if gone == nil {
+			return errReactionMissing
+		}
+		if err := w.DeleteReaction(ctx, realm.ID, m.ID, me.ID, typ, code); err != nil {
+			return err
+		}
+		aud, err := s.messageAudience(ctx, w, realm, m)
+		if err != nil {
+			return err
+		}
+		w.emit(aud, ReactionEvent{Op: "remove", UserID: me.ID, MessageID: m.ID, EmojiName: gone.EmojiName, EmojiCode: code, ReactionType: typ})
+		return nil
+	})
+	if err != nil {
+		return nil, s.internal(ctx, "remove reaction", err)
+	}
+	return &EmptyResponse{}, nil
+}
+
+// modifiableMessage loads a message the caller may see and act on (not
+// in an archived channel): "Invalid message(s)" otherwise, as for a
+// missing one.
+func (s *Service) modifiableMessage(ctx context.Context, st storage.Store, realm *storage.Realm, me *storage.User, id int64) (*storage.Message, *readerState, error) {
+	rs, err := s.readerState(ctx, st, realm, me, []int64{id})
+	if err != nil {
+		return nil, nil, err
+	}
+	ms := rs.msgs[id]
+	if ms == nil {
+		return nil, nil, errInvalidMessage
+	}
+	ok, err := s.accessible(ctx, st, realm, me, []storage.Message{*ms.m}, rs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok[id] {
+		return nil, nil, errInvalidMessage
+	}
+	if ms.m.StreamID != nil {
+		ch, err := s.channelByID(ctx, realm.ID, *ms.m.StreamID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ch.IsArchived {
+			return nil, nil, errInvalidMessage
+		}
+	}
+	return ms.m, rs, nil
+}
+
+// messageAudience is who hears of an action on a message (the
+// reference's event_recipient_ids_for_action_on_messages): a direct
+// message's participants; a channel message's subscribers, and, in a
+// public channel with shared history, the users with a row for it (who
+// starred or reacted to it from outside). In a channel whose history is
+// protected, only the subscribers who received it: they are listed,
+// which costs the channel's subscribers (such channels are private).
+func (s *Service) messageAudience(ctx context.Context, st storage.Store, realm *storage.Realm, m *storage.Message) (Audience, error) {
+	if m.ConversationID != nil {
+		members, err := st.ConversationMembers(ctx, realm.ID, *m.ConversationID)
+		return Audience{Users: members}, err
+	}
+	ch, err := s.channelByID(ctx, realm.ID, *m.StreamID)
+	if err != nil {
+		return Audience{}, err
+	}
+	if !ch.HistoryPublicToSubscribers {
+		ids, err := st.SubscribersWhoReceived(ctx, realm.ID, ch.ID, m.ID)
+		return Audience{Users: ids}, err
+	}
+	aud := Audience{Subscribers: []int64{ch.ID}}
+	if !ch.InviteOnly {
+		rows, err := st.MessageRowUsers(ctx, realm.ID, m.ID)
+		if err != nil {
+			return Audience{}, err
+		}
+		aud.Users = rows
+	}
+	return aud, nil
+}
+
+// emojiByName is the reference's get_emoji_data: the organization's
+// active custom emoji first, then the extra emoji, then Unicode names.
+func (s *Service) emojiByName(ctx context.Context, st storage.Store, realmID int64, name string) (code, typ string, err error) {
+	custom, err := st.GetRealmEmojiByName(ctx, realmID, name)
+	if err == nil {
+		return custom.Code(), ReactionRealm, nil
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return "", "", err
+	}
+	if name == extraEmoji {
+		return extraEmoji, ReactionExtra, nil
+	}
+	if c, ok := markdown.EmojiCode(name); ok {
+		return c, ReactionUnicode, nil
+	}
+	return "", "", BadRequest("Emoji '%s' does not exist", name)
+}
+
+// checkEmoji is the reference's check_emoji_request: name, code and type
+// must agree, and a custom emoji must be active.
+func (s *Service) checkEmoji(ctx context.Context, st storage.Store, realmID int64, name, code, typ string) error {
+	switch typ {
+	case ReactionRealm:
+		custom, err := st.GetRealmEmojiByCode(ctx, realmID, code)
+		if errors.Is(err, storage.ErrNotFound) {
+			return BadRequest("Invalid custom emoji.")
+		} else if err != nil {
+			return err
+		}
+		if custom.Name != name {
+			return BadRequest("Invalid custom emoji name.")
+		}
+		if custom.Deactivated {
+			return BadRequest("This custom emoji has been deactivated.")
+		}
+	case ReactionExtra:
+		if code != extraEmoji {
+			return BadRequest("Invalid emoji code.")
+		}
+		if name != code {
+			return BadRequest("Invalid emoji name.")
+		}
+	case ReactionUnicode:
+		if _, ok := markdown.EmojiName(code); !ok {
+			return BadRequest("Invalid emoji code.")
+		}
+		if c, ok := markdown.EmojiCode(name); !ok || c != code {
+			return BadRequest("Invalid emoji name.")
+		}
+	default:
+		return BadRequest("Invalid emoji type.")
+	}
+	return nil
+}
