@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/teamchat/chat/storage"
+	"github.com/teamchat/chat/storage/blob"
 )
 
 // FeatureLevel is the API feature level this server reports as
@@ -41,6 +43,10 @@ type Limits struct {
 	// LoginWindow before fetch-api-key answers RATE_LIMIT_HIT.
 	LoginAttempts int           // 5
 	LoginWindow   time.Duration // 30 minutes
+	// MaxFileUploadSizeMiB bounds an uploaded file; MaxEmojiFileSizeMiB a
+	// custom emoji's image.
+	MaxFileUploadSizeMiB int // 25
+	MaxEmojiFileSizeMiB  int // 5
 }
 
 // DefaultLimits are the reference system's limits.
@@ -56,6 +62,9 @@ var DefaultLimits = Limits{
 	MaxPasswordLength:   100,
 	LoginAttempts:       5,
 	LoginWindow:         30 * time.Minute,
+
+	MaxFileUploadSizeMiB: 25,
+	MaxEmojiFileSizeMiB:  5,
 }
 
 func (l Limits) withDefaults() Limits {
@@ -66,6 +75,8 @@ func (l Limits) withDefaults() Limits {
 		}
 	}
 	pick(&l.MaxMessageLength, d.MaxMessageLength)
+	pick(&l.MaxFileUploadSizeMiB, d.MaxFileUploadSizeMiB)
+	pick(&l.MaxEmojiFileSizeMiB, d.MaxEmojiFileSizeMiB)
 	pick(&l.MaxTopicLength, d.MaxTopicLength)
 	pick(&l.MaxStreamNameLength, d.MaxStreamNameLength)
 	pick(&l.MaxStreamDescLength, d.MaxStreamDescLength)
@@ -105,6 +116,8 @@ type Service struct {
 	callers          *callerCache
 	messages         *messageCache
 	markAllBatch     int
+	blobs            blob.Store
+	signingKey       []byte
 
 	standIn      sync.Once
 	standInValue string
@@ -145,6 +158,10 @@ func New(store storage.Store, opts ...Option) *Service {
 		o(s)
 	}
 	s.limits = s.limits.withDefaults()
+	if s.signingKey == nil {
+		s.signingKey = make([]byte, 32)
+		_, _ = rand.Read(s.signingKey)
+	}
 	s.logins = newAttemptLimiter(s.limits.LoginAttempts, s.limits.LoginWindow)
 	return s
 }

@@ -76,7 +76,7 @@ var errBotRequest = BadRequest("This endpoint does not accept bot requests.")
 // member-or-admin endpoints do.
 func requireMemberOrAdmin(u *storage.User) error {
 	if u.Role == RoleGuest {
-		return BadRequest("Not allowed for guest users")
+		return errGuestNotAllowed
 	}
 	if u.IsBot {
 		return errBotRequest

@@ -39,14 +39,54 @@ type mentionData struct {
 	// channels are the channels named by links that the sender may read
 	// (the reference's content access), by exact name.
 	channels map[string]*storage.Stream
+	// emoji are the organization's active custom emoji the content may
+	// name (":name:"), their image URLs by name.
+	emoji map[string]string
 	// err is the first failure of a lookup made while rendering.
 	err error
+}
+
+// CustomEmojiURL implements markdown.CustomEmojiResolver.
+func (d *mentionData) CustomEmojiURL(name string) (string, bool) {
+	u, ok := d.emoji[name]
+	return u, ok
+}
+
+// emojiNameRE finds what may be ":name:" emoji in a message.
+var emojiNameRE = regexp.MustCompile(`:([0-9a-z_-]+):`)
+
+// maxEmojiLookups bounds the custom emoji one message looks up.
+const maxEmojiLookups = 50
+
+// loadCustomEmoji looks up the ":name:" words that may be custom emoji,
+// one query per distinct name (a message names few).
+func (d *mentionData) loadCustomEmoji(ctx context.Context, st storage.Store, content string) error {
+	d.emoji = map[string]string{}
+	seen := map[string]bool{}
+	for _, m := range emojiNameRE.FindAllStringSubmatch(content, -1) {
+		name := m[1]
+		if seen[name] || len(seen) >= maxEmojiLookups {
+			continue
+		}
+		seen[name] = true
+		e, err := st.GetRealmEmojiByName(ctx, d.realm.ID, name)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		d.emoji[name] = emojiURL(d.realm.ID, e.FileName)
+	}
+	return nil
 }
 
 // loadMentionData reads the users, groups and channels the content may name.
 func (s *Service) loadMentionData(ctx context.Context, realm *storage.Realm, me *storage.User, scope *groupScope, content string) (*mentionData, error) {
 	d := &mentionData{s: s, ctx: ctx, realm: realm, me: me, byName: map[string]*storage.User{}, byID: map[int64]*storage.User{},
 		groups: map[string]*storage.UserGroup{}, channels: map[string]*storage.Stream{}}
+	if err := d.loadCustomEmoji(ctx, s.store, content); err != nil {
+		return nil, err
+	}
 	names, ids := []string{}, []int64{}
 	seenName := map[string]bool{}
 	for _, m := range userMentionRE.FindAllStringSubmatch(content, -1) {
@@ -272,6 +312,7 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 	}
 	m.RenderedContent = res.HTML
 	m.HasLink, m.HasImage, m.HasAttachment = res.HasLink, res.HasImage, res.HasAttachment
+	o.uploads = res.UploadPaths
 	m.IsMeMessage = res.IsMeMessage
 	m.StreamWildcard = res.StreamWildcard
 	m.TopicWildcard = res.TopicWildcard && m.StreamID != nil

@@ -299,6 +299,8 @@ type outgoing struct {
 	mentions mentions
 	// scope is the sender's groups, once loaded.
 	scope *groupScope
+	// uploads are the path IDs of the uploaded files the message links.
+	uploads []string
 }
 
 func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic *string) error {
@@ -604,6 +606,9 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 			}
 		}
 		if err := w.CreateMessage(ctx, m, readers); err != nil {
+			return err
+		}
+		if err := s.claimUploads(ctx, w, o.realm, o.me, m.ID, o.uploads); err != nil {
 			return err
 		}
 		if m.StreamID != nil && o.readBySender {

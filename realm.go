@@ -100,7 +100,10 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 	}
 	now := s.nowUnix()
 	realm := &storage.Realm{StringID: stringID, Name: name, Description: req.Description,
-		URL: u.Scheme + "://" + host, Host: host, DateCreated: now, EmailAddressVisibility: vis}
+		URL: u.Scheme + "://" + host, Host: host, DateCreated: now, EmailAddressVisibility: vis,
+		AllowMessageEditing: true, MessageContentEditLimitSeconds: new(int64(600)),
+		MoveMessagesWithinStreamLimitSeconds: new(int64(7 * 86400)), MoveMessagesBetweenStreamsLimitSeconds: new(int64(7 * 86400)),
+		MessageEditHistoryVisibilityPolicy: 1, EnableReadReceipts: true}
 	owner := &storage.User{Email: email, FullName: fullName, Role: RoleOwner, IsActive: true,
 		DateJoined: now, PasswordHash: hash, APIKey: key, AvatarSource: "G", AvatarVersion: 1}
 	err = s.write(ctx, 0, func(w *writeTx) error {
@@ -121,8 +124,17 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 		realm.DirectMessageInitiatorGroupID = groups[GroupEveryone]
 		// Only administrators may use wildcard mentions in large channels.
 		realm.CanMentionManyUsersGroupID = groups[GroupAdministrators]
+		// Message actions, as the reference creates organizations.
+		realm.CanAddCustomEmojiGroupID = groups[GroupMembers]
+		realm.CanDeleteAnyMessageGroupID = groups[GroupAdministrators]
+		realm.CanDeleteOwnMessageGroupID = groups[GroupEveryone]
+		realm.CanMoveMessagesBetweenChannelsGroupID = groups[GroupMembers]
+		realm.CanMoveMessagesBetweenTopicsGroupID = groups[GroupEveryone]
+		realm.CanResolveTopicsGroupID = groups[GroupEveryone]
 		if err := st.UpdateRealm(ctx, realm, "can_create_bots_group_id", "can_create_write_only_bots_group_id",
-			"direct_message_permission_group_id", "direct_message_initiator_group_id", "can_mention_many_users_group_id"); err != nil {
+			"direct_message_permission_group_id", "direct_message_initiator_group_id", "can_mention_many_users_group_id",
+			"can_add_custom_emoji_group_id", "can_delete_any_message_group_id", "can_delete_own_message_group_id",
+			"can_move_messages_between_channels_group_id", "can_move_messages_between_topics_group_id", "can_resolve_topics_group_id"); err != nil {
 			return err
 		}
 		owner.RealmID = realm.ID

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
@@ -31,6 +32,61 @@ type RealmSettings struct {
 	// with more than 15 subscribers and topics with more than 15
 	// participants.
 	RealmCanMentionManyUsersGroup GroupSettingValue `json:"realm_can_mention_many_users_group"`
+	// Message actions: who may add custom emoji, delete any message or
+	// their own, move messages between channels or topics, resolve
+	// topics; whether and for how long (seconds, null: no limit) messages
+	// may be edited, deleted and moved; who sees edit history; read
+	// receipts.
+	RealmCanAddCustomEmojiGroup                 GroupSettingValue `json:"realm_can_add_custom_emoji_group"`
+	RealmCanDeleteAnyMessageGroup               GroupSettingValue `json:"realm_can_delete_any_message_group"`
+	RealmCanDeleteOwnMessageGroup               GroupSettingValue `json:"realm_can_delete_own_message_group"`
+	RealmCanMoveMessagesBetweenChannelsGroup    GroupSettingValue `json:"realm_can_move_messages_between_channels_group"`
+	RealmCanMoveMessagesBetweenTopicsGroup      GroupSettingValue `json:"realm_can_move_messages_between_topics_group"`
+	RealmCanResolveTopicsGroup                  GroupSettingValue `json:"realm_can_resolve_topics_group"`
+	RealmAllowMessageEditing                    bool              `json:"realm_allow_message_editing"`
+	RealmMessageContentEditLimitSeconds         *int64            `json:"realm_message_content_edit_limit_seconds"`
+	RealmMessageContentDeleteLimitSeconds       *int64            `json:"realm_message_content_delete_limit_seconds"`
+	RealmMoveMessagesWithinStreamLimitSeconds   *int64            `json:"realm_move_messages_within_stream_limit_seconds"`
+	RealmMoveMessagesBetweenStreamsLimitSeconds *int64            `json:"realm_move_messages_between_streams_limit_seconds"`
+	RealmMessageEditHistoryVisibilityPolicy     string            `json:"realm_message_edit_history_visibility_policy"`
+	RealmEnableReadReceipts                     bool              `json:"realm_enable_read_receipts"`
+}
+
+// editHistoryPolicies are the names of message_edit_history_visibility_policy.
+var editHistoryPolicies = map[int]string{1: "all", 2: "moves", 3: "none"}
+
+// TimeLimit is a time-limit setting in a request: a positive number of
+// seconds, or "unlimited".
+type TimeLimit struct {
+	raw string
+}
+
+// UnmarshalJSON keeps the value for UpdateRealm to check with its name.
+func (t *TimeLimit) UnmarshalJSON(b []byte) error {
+	t.raw = string(b)
+	return nil
+}
+
+// seconds is the limit (nil: unlimited), or the reference's error naming
+// the setting.
+func (t *TimeLimit) seconds(name string) (*int64, error) {
+	var word string
+	if err := json.Unmarshal([]byte(t.raw), &word); err == nil {
+		if word == "unlimited" {
+			return nil, nil
+		}
+		return nil, badValue(name, word)
+	}
+	var n int64
+	if err := json.Unmarshal([]byte(t.raw), &n); err != nil || n <= 0 {
+		return nil, badValue(name, t.raw)
+	}
+	return &n, nil
+}
+
+func badValue(name, value string) error {
+	return &Error{Kind: KindInvalid, Code: CodeRequestVariableInvalid, Msg: "Bad value for '" + name + "': " + value,
+		Fields: map[string]any{"var_name": name, "bad_value": value}}
 }
 
 // GetRealmSettingsResponse is the success body of GetRealmSettings.
@@ -49,7 +105,14 @@ func (s *Service) GetRealmSettings(ctx context.Context, c Caller) (*GetRealmSett
 		RealmRenderedDescription:    markdown.Render(realm.Description),
 		RealmEmailAddressVisibility: realm.EmailAddressVisibility,
 		RealmNameChangesDisabled:    realm.NameChangesDisabled, RealmEmailChangesDisabled: realm.EmailChangesDisabled,
-		RealmWaitingPeriodThreshold: realm.WaitingPeriodThreshold,
+		RealmWaitingPeriodThreshold:                 realm.WaitingPeriodThreshold,
+		RealmAllowMessageEditing:                    realm.AllowMessageEditing,
+		RealmMessageContentEditLimitSeconds:         realm.MessageContentEditLimitSeconds,
+		RealmMessageContentDeleteLimitSeconds:       realm.MessageContentDeleteLimitSeconds,
+		RealmMoveMessagesWithinStreamLimitSeconds:   realm.MoveMessagesWithinStreamLimitSeconds,
+		RealmMoveMessagesBetweenStreamsLimitSeconds: realm.MoveMessagesBetweenStreamsLimitSeconds,
+		RealmMessageEditHistoryVisibilityPolicy:     editHistoryPolicies[realm.MessageEditHistoryVisibilityPolicy],
+		RealmEnableReadReceipts:                     realm.EnableReadReceipts,
 	}
 	for i, set := range realmGroupSettings {
 		v, err := s.realmGroupSetting(ctx, s.store, realm, *set.field(realm))
@@ -68,6 +131,12 @@ var realmGroupSettings = []settingDescriptor[storage.Realm]{
 	newSetting[storage.Realm]("direct_message_permission_group", GroupEveryone, GroupInternet),
 	newSetting[storage.Realm]("direct_message_initiator_group", GroupEveryone, GroupInternet),
 	newSetting[storage.Realm]("can_mention_many_users_group", GroupAdministrators, GroupInternet),
+	newSetting[storage.Realm]("can_add_custom_emoji_group", GroupMembers, GroupInternet, GroupEveryone),
+	newSetting[storage.Realm]("can_delete_any_message_group", GroupAdministrators, GroupInternet, GroupEveryone),
+	newSetting[storage.Realm]("can_delete_own_message_group", GroupEveryone, GroupInternet),
+	newSetting[storage.Realm]("can_move_messages_between_channels_group", GroupMembers, GroupInternet, GroupEveryone),
+	newSetting[storage.Realm]("can_move_messages_between_topics_group", GroupEveryone, GroupInternet),
+	newSetting[storage.Realm]("can_resolve_topics_group", GroupEveryone, GroupInternet),
 }
 
 var (
@@ -105,6 +174,22 @@ type UpdateRealmRequest struct {
 	DirectMessagePermissionGroup *GroupSettingUpdate `json:"direct_message_permission_group"`
 	DirectMessageInitiatorGroup  *GroupSettingUpdate `json:"direct_message_initiator_group"`
 	CanMentionManyUsersGroup     *GroupSettingUpdate `json:"can_mention_many_users_group"`
+
+	CanAddCustomEmojiGroup              *GroupSettingUpdate `json:"can_add_custom_emoji_group"`
+	CanDeleteAnyMessageGroup            *GroupSettingUpdate `json:"can_delete_any_message_group"`
+	CanDeleteOwnMessageGroup            *GroupSettingUpdate `json:"can_delete_own_message_group"`
+	CanMoveMessagesBetweenChannelsGroup *GroupSettingUpdate `json:"can_move_messages_between_channels_group"`
+	CanMoveMessagesBetweenTopicsGroup   *GroupSettingUpdate `json:"can_move_messages_between_topics_group"`
+	CanResolveTopicsGroup               *GroupSettingUpdate `json:"can_resolve_topics_group"`
+	AllowMessageEditing                 *bool               `json:"allow_message_editing"`
+	// The time limits take a number of seconds or "unlimited".
+	MessageContentEditLimitSeconds         *TimeLimit `json:"message_content_edit_limit_seconds"`
+	MessageContentDeleteLimitSeconds       *TimeLimit `json:"message_content_delete_limit_seconds"`
+	MoveMessagesWithinStreamLimitSeconds   *TimeLimit `json:"move_messages_within_stream_limit_seconds"`
+	MoveMessagesBetweenStreamsLimitSeconds *TimeLimit `json:"move_messages_between_streams_limit_seconds"`
+	// MessageEditHistoryVisibilityPolicy is "all", "moves" or "none".
+	MessageEditHistoryVisibilityPolicy *string `json:"message_edit_history_visibility_policy"`
+	EnableReadReceipts                 *bool   `json:"enable_read_receipts"`
 }
 
 // UpdateRealm changes organization settings. Administrators only. Every
@@ -153,6 +238,43 @@ func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequ
 		}
 		next.WaitingPeriodThreshold, columns = *req.WaitingPeriodThreshold, append(columns, "waiting_period_threshold")
 	}
+	if req.AllowMessageEditing != nil {
+		next.AllowMessageEditing, columns = *req.AllowMessageEditing, append(columns, "allow_message_editing")
+	}
+	if req.EnableReadReceipts != nil {
+		next.EnableReadReceipts, columns = *req.EnableReadReceipts, append(columns, "enable_read_receipts")
+	}
+	for _, lim := range []struct {
+		name string
+		req  *TimeLimit
+		dst  **int64
+	}{
+		{"message_content_edit_limit_seconds", req.MessageContentEditLimitSeconds, &next.MessageContentEditLimitSeconds},
+		{"message_content_delete_limit_seconds", req.MessageContentDeleteLimitSeconds, &next.MessageContentDeleteLimitSeconds},
+		{"move_messages_within_stream_limit_seconds", req.MoveMessagesWithinStreamLimitSeconds, &next.MoveMessagesWithinStreamLimitSeconds},
+		{"move_messages_between_streams_limit_seconds", req.MoveMessagesBetweenStreamsLimitSeconds, &next.MoveMessagesBetweenStreamsLimitSeconds},
+	} {
+		if lim.req == nil {
+			continue
+		}
+		v, err := lim.req.seconds(lim.name)
+		if err != nil {
+			return nil, err
+		}
+		*lim.dst, columns = v, append(columns, lim.name)
+	}
+	if req.MessageEditHistoryVisibilityPolicy != nil {
+		policy := 0
+		for k, v := range editHistoryPolicies {
+			if v == *req.MessageEditHistoryVisibilityPolicy {
+				policy = k
+			}
+		}
+		if policy == 0 {
+			return nil, BadRequest("Invalid message_edit_history_visibility_policy")
+		}
+		next.MessageEditHistoryVisibilityPolicy, columns = policy, append(columns, "message_edit_history_visibility_policy")
+	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
 		data := map[string]any{}
 		for i, set := range realmGroupSettings {
@@ -200,9 +322,26 @@ func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequ
 			{"name_changes_disabled", realm.NameChangesDisabled, next.NameChangesDisabled},
 			{"email_changes_disabled", realm.EmailChangesDisabled, next.EmailChangesDisabled},
 			{"waiting_period_threshold", realm.WaitingPeriodThreshold, next.WaitingPeriodThreshold},
+			{"allow_message_editing", realm.AllowMessageEditing, next.AllowMessageEditing},
+			{"enable_read_receipts", realm.EnableReadReceipts, next.EnableReadReceipts},
+			{"message_edit_history_visibility_policy", editHistoryPolicies[realm.MessageEditHistoryVisibilityPolicy],
+				editHistoryPolicies[next.MessageEditHistoryVisibilityPolicy]},
 		} {
 			if p.old != p.value {
 				w.emit(everyone, RealmEvent{Op: "update", Property: p.name, Value: p.value})
+			}
+		}
+		for _, lim := range []struct {
+			name     string
+			old, new *int64
+		}{
+			{"message_content_edit_limit_seconds", realm.MessageContentEditLimitSeconds, next.MessageContentEditLimitSeconds},
+			{"message_content_delete_limit_seconds", realm.MessageContentDeleteLimitSeconds, next.MessageContentDeleteLimitSeconds},
+			{"move_messages_within_stream_limit_seconds", realm.MoveMessagesWithinStreamLimitSeconds, next.MoveMessagesWithinStreamLimitSeconds},
+			{"move_messages_between_streams_limit_seconds", realm.MoveMessagesBetweenStreamsLimitSeconds, next.MoveMessagesBetweenStreamsLimitSeconds},
+		} {
+			if (lim.old == nil) != (lim.new == nil) || lim.old != nil && *lim.old != *lim.new {
+				data[lim.name] = lim.new
 			}
 		}
 		if len(data) > 0 {

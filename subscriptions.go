@@ -301,7 +301,7 @@ func (s *Service) emitSubscribed(ctx context.Context, w *writeTx, groups *groupS
 // newChannel validates and prepares a channel the request creates.
 func (s *Service) newChannel(cc *channelCtx, name string, spec ChannelSpec, req SubscribeRequest) (*storage.Stream, error) {
 	if cc.me.Role == RoleGuest {
-		return nil, BadRequest("Not allowed for guest users")
+		return nil, errGuestNotAllowed
 	}
 	ch := &storage.Stream{RealmID: cc.realm.ID, Name: name, DateCreated: s.nowUnix(), CreatorID: &cc.me.ID,
 		InviteOnly: flag(req.InviteOnly, false), IsWebPublic: flag(req.IsWebPublic, false), IsDefault: flag(req.IsDefaultStream, false)}

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	chat "github.com/teamchat/chat"
 	"github.com/teamchat/chat/storage"
+	"github.com/teamchat/chat/storage/blob"
 	"github.com/teamchat/chat/storage/bunstore"
 )
 
@@ -148,7 +150,12 @@ func New(t testing.TB, opts ...Option) *Harness {
 	clock := &Clock{now: Start}
 	st := cfg.store(t)
 	events := &EventLog{}
+	blobs, err := blob.NewDir(filepath.Join(t.TempDir(), "uploads"))
+	if err != nil {
+		t.Fatalf("chattest: uploads directory: %v", err)
+	}
 	svcOpts := append([]chat.Option{
+		chat.WithBlobStore(blobs),
 		chat.WithClock(clock.Now),
 		chat.WithEventSink(events.add),
 		// A cheap hash keeps tests fast; production uses chat.Argon2id{}.

@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -86,6 +87,13 @@ func (r *renderer) noteLink(href string) {
 	r.result.HasLink = true
 	if strings.HasPrefix(href, "user_uploads/") || strings.HasPrefix(href, "/user_uploads/") {
 		r.result.HasAttachment = true
+		path := strings.TrimPrefix(strings.TrimPrefix(href, "/"), "user_uploads/")
+		if i := strings.IndexAny(path, "?#"); i >= 0 {
+			path = path[:i]
+		}
+		if !slices.Contains(r.result.UploadPaths, path) {
+			r.result.UploadPaths = append(r.result.UploadPaths, path)
+		}
 		if isImageURL(href) {
 			r.result.HasImage = true
 		}

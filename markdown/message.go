@@ -77,6 +77,9 @@ type Result struct {
 	// HasLink, HasImage and HasAttachment are the message's "has:" facts:
 	// a link, a link to an image, a link to an uploaded file.
 	HasLink, HasImage, HasAttachment bool
+	// UploadPaths are the path IDs ("<realm>/...") of the uploaded files
+	// the message links, in order, without repeats.
+	UploadPaths []string
 	// IsMeMessage is set for a message that starts with "/me ".
 	IsMeMessage bool
 	// LinkedChannelIDs are the channels that channel links point to.

@@ -83,6 +83,24 @@ type Realm struct {
 	// CanMentionManyUsersGroupID may use wildcard mentions in channels
 	// with many subscribers and topics with many participants.
 	CanMentionManyUsersGroupID int64 `bun:"can_mention_many_users_group_id"`
+	// The groups that may add custom emoji, delete any message or their
+	// own, move messages between channels or topics, and resolve topics.
+	CanAddCustomEmojiGroupID              int64 `bun:"can_add_custom_emoji_group_id"`
+	CanDeleteAnyMessageGroupID            int64 `bun:"can_delete_any_message_group_id"`
+	CanDeleteOwnMessageGroupID            int64 `bun:"can_delete_own_message_group_id"`
+	CanMoveMessagesBetweenChannelsGroupID int64 `bun:"can_move_messages_between_channels_group_id"`
+	CanMoveMessagesBetweenTopicsGroupID   int64 `bun:"can_move_messages_between_topics_group_id"`
+	CanResolveTopicsGroupID               int64 `bun:"can_resolve_topics_group_id"`
+	// AllowMessageEditing lets senders edit their messages' content; the
+	// limits are in seconds after sending (nil: none).
+	AllowMessageEditing                    bool   `bun:"allow_message_editing"`
+	MessageContentEditLimitSeconds         *int64 `bun:"message_content_edit_limit_seconds"`
+	MessageContentDeleteLimitSeconds       *int64 `bun:"message_content_delete_limit_seconds"`
+	MoveMessagesWithinStreamLimitSeconds   *int64 `bun:"move_messages_within_stream_limit_seconds"`
+	MoveMessagesBetweenStreamsLimitSeconds *int64 `bun:"move_messages_between_streams_limit_seconds"`
+	// MessageEditHistoryVisibilityPolicy: 1 all, 2 moves only, 3 none.
+	MessageEditHistoryVisibilityPolicy int  `bun:"message_edit_history_visibility_policy"`
+	EnableReadReceipts                 bool `bun:"enable_read_receipts"`
 }
 
 // User is a human or bot account in one realm.

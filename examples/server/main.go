@@ -25,6 +25,8 @@ import (
 	"time"
 
 	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/storage/blob"
+	"github.com/teamchat/chat/storage/blob/s3blob"
 	"github.com/teamchat/chat/storage/bunstore"
 	"github.com/teamchat/chat/transport/rest"
 )
@@ -32,6 +34,10 @@ import (
 type config struct {
 	addr, db, url, realmName, ownerEmail, ownerPassword, logLevel string
 	rateLimit                                                     int
+	// uploads is the directory of uploaded files; s3 (an endpoint) keeps
+	// them in an S3-compatible bucket instead.
+	uploads, s3, s3Bucket, s3Region, s3Prefix string
+	s3Insecure                                bool
 }
 
 func main() {
@@ -44,6 +50,12 @@ func main() {
 	flag.StringVar(&cfg.ownerPassword, "owner-password", "", "owner's password; generated when empty; used when creating the organization")
 	flag.StringVar(&cfg.logLevel, "log-level", "info", "debug (logs every request), info, warn or error")
 	flag.IntVar(&cfg.rateLimit, "rate-limit", 200, "requests per minute per user; 0 turns the limit off")
+	flag.StringVar(&cfg.uploads, "uploads", "", "directory of uploaded files (default: next to the SQLite file, <db>.uploads)")
+	flag.StringVar(&cfg.s3, "s3", "", "S3-compatible endpoint (host:port) for uploaded files instead of a directory; credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+	flag.StringVar(&cfg.s3Bucket, "s3-bucket", "teamchat-uploads", "S3 bucket of uploaded files")
+	flag.StringVar(&cfg.s3Region, "s3-region", "", "S3 region")
+	flag.StringVar(&cfg.s3Prefix, "s3-prefix", "", "S3 key prefix of uploaded files")
+	flag.BoolVar(&cfg.s3Insecure, "s3-insecure", false, "talk to the S3 endpoint over plain HTTP")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -69,7 +81,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer store.Close()
-	svc := chat.New(store, chat.WithLogger(log))
+	blobs, where, err := openBlobs(cfg)
+	if err != nil {
+		return err
+	}
+	svc := chat.New(store, chat.WithLogger(log), chat.WithBlobStore(blobs))
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -97,7 +113,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	go func() { errc <- srv.Serve(ln) }()
 	// The Service's background work (full-member promotion, hourly).
 	go func() { _ = svc.Run(ctx) }()
-	log.Info("listening", "url", base+"/api/v1", "db", redactDSN(cfg.db), "startup", time.Since(start).Round(time.Millisecond))
+	log.Info("listening", "url", base+"/api/v1", "db", redactDSN(cfg.db), "uploads", where, "startup", time.Since(start).Round(time.Millisecond))
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
@@ -177,4 +193,30 @@ func redactDSN(dsn string) string {
 		return dsn[:strings.Index(dsn, "://")+3] + "***" + dsn[i:]
 	}
 	return dsn
+}
+
+// openBlobs opens where uploaded files live: an S3-compatible bucket with
+// -s3, else a directory (-uploads, by default next to the SQLite file).
+func openBlobs(cfg config) (blob.Store, string, error) {
+	if cfg.s3 != "" {
+		st, err := s3blob.New(s3blob.Config{Endpoint: cfg.s3, Bucket: cfg.s3Bucket, Region: cfg.s3Region, Prefix: cfg.s3Prefix,
+			AccessKeyID: os.Getenv("AWS_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY"),
+			UseSSL: !cfg.s3Insecure, PathStyle: true})
+		if err != nil {
+			return nil, "", fmt.Errorf("-s3: %w", err)
+		}
+		return st, "s3://" + cfg.s3Bucket + "/" + cfg.s3Prefix, nil
+	}
+	dir := cfg.uploads
+	if dir == "" {
+		dir = "./teamchat-uploads"
+		if !strings.Contains(cfg.db, "://") {
+			dir = cfg.db + ".uploads"
+		}
+	}
+	st, err := blob.NewDir(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("-uploads: %w", err)
+	}
+	return st, dir, nil
 }

@@ -105,6 +105,7 @@ func write0001Rows(t *testing.T, db *bun.DB) schema0001Rows {
 		Host: "acme.example.com", DateCreated: 1_700_000_000, Deactivated: true,
 		EmailAddressVisibility: 2, WaitingPeriodThreshold: 3,
 	}
+	messageDefaults(&rows.realm)
 	r := rows.realm
 	rows.realm.ID = insert(`INSERT INTO realms (string_id, name, description, url, host, date_created,
 		deactivated, email_address_visibility, waiting_period_threshold) VALUES (?, ?, ?, ?, ?, ?, TRUE, ?, ?)`,
@@ -367,6 +368,9 @@ func write0002Rows(t *testing.T, db *bun.DB) schema0002Rows {
 
 	rows.realm.CanCreateBotsGroupID = anon.ID
 	exec(`UPDATE realms SET can_create_bots_group_id = ? WHERE id = ?`, anon.ID, rows.realm.ID)
+	// Migration 0013's defaults: role:members where the reference has it.
+	messageDefaults(&rows.realm)
+	rows.realm.CanAddCustomEmojiGroupID, rows.realm.CanMoveMessagesBetweenChannelsGroupID = sys.ID, sys.ID
 
 	member := func(realmID, groupID, userID int64) {
 		exec(`INSERT INTO user_group_members (realm_id, group_id, user_id) VALUES (?, ?, ?)`, realmID, groupID, userID)
@@ -550,6 +554,10 @@ func write0003Rows(t *testing.T, db *bun.DB) schema0003Rows {
 	// Migration 0010 gives the realm its role:administrators group as
 	// can_mention_many_users_group.
 	rows.realm.CanMentionManyUsersGroupID = rows.group.ID
+	// Migration 0013 gives it the reference's message-action defaults
+	// (the groups other than role:administrators do not exist here).
+	rows.realm.CanDeleteAnyMessageGroupID = rows.group.ID
+	messageDefaults(&rows.realm)
 	_, err := db.ExecContext(ctx, `UPDATE user_groups SET can_manage_group_id = ? WHERE id = ?`, rows.group.ID, rows.group.ID)
 	require.NoError(t, err)
 	rows.foreignGroup = insert(`INSERT INTO user_groups (realm_id, name) VALUES (?, 'team')`, rows.otherRealm)
@@ -633,4 +641,14 @@ func checkChannels(t *testing.T, s *Store, ch channelRows) {
 	topics, err := s.ListUserTopics(ctx, ch.stream.RealmID, ch.topics[0].UserID)
 	require.NoError(t, err)
 	assert.Equal(t, ch.topics, topics)
+}
+
+// messageDefaults sets the values migration 0013 gives an existing
+// organization's message-action settings.
+func messageDefaults(r *storage.Realm) {
+	r.AllowMessageEditing, r.EnableReadReceipts = true, true
+	r.MessageContentEditLimitSeconds = new(int64(600))
+	r.MoveMessagesWithinStreamLimitSeconds = new(int64(604800))
+	r.MoveMessagesBetweenStreamsLimitSeconds = new(int64(604800))
+	r.MessageEditHistoryVisibilityPolicy = 1
 }

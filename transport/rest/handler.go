@@ -118,6 +118,10 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	// Clients configured with a trailing slash request //api/v1/...: collapse
 	// repeated slashes instead of redirecting (a redirect breaks POSTs).
 	path := collapseSlashes(r.URL.EscapedPath())
+	if strings.HasPrefix(path, uploadsPrefix) || strings.HasPrefix(path, emojiPrefix) {
+		h.serveFile(w, r, path)
+		return
+	}
 	if path != apiPrefix && !strings.HasPrefix(path, apiPrefix+"/") {
 		writeError(w, h.log, r, &chat.Error{Kind: chat.KindNotFound, Code: chat.CodeBadRequest, Msg: "Not found"})
 		return
@@ -138,7 +142,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	// keeping its parameters; "method" itself is then an unknown
 	// parameter. A "method" in the query string does nothing.
 	var values url.Values
-	if method == http.MethodPost {
+	if post := res.methods[http.MethodPost]; method == http.MethodPost && post != nil && post.upload {
+		values = url.Values{} // the endpoint reads its own body
+	} else if method == http.MethodPost {
 		r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
 		merged, body, err := readParamsAndBody(r)
 		if err != nil {
@@ -274,7 +280,9 @@ type endpoint struct {
 	method  string
 	pattern string
 	auth    authMode
-	serve   func(ctx context.Context, c *call) (any, []string, error)
+	// upload: the endpoint reads its multipart body itself (files).
+	upload bool
+	serve  func(ctx context.Context, c *call) (any, []string, error)
 }
 
 // authed adapts a Service method of the standard shape

@@ -7,11 +7,13 @@ import (
 )
 
 // segment is one part of a route pattern: a literal, or a named parameter
-// that matches any segment ({name}) or only digits ({name:int}).
+// that matches any segment ({name}), only digits ({name:int}), or, last,
+// the rest of the path ({name...}, one segment or more, joined by "/").
 type segment struct {
 	literal string
 	param   string
 	intOnly bool
+	rest    bool
 }
 
 type pattern struct {
@@ -24,7 +26,8 @@ func parsePattern(p string) pattern {
 	for _, s := range strings.Split(strings.Trim(p, "/"), "/") {
 		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
 			name, kind, _ := strings.Cut(s[1:len(s)-1], ":")
-			out.segments = append(out.segments, segment{param: name, intOnly: kind == "int"})
+			rest := strings.HasSuffix(name, "...")
+			out.segments = append(out.segments, segment{param: strings.TrimSuffix(name, "..."), intOnly: kind == "int", rest: rest})
 			continue
 		}
 		out.segments = append(out.segments, segment{literal: s})
@@ -50,6 +53,9 @@ func (p pattern) rank(i int) int {
 
 // match returns the path parameters if the segments match the pattern.
 func (p pattern) match(segs []string) (map[string]string, bool) {
+	if n := len(p.segments); n > 0 && p.segments[n-1].rest && len(segs) > n {
+		segs = append(segs[:n-1:n-1], strings.Join(segs[n-1:], "/"))
+	}
 	if len(segs) != len(p.segments) {
 		return nil, false
 	}

@@ -1,0 +1,328 @@
+package chat
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/teamchat/chat/storage"
+	"github.com/teamchat/chat/storage/blob"
+)
+
+// Uploaded files. The bytes live in a blob store (WithBlobStore: a
+// directory by default in examples/server, S3 for several machines); the
+// database keeps each file's record and the messages that link it. A
+// file may be downloaded by its uploader and by whoever may see a message
+// that links it.
+
+// WithBlobStore sets where uploaded files and custom emoji images are
+// kept. Without one, uploads are refused.
+func WithBlobStore(b blob.Store) Option { return func(s *Service) { s.blobs = b } }
+
+// WithURLSigningKey sets the key that signs temporary download URLs, so
+// that several servers accept each other's (by default a random key per
+// Service).
+func WithURLSigningKey(key []byte) Option { return func(s *Service) { s.signingKey = key } }
+
+// FileUpload is one file of a multipart request.
+type FileUpload struct {
+	// FileName is the name the client gave the file.
+	FileName string
+	// ContentType is the client's; empty means guessed from the name.
+	ContentType string
+	// Size is the content's length in bytes.
+	Size    int64
+	Content io.Reader
+}
+
+// UploadFileRequest is the input of UploadFile (POST /user_uploads).
+type UploadFileRequest struct {
+	File FileUpload `json:"-"`
+}
+
+// UploadFileResponse is the success body of UploadFile.
+type UploadFileResponse struct {
+	URL string `json:"url"`
+	// URI is the deprecated copy of URL.
+	URI      string `json:"uri"`
+	FileName string `json:"filename"`
+}
+
+var errUploadsOff = BadRequest("File uploads are not enabled on this server")
+
+// UploadFile stores a file for the caller and returns its URL, which
+// only they may open until a message links it.
+func (s *Service) UploadFile(ctx context.Context, c Caller, req UploadFileRequest) (*UploadFileResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if s.blobs == nil {
+		return nil, errUploadsOff
+	}
+	f := req.File
+	maxMiB := s.limits.MaxFileUploadSizeMiB
+	if f.Size > int64(maxMiB)<<20 {
+		return nil, BadRequest("File is larger than this server's configured maximum upload size (%d MiB).", maxMiB)
+	}
+	contentType := fileContentType(f)
+	pathID, err := newPathID(realm.ID, sanitizeFileName(f.FileName))
+	if err != nil {
+		return nil, s.internal(ctx, "upload file", err)
+	}
+	if err := s.blobs.Put(ctx, pathID, f.Content, f.Size, contentType); err != nil {
+		return nil, s.internal(ctx, "upload file", err)
+	}
+	a := &storage.Attachment{RealmID: realm.ID, OwnerID: me.ID, PathID: pathID, FileName: f.FileName,
+		Size: f.Size, ContentType: contentType, CreateTime: s.nowUnix()}
+	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		w.keepCallers()
+		return w.CreateAttachment(ctx, a)
+	})
+	if err != nil {
+		_ = s.blobs.Delete(context.WithoutCancel(ctx), pathID)
+		return nil, s.internal(ctx, "upload file", err)
+	}
+	url := "/user_uploads/" + pathID
+	return &UploadFileResponse{URL: url, URI: url, FileName: f.FileName}, nil
+}
+
+// fileContentType is the client's content type, or the one its name
+// suggests, or application/octet-stream.
+func fileContentType(f FileUpload) string {
+	ct := f.ContentType
+	if ct == "" {
+		ct = mime.TypeByExtension(path.Ext(f.FileName))
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && ct != "" {
+		ct = mt
+	}
+	if ct == "" || blob.ValidContentType(ct) != nil {
+		return blob.DefaultContentType
+	}
+	return ct
+}
+
+// newPathID is the reference's layout: realm, one of 256 folders, a
+// random part, the sanitized name.
+func newPathID(realmID int64, name string) (string, error) {
+	var b [19]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d/%x/%s/%s", realmID, b[0], base64.RawURLEncoding.EncodeToString(b[1:]), name), nil
+}
+
+var (
+	fileNameBad    = regexp.MustCompile(`[^\p{L}\p{N}_\s.-]`)
+	fileNameSpaces = regexp.MustCompile(`[-\s]+`)
+)
+
+// sanitizeFileName is the reference's sanitize_name: letters, digits,
+// "_", "." and "-" (runs of spaces and dashes become one dash); unlike
+// the reference, without leading dots.
+func sanitizeFileName(name string) string {
+	name = norm.NFKC.String(name)
+	name = strings.TrimSpace(fileNameBad.ReplaceAllString(name, ""))
+	name = fileNameSpaces.ReplaceAllString(name, "-")
+	// Leading dots would hide the file (and the blob store refuses them).
+	name = strings.TrimLeft(name, ".")
+	if name == "" {
+		return "uploaded-file"
+	}
+	for len(name) > blob.MaxSegmentLen {
+		_, n := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-n]
+	}
+	return name
+}
+
+// UploadedFile is an uploaded file's content, to be closed by the caller.
+type UploadedFile struct {
+	io.ReadCloser
+	FileName    string
+	ContentType string
+	Size        int64
+}
+
+var (
+	errNoSuchFile    = &Error{Kind: KindNotFound, Code: CodeBadRequest, Msg: "This file does not exist or has been deleted."}
+	errFileForbidden = &Error{Kind: KindForbidden, Code: CodeBadRequest, Msg: "You are not authorized to view this file."}
+)
+
+// OpenUpload opens an uploaded file of the caller's organization by its
+// path ID ("<realm>/..."), for its uploader or whoever may see a message
+// that links it (GET /user_uploads/{realm_id}/{path}).
+func (s *Service) OpenUpload(ctx context.Context, c Caller, pathID string) (*UploadedFile, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.attachmentByPath(ctx, realm.ID, pathID)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.mayOpenAttachment(ctx, s.store, realm, me, a)
+	if err != nil {
+		return nil, s.internal(ctx, "open upload", err)
+	}
+	if !ok {
+		return nil, errFileForbidden
+	}
+	return s.openAttachment(ctx, a)
+}
+
+func (s *Service) attachmentByPath(ctx context.Context, realmID int64, pathID string) (*storage.Attachment, error) {
+	if s.blobs == nil || !strings.HasPrefix(pathID, strconv.FormatInt(realmID, 10)+"/") {
+		return nil, errNoSuchFile
+	}
+	found, err := s.store.GetAttachmentsByPath(ctx, realmID, []string{pathID})
+	if err != nil {
+		return nil, s.internal(ctx, "open upload", err)
+	}
+	if len(found) == 0 {
+		return nil, errNoSuchFile
+	}
+	return &found[0], nil
+}
+
+func (s *Service) openAttachment(ctx context.Context, a *storage.Attachment) (*UploadedFile, error) {
+	rc, info, err := s.blobs.Open(ctx, a.PathID)
+	if errors.Is(err, blob.ErrNotFound) {
+		return nil, errNoSuchFile
+	} else if err != nil {
+		return nil, s.internal(ctx, "open upload", err)
+	}
+	return &UploadedFile{ReadCloser: rc, FileName: a.FileName, ContentType: info.ContentType, Size: info.Size}, nil
+}
+
+// attachmentMessagesChecked bounds the linking messages looked at to
+// decide access.
+const attachmentMessagesChecked = 100
+
+// mayOpenAttachment is the reference's validate_attachment_request: the
+// owner, or someone who may see one of the messages that link it.
+func (s *Service) mayOpenAttachment(ctx context.Context, st storage.Store, realm *storage.Realm, me *storage.User, a *storage.Attachment) (bool, error) {
+	if a.OwnerID == me.ID {
+		return true, nil
+	}
+	ids, err := st.ListAttachmentMessages(ctx, realm.ID, a.ID, attachmentMessagesChecked)
+	if err != nil || len(ids) == 0 {
+		return false, err
+	}
+	rs, err := s.readerState(ctx, st, realm, me, ids)
+	if err != nil {
+		return false, err
+	}
+	var msgs []storage.Message
+	for _, id := range ids {
+		if ms := rs.msgs[id]; ms != nil {
+			msgs = append(msgs, *ms.m)
+		}
+	}
+	ok, err := s.accessible(ctx, st, realm, me, msgs, rs)
+	return len(ok) > 0, err
+}
+
+// claimUploads links the message to the uploaded files it links that its
+// sender may share (their own, or ones they may open).
+func (s *Service) claimUploads(ctx context.Context, st storage.Store, realm *storage.Realm, sender *storage.User, messageID int64, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	found, err := st.GetAttachmentsByPath(ctx, realm.ID, paths)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for i := range found {
+		ok, err := s.mayOpenAttachment(ctx, st, realm, sender, &found[i])
+		if err != nil {
+			return err
+		}
+		if ok {
+			ids = append(ids, found[i].ID)
+		}
+	}
+	return st.LinkAttachments(ctx, realm.ID, messageID, ids)
+}
+
+// GetFileTemporaryURLRequest is the input of GetFileTemporaryURL (GET
+// /user_uploads/{realm_id_str}/{filename}).
+type GetFileTemporaryURLRequest struct {
+	RealmIDStr string `json:"realm_id_str"`
+	Filename   string `json:"filename"`
+}
+
+// GetFileTemporaryURLResponse is the success body of GetFileTemporaryURL.
+type GetFileTemporaryURLResponse struct {
+	URL string `json:"url"`
+}
+
+// temporaryURLLifetime is how long a temporary URL works (the
+// reference's 60 seconds).
+const temporaryURLLifetime = 60 * time.Second
+
+// GetFileTemporaryURL returns a URL that opens the file without
+// credentials for a minute, for a caller who may open it.
+func (s *Service) GetFileTemporaryURL(ctx context.Context, c Caller, req GetFileTemporaryURLRequest) (*GetFileTemporaryURLResponse, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.attachmentByPath(ctx, realm.ID, req.RealmIDStr+"/"+req.Filename)
+	if err != nil {
+		return nil, err
+	}
+	ok, err := s.mayOpenAttachment(ctx, s.store, realm, me, a)
+	if err != nil {
+		return nil, s.internal(ctx, "temporary url", err)
+	}
+	if !ok {
+		return nil, errFileForbidden
+	}
+	expires := s.now().Add(temporaryURLLifetime).Unix()
+	payload := strconv.FormatInt(expires, 10) + ":" + a.PathID
+	token := base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + s.signURL(payload)
+	return &GetFileTemporaryURLResponse{URL: "/user_uploads/temporary/" + token + "/" + path.Base(a.PathID)}, nil
+}
+
+func (s *Service) signURL(payload string) string {
+	mac := hmac.New(sha256.New, s.signingKey)
+	mac.Write([]byte(payload))
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// OpenTemporaryUpload opens a file by a temporary URL's token (no
+// credentials): an expired or forged token is answered as a missing file.
+func (s *Service) OpenTemporaryUpload(ctx context.Context, realmID int64, token string) (*UploadedFile, error) {
+	enc, sig, ok := strings.Cut(token, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(enc)
+	if !ok || err != nil || !hmac.Equal([]byte(sig), []byte(s.signURL(string(raw)))) {
+		return nil, errNoSuchFile
+	}
+	exp, pathID, _ := strings.Cut(string(raw), ":")
+	expires, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil || s.now().Unix() > expires {
+		return nil, errNoSuchFile
+	}
+	a, err := s.attachmentByPath(ctx, realmID, pathID)
+	if err != nil {
+		return nil, err
+	}
+	return s.openAttachment(ctx, a)
+}
