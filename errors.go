@@ -69,6 +69,7 @@ const (
 	CodeTopicWildcardMentionNotAllowed  = "TOPIC_WILDCARD_MENTION_NOT_ALLOWED"
 	CodeReactionAlreadyExists           = "REACTION_ALREADY_EXISTS"
 	CodeReactionDoesNotExist            = "REACTION_DOES_NOT_EXIST"
+	CodeMoveMessagesTimeLimitExceeded   = "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED"
 )
 
 // Error is the error type every Service method returns for expected

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/teamchat/chat/storage"
 )
@@ -36,6 +37,7 @@ type MessageView struct {
 	AvatarURL        *string     `json:"avatar_url"`
 	EditHistory      []any       `json:"edit_history,omitempty"`
 	LastEditTime     *int64      `json:"last_edit_timestamp,omitempty"`
+	LastMovedTime    *int64      `json:"last_moved_timestamp,omitempty"`
 }
 
 // TopicLink is a link found in a topic by the organization's linkifiers.
@@ -108,7 +110,54 @@ func messageView(realm *storage.Realm, sender *storage.User, m *storage.Message,
 		slices.SortFunc(users, func(a, b DisplayUser) int { return int(a.ID - b.ID) })
 		v.DisplayRecipient = users
 	}
+	if m.EditHistory != "" {
+		setEditFields(&v, realm.MessageEditHistoryVisibilityPolicy, m.EditHistory)
+	}
 	return v
+}
+
+// setEditFields sets last_edit_timestamp (the last content edit),
+// last_moved_timestamp (the last move, resolving aside) and the edit
+// history as far as the organization shows it (policy 1 all, 2 moves
+// only, 3 none), as the reference's messages_for_ids does.
+func setEditFields(v *MessageView, policy int, raw string) {
+	entries, err := parseEditHistory(raw)
+	if err != nil {
+		return
+	}
+	var edited, moved int64
+	shown := []any{}
+	for _, e := range entries {
+		if e.PrevStream != nil || e.PrevTopic != nil && e.Topic != nil && !resolveToggled(*e.Topic, *e.PrevTopic) {
+			moved = max(moved, e.Timestamp)
+		}
+		if e.PrevContent != nil {
+			edited = max(edited, e.Timestamp)
+			if policy == 2 {
+				if e.PrevTopic == nil && e.PrevStream == nil {
+					continue
+				}
+				e.PrevContent, e.PrevRenderedContent = nil, nil
+			}
+		}
+		shown = append(shown, e)
+	}
+	if edited != 0 {
+		v.LastEditTime = &edited
+	}
+	if moved != 0 {
+		v.LastMovedTime = &moved
+	}
+	if policy != 3 {
+		v.EditHistory = shown
+	}
+}
+
+// resolveToggled says whether a topic change only added or removed the
+// resolved prefix.
+func resolveToggled(topic, prev string) bool {
+	return strings.TrimPrefix(topic, resolvedPrefix) == strings.TrimPrefix(prev, resolvedPrefix) &&
+		strings.HasPrefix(topic, resolvedPrefix) != strings.HasPrefix(prev, resolvedPrefix)
 }
 
 // MessageEvent announces a new message to one of its recipients.

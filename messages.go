@@ -234,6 +234,19 @@ func (s *Service) normalizeTopic(topic string) (string, error) {
 	return truncateRunes(topic, s.limits.MaxTopicLength, "..."), nil
 }
 
+// topicParam is the topic of a request that may name it "topic" or, in
+// the older way, "subject" (not both).
+func topicParam(topic, subject *string) (*string, error) {
+	if topic != nil && subject != nil {
+		return nil, (&Error{Kind: KindInvalid, Code: CodeRequestConfusingVar,
+			Msg: "Can't decide between 'topic' and 'subject' arguments"}).With("var_name1", "topic").With("var_name2", "subject")
+	}
+	if topic == nil {
+		return subject, nil
+	}
+	return topic, nil
+}
+
 // isPrintable is the reference's is_character_printable: control
 // characters and the two Unicode non-characters U+FFFE, U+FFFF are not.
 func isPrintable(r rune) bool {
@@ -248,13 +261,9 @@ func (s *Service) SendMessage(ctx context.Context, c Caller, req SendMessageRequ
 	if err != nil {
 		return nil, err
 	}
-	if req.Topic != nil && req.Subject != nil {
-		return nil, (&Error{Kind: KindInvalid, Code: CodeRequestConfusingVar,
-			Msg: "Can't decide between 'topic' and 'subject' arguments"}).With("var_name1", "topic").With("var_name2", "subject")
-	}
-	topic := req.Topic
-	if topic == nil {
-		topic = req.Subject
+	topic, err := topicParam(req.Topic, req.Subject)
+	if err != nil {
+		return nil, err
 	}
 	client := clientName(req.Client, req.UserAgent)
 	readBySender := slices.Contains(interactiveClients, strings.ToLower(client))
@@ -301,6 +310,8 @@ type outgoing struct {
 	scope *groupScope
 	// uploads are the path IDs of the uploaded files the message links.
 	uploads []string
+	// internal: a system bot's message, which no posting rule stops.
+	internal bool
 }
 
 func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic *string) error {
@@ -343,7 +354,11 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 	if err != nil {
 		return s.internal(ctx, "send message", err)
 	}
-	if o.scope, err = s.checkCanSendToChannel(ctx, o.me, ch); err != nil {
+	if o.internal {
+		if o.scope, err = s.cachedScope(ctx, o.realm.ID, o.me.ID); err != nil {
+			return s.internal(ctx, "send message", err)
+		}
+	} else if o.scope, err = s.checkCanSendToChannel(ctx, o.me, ch); err != nil {
 		return err
 	}
 	o.channel = ch

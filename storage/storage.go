@@ -573,6 +573,34 @@ type Message struct {
 	// wildcard flags are computed, instead of a row per reader.
 	StreamWildcard bool `bun:"stream_wildcard"`
 	TopicWildcard  bool `bun:"topic_wildcard"`
+	// EditHistory is the reference's edit_history: a JSON array, newest
+	// entry first ("" when never edited or moved). LastEditTime is when it
+	// was last edited or moved.
+	EditHistory  string `bun:"edit_history"`
+	LastEditTime *int64 `bun:"last_edit_time"`
+	// Type is MessageNormal or MessageResolveNotice.
+	Type int `bun:"message_type"`
+}
+
+// Message types.
+const (
+	MessageNormal = 0
+	// MessageResolveNotice says a topic was resolved or unresolved.
+	MessageResolveNotice = 2
+)
+
+// MessageEdit changes messages: their channel and topic (moves), the
+// content of one, and their edit history.
+type MessageEdit struct {
+	StreamID *int64
+	Topic    *string
+	// Content, when not nil, carries the new Content, RenderedContent,
+	// Has*, IsMeMessage, StreamWildcard and TopicWildcard of the message.
+	Content *Message
+	// HistoryEntry is the JSON object put first in each message's edit
+	// history; LastEditTime is set with it.
+	HistoryEntry string
+	LastEditTime int64
 }
 
 // UserMessage is a reader's state of one message where it differs from
@@ -675,7 +703,7 @@ type MessageStore interface {
 	// ListChannelMessagesIn returns the messages of the spans (of the
 	// topic, compared case-insensitively, when topic is not nil), newest
 	// first, up to limit, with only ID, StreamID, Topic, SenderID,
-	// StreamWildcard and TopicWildcard set.
+	// DateSent, StreamWildcard and TopicWildcard set.
 	ListChannelMessagesIn(ctx context.Context, realmID int64, spans []IDSpan, topic *string, limit int) ([]Message, error)
 	// ListUnreadRows returns the user's unread rows, newest first, up to
 	// limit: direct messages without the read flag and historical channel
@@ -686,6 +714,23 @@ type MessageStore interface {
 	// ListMentionRows returns the user's rows with a mention flag
 	// (mentioned or a wildcard) of messages with IDs at least minID.
 	ListMentionRows(ctx context.Context, realmID, userID, minID int64) ([]UserMessage, error)
+	// EditMessages applies the edit to the realm's messages with these
+	// IDs (and their full-text index), in one transaction.
+	EditMessages(ctx context.Context, realmID int64, ids []int64, e MessageEdit) error
+	// DeleteMessages deletes the realm's messages with these IDs with
+	// their rows, reactions and links to uploads.
+	DeleteMessages(ctx context.Context, realmID int64, ids []int64) error
+	// MessageReaders lists the users who have read the message, ascending:
+	// a direct message's participants whose row has the read flag; for a
+	// channel message, those who received it with a read range covering
+	// it, and those with a historical row marked read.
+	MessageReaders(ctx context.Context, realmID int64, m *Message) ([]int64, error)
+	// ListStreamPeriods returns every user's periods of the channel that
+	// cover a message ID in [lo, hi], by user then ID.
+	ListStreamPeriods(ctx context.Context, realmID, streamID, lo, hi int64) ([]SubscriptionPeriod, error)
+	// ListTopicPolicies returns every user's policy of the channel's topic
+	// (compared case-insensitively), by user.
+	ListTopicPolicies(ctx context.Context, realmID, streamID int64, topic string) ([]UserTopic, error)
 	// SubscribersWhoReceived lists the channel's active subscribers
 	// (active users) whose current period began before the message, so
 	// that they received it, ascending.

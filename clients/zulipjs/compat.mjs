@@ -658,6 +658,65 @@ async function main() {
     assert.equal(bad.code, 'BAD_NARROW', `bad narrow: ${show(bad)}`);
   });
 
+  const topicNarrow = [{ operator: 'channel', operand: msgName }, { operator: 'topic', operand: 'zulip-js' }];
+  let topicIDs;
+  await step('reactions.add / reactions.remove (POST, DELETE /messages/{id}/reactions) by name; a duplicate fails', async () => {
+    const got = success(await mate.messages.retrieve({ anchor: 'newest', num_before: 20, num_after: 0, narrow: topicNarrow }), 'retrieve topic');
+    topicIDs = got.messages.map((m) => m.id);
+    const id = topicIDs[0];
+    success(await mate.reactions.add({ message_id: id, emoji_name: 'octopus' }), 'reactions.add');
+    failure(await mate.reactions.add({ message_id: id, emoji_name: 'octopus' }), 'reactions.add again', 'REACTION_ALREADY_EXISTS');
+    const one = success(await owner.messages.getById({ message_id: id }), 'messages.getById');
+    assert.deepEqual(one.message.reactions, [{ emoji_name: 'octopus', emoji_code: '1f419', reaction_type: 'unicode_emoji', user_id: newUserID }],
+      `reactions: ${show(one.message.reactions)}`);
+    success(await mate.reactions.remove({ message_id: id, emoji_name: 'octopus' }), 'reactions.remove');
+    failure(await mate.reactions.remove({ message_id: id, emoji_name: 'octopus' }), 'reactions.remove again', 'REACTION_DOES_NOT_EXIST');
+  });
+
+  await step('messages.flags.add / remove (POST /messages/flags): starred and read', async () => {
+    const [a, b] = topicIDs;
+    const starred = success(await mate.messages.flags.add({ flag: 'starred', messages: [a] }), 'flags.add starred');
+    assert.deepEqual(starred.messages, [a]);
+    success(await mate.messages.flags.add({ flag: 'read', messages: [a, b] }), 'flags.add read');
+    const got = success(await mate.messages.getById({ message_id: a }), 'getById after flags');
+    assert.deepEqual(got.message.flags, ['read', 'starred'], `flags: ${show(got.message.flags)}`);
+    success(await mate.messages.flags.remove({ flag: 'read', messages: [a] }), 'flags.remove read');
+    const again = success(await mate.messages.getById({ message_id: a }), 'getById after remove');
+    assert.deepEqual(again.message.flags, ['starred'], `flags: ${show(again.message.flags)}`);
+    failure(await mate.messages.flags.add({ flag: 'mentioned', messages: [a] }), 'flags.add mentioned', 'BAD_REQUEST');
+  });
+
+  await step('messages.update (PATCH /messages/{id}): content, then the topic with change_all; getHistoryById', async () => {
+    const sent = success(await owner.messages.send({ type: 'stream', to: msgName, topic: 'edit me', content: 'first draft' }), 'send to edit');
+    success(await owner.messages.update({ message_id: sent.id, content: 'second **draft**' }), 'messages.update content');
+    const edited = success(await mate.messages.getById({ message_id: sent.id }), 'getById edited');
+    assert.equal(edited.message.content, '<p>second <strong>draft</strong></p>');
+    assert.ok(edited.message.last_edit_timestamp > 0, `last_edit_timestamp: ${show(edited.message)}`);
+    failure(await mate.messages.update({ message_id: sent.id, content: 'not mine' }), 'update by another user', 'BAD_REQUEST');
+    success(await owner.messages.update({ message_id: sent.id, topic: 'edited', propagate_mode: 'change_all' }), 'messages.update topic');
+    const moved = success(await mate.messages.getById({ message_id: sent.id }), 'getById moved');
+    assert.equal(moved.message.subject, 'edited');
+    const hist = success(await mate.messages.getHistoryById({ message_id: sent.id }), 'getHistoryById');
+    assert.equal(hist.message_history.length, 3, `history: ${show(hist)}`);
+    assert.equal(hist.message_history[0].content, 'first draft');
+  });
+
+  await step('mark as read: /mark_topic_as_read, /mark_stream_as_read, /mark_all_as_read', async () => {
+    success(await mate.callEndpoint('/mark_topic_as_read', 'POST', { stream_id: msgChannelID, topic_name: 'zulip-js' }), 'mark_topic_as_read');
+    success(await mate.callEndpoint('/mark_stream_as_read', 'POST', { stream_id: msgChannelID }), 'mark_stream_as_read');
+    const all = success(await mate.callEndpoint('/mark_all_as_read', 'POST', {}), 'mark_all_as_read');
+    assert.equal(all.complete, true, `complete: ${show(all)}`);
+    const unread = success(await mate.messages.retrieve({ anchor: 'newest', num_before: 50, narrow: [['is', 'unread']] }), 'is:unread');
+    assert.equal(unread.messages.length, 0, `unread: ${show(unread)}`);
+  });
+
+  await step('messages.deleteById (DELETE /messages/{id}); then it is gone', async () => {
+    const sent = success(await owner.messages.send({ type: 'stream', to: msgName, topic: 'delete me', content: 'oops' }), 'send to delete');
+    failure(await mate.messages.deleteById({ message_id: sent.id }), 'delete by another member', 'BAD_REQUEST');
+    success(await owner.messages.deleteById({ message_id: sent.id }), 'messages.deleteById');
+    failure(await owner.messages.getById({ message_id: sent.id }), 'getById deleted', 'BAD_REQUEST');
+  });
+
   console.log(`\n${passed} passed, 0 failed (zulip-js against ${site}, ${Date.now() - started} ms)`);
 }
 

@@ -34,6 +34,7 @@ var postgresOps = &dialectOps{
 		_, err := db.NewRaw("UPDATE messages SET search_tsv = to_tsvector('english', ? || ' ' || ?) WHERE id = ?", topic, text, id).Exec(ctx)
 		return err
 	},
+	unindexMessages: func(context.Context, bun.IDB, []int64) error { return nil },
 	search: func(q *bun.SelectQuery, terms []string) (*bun.SelectQuery, string) {
 		cond, args := tsMatch(terms)
 		return q.Where(cond, args...), "m.id"

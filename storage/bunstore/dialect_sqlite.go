@@ -27,6 +27,10 @@ var sqliteOps = &dialectOps{
 		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES (?, ?, ?)", id, topic, text).Exec(ctx)
 		return err
 	},
+	unindexMessages: func(ctx context.Context, db bun.IDB, ids []int64) error {
+		_, err := db.NewRaw("DELETE FROM messages_fts WHERE docid IN (?)", bun.List(ids)).Exec(ctx)
+		return err
+	},
 	search: func(q *bun.SelectQuery, terms []string) (*bun.SelectQuery, string) {
 		return q.Join("JOIN messages_fts ON messages_fts.docid = m.id").
 			Where("messages_fts MATCH ?", ftsQuery(terms)), "messages_fts.docid"

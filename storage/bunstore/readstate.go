@@ -76,7 +76,7 @@ func (s *Store) ReplaceReadRanges(ctx context.Context, realmID, userID, streamID
 
 // lightMessageColumns are the columns of a message that the unread
 // state needs.
-const lightMessageColumns = "id, stream_id, conversation_id, topic, sender_id, stream_wildcard, topic_wildcard"
+const lightMessageColumns = "id, stream_id, conversation_id, topic, sender_id, date_sent, stream_wildcard, topic_wildcard"
 
 // spansPerQuery bounds the UNION ALL arms of one query (SQLite allows
 // 500 compound terms).
@@ -154,7 +154,7 @@ func (s *Store) scanLightFlags(ctx context.Context, withFlags bool, query string
 	for rows.Next() {
 		var m storage.Message
 		var f int64
-		dest := []any{&m.ID, &m.StreamID, &m.ConversationID, &m.Topic, &m.SenderID, &m.StreamWildcard, &m.TopicWildcard}
+		dest := []any{&m.ID, &m.StreamID, &m.ConversationID, &m.Topic, &m.SenderID, &m.DateSent, &m.StreamWildcard, &m.TopicWildcard}
 		if withFlags {
 			dest = append(dest, &f)
 		}
@@ -177,7 +177,7 @@ func (s *Store) ListUnreadRows(ctx context.Context, realmID, userID int64, strea
 	if limit <= 0 {
 		return out, nil
 	}
-	cols := "m.id, m.stream_id, m.conversation_id, m.topic, m.sender_id, m.stream_wildcard, m.topic_wildcard, um.flags"
+	cols := "m.id, m.stream_id, m.conversation_id, m.topic, m.sender_id, m.date_sent, m.stream_wildcard, m.topic_wildcard, um.flags"
 	// The literal conditions are the partial indexes' own predicates, so
 	// that PostgreSQL's planner can use them.
 	arm := func(cond string) string {

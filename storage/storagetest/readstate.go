@@ -181,7 +181,7 @@ func testReadStateChannelMessagesIn(t *testing.T, s storage.Store) {
 	assert.Len(t, got, 450, "many spans, over several queries")
 	ms, err := s.ListChannelMessagesIn(ctx, realm.ID, []storage.IDSpan{{StreamID: c.ID, First: cm[4], Last: cm[4]}}, nil, 1)
 	require.NoError(t, err)
-	assert.Equal(t, storage.Message{ID: cm[4], StreamID: &c.ID, Topic: "A", SenderID: u.ID, StreamWildcard: true}, ms[0], "the light columns")
+	assert.Equal(t, storage.Message{ID: cm[4], StreamID: &c.ID, Topic: "A", SenderID: u.ID, DateSent: 1_700_000_000, StreamWildcard: true}, ms[0], "the light columns")
 }
 
 // Reactions: added in order, duplicates refused, deleted by key.

@@ -44,7 +44,7 @@ ALTER TABLE realms ADD COLUMN allow_message_editing BOOLEAN NOT NULL DEFAULT TRU
 
 --bun:split
 
-ALTER TABLE realms ADD COLUMN message_content_edit_limit_seconds BIGINT DEFAULT 600;
+ALTER TABLE realms ADD COLUMN message_content_edit_limit_seconds BIGINT;
 
 --bun:split
 
@@ -52,11 +52,18 @@ ALTER TABLE realms ADD COLUMN message_content_delete_limit_seconds BIGINT;
 
 --bun:split
 
-ALTER TABLE realms ADD COLUMN move_messages_within_stream_limit_seconds BIGINT DEFAULT 604800;
+ALTER TABLE realms ADD COLUMN move_messages_within_stream_limit_seconds BIGINT;
 
 --bun:split
 
-ALTER TABLE realms ADD COLUMN move_messages_between_streams_limit_seconds BIGINT DEFAULT 604800;
+ALTER TABLE realms ADD COLUMN move_messages_between_streams_limit_seconds BIGINT;
+
+--bun:split
+
+-- NULL means no limit, so the columns have no default (a store writing
+-- NULL must get NULL); existing organizations get the reference's limits.
+UPDATE realms SET message_content_edit_limit_seconds = 600,
+	move_messages_within_stream_limit_seconds = 604800, move_messages_between_streams_limit_seconds = 604800;
 
 --bun:split
 
