@@ -31,6 +31,9 @@ type dialectOps struct {
 	// indexMessage writes the full-text index of message id (its topic and
 	// the folded text of its content).
 	indexMessage func(ctx context.Context, db bun.IDB, id int64, topic, text string) error
+	// indexMessages is indexMessage for many messages in one statement
+	// (at most searchBatch).
+	indexMessages func(ctx context.Context, db bun.IDB, docs []searchDoc) error
 	// unindexMessages removes the messages from a full-text index kept
 	// apart from their rows (nothing where it lives in the row).
 	unindexMessages func(ctx context.Context, db bun.IDB, ids []int64) error

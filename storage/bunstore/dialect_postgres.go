@@ -34,6 +34,20 @@ var postgresOps = &dialectOps{
 		_, err := db.NewRaw("UPDATE messages SET search_tsv = to_tsvector('english', ? || ' ' || ?) WHERE id = ?", topic, text, id).Exec(ctx)
 		return err
 	},
+	indexMessages: func(ctx context.Context, db bun.IDB, docs []searchDoc) error {
+		var sb strings.Builder
+		args := make([]any, 0, 3*len(docs))
+		for i, d := range docs {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("(?::bigint, ?::text, ?::text)")
+			args = append(args, d.id, d.topic, d.text)
+		}
+		_, err := db.NewRaw("UPDATE messages AS m SET search_tsv = to_tsvector('english', v.topic || ' ' || v.body) FROM (VALUES "+
+			sb.String()+") AS v(id, topic, body) WHERE m.id = v.id", args...).Exec(ctx)
+		return err
+	},
 	unindexMessages: func(context.Context, bun.IDB, []int64) error { return nil },
 	search: func(q *bun.SelectQuery, terms []string) (*bun.SelectQuery, string) {
 		cond, args := tsMatch(terms)

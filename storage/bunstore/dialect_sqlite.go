@@ -27,6 +27,19 @@ var sqliteOps = &dialectOps{
 		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES (?, ?, ?)", id, topic, text).Exec(ctx)
 		return err
 	},
+	indexMessages: func(ctx context.Context, db bun.IDB, docs []searchDoc) error {
+		var sb strings.Builder
+		args := make([]any, 0, 3*len(docs))
+		for i, d := range docs {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("(?, ?, ?)")
+			args = append(args, d.id, d.topic, d.text)
+		}
+		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES "+sb.String(), args...).Exec(ctx)
+		return err
+	},
 	unindexMessages: func(ctx context.Context, db bun.IDB, ids []int64) error {
 		_, err := db.NewRaw("DELETE FROM messages_fts WHERE docid IN (?)", bun.List(ids)).Exec(ctx)
 		return err

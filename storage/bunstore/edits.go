@@ -52,12 +52,11 @@ func (s *Store) EditMessages(ctx context.Context, realmID int64, ids []int64, e 
 				Where("realm_id = ?", realmID).Where("id IN (?)", bun.List(part)).Scan(ctx); err != nil {
 				return wrapErr(op, err)
 			}
+			ms := make([]storage.Message, len(rows))
 			for i := range rows {
-				if err := tx.indexMessage(ctx, tx.w, &rows[i].Message); err != nil {
-					return wrapErr(op, err)
-				}
+				ms[i] = rows[i].Message
 			}
-			return nil
+			return wrapErr(op, tx.indexMessagesOf(ctx, tx.w, ms))
 		})
 	})
 }

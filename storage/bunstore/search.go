@@ -58,6 +58,34 @@ func searchTerms(query string) []string {
 	return terms
 }
 
+// searchDoc is one message's full-text index entry.
+type searchDoc struct {
+	id          int64
+	topic, text string
+}
+
+// searchBatch bounds the messages one index statement writes.
+const searchBatch = 500
+
+// indexMessagesOf writes the full-text index of the messages (with ID,
+// Topic and RenderedContent) in batches.
+func (s *Store) indexMessagesOf(ctx context.Context, db bun.IDB, ms []storage.Message) error {
+	return inChunks(ms, func(all []storage.Message) error {
+		for len(all) > 0 {
+			part := all[:min(len(all), searchBatch)]
+			all = all[len(part):]
+			docs := make([]searchDoc, len(part))
+			for i, m := range part {
+				docs[i] = searchDoc{id: m.ID, topic: storage.Fold(m.Topic), text: storage.Fold(htmlText(m.RenderedContent))}
+			}
+			if err := s.ops.indexMessages(ctx, db, docs); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // indexMessage writes m's full-text index with db (the message's
 // transaction).
 func (s *Store) indexMessage(ctx context.Context, db bun.IDB, m *storage.Message) error {
