@@ -105,6 +105,18 @@ func TestUploads(t *testing.T) {
 	_, err = h.Service.UploadFile(ctx, alice.Caller, chat.UploadFileRequest{File: chat.FileUpload{FileName: "big.bin",
 		Size: 25<<20 + 1, Content: bytes.NewReader(nil)}})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "File is larger than this server's configured maximum upload size (25 MiB).")
+	// Editing the link away detaches the file: nothing links it now.
+	draft := upload(t, h, alice, "draft.txt", "text/plain", "v1")
+	mid := send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(bob.ID), Content: fmt.Sprintf("[draft](%s)", draft)})
+	edited, err := h.Service.UpdateMessage(ctx, alice.Caller, chat.UpdateMessageRequest{MessageID: mid, Content: ptr("never mind")})
+	require.NoError(t, err)
+	checkSchema(t, "PATCH", "/messages/{message_id}", edited)
+	require.Len(t, edited.DetachedUploads, 1)
+	assert.Equal(t, strings.TrimPrefix(draft, "/user_uploads/"), edited.DetachedUploads[0].PathID)
+	assert.Equal(t, "draft.txt", edited.DetachedUploads[0].Name)
+	_, err = readUpload(h, bob, draft)
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "You are not authorized to view this file.")
+
 	weird := upload(t, h, alice, "../../etc/passwd", "", "x")
 	assert.True(t, strings.HasSuffix(weird, "/etcpasswd"), weird)
 }
