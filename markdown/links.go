@@ -3,6 +3,7 @@ package markdown
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // allowedSchemes are the URL schemes a link may have (the reference's
@@ -209,6 +210,7 @@ const urlTrailing = "!:;?),.'\">"
 // accepts and that only trailing punctuation separates from the next
 // whitespace or the end.
 func findAutolink(p *inlineProc, s string, from int) (imatch, bool) {
+	wend := from // the end of the current run of non-space runes
 	for i := from; i < len(s); i++ {
 		if !autolinkBoundary(s, i) {
 			continue
@@ -217,13 +219,17 @@ func findAutolink(p *inlineProc, s string, from int) (imatch, bool) {
 		if !(isWordByte(c) || c >= 0x80) {
 			continue
 		}
-		wend := i
-		for wend < len(s) {
-			r := nextRune(s, wend)
-			if isSpaceRune(r) {
-				break
+		if i >= wend {
+			// Every start inside one run ends with it: find its end once,
+			// so a long run without spaces costs linear time.
+			wend = i
+			for wend < len(s) {
+				r, n := utf8.DecodeRuneInString(s[wend:])
+				if isSpaceRune(r) {
+					break
+				}
+				wend += n
 			}
-			wend += len(string(r))
 		}
 		// Only trailing punctuation may follow the link in its word, so the
 		// candidate ends are the positions in that punctuation run.
