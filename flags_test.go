@@ -110,10 +110,15 @@ func TestUpdateMessageFlags(t *testing.T) {
 	assert.Equal(t, []string{"historical"}, flagsOf(t, h, carol, m[2])[m[2]])
 	unread := fetch(t, h, carol, chat.GetMessagesRequest{Anchor: ptr("newest"), NumBefore: ptr(10), Narrow: ptr(`[{"operator":"is","operand":"unread"}]`)})
 	assert.Equal(t, []int64{m[2]}, fetchedIDs(unread))
+	first := fetch(t, h, carol, chat.GetMessagesRequest{Anchor: ptr("first_unread"), Narrow: ptr(`[{"operator":"channel","operand":"general"}]`)})
+	assert.Equal(t, m[2], *first.Anchor, "first_unread finds it too")
+	counts, err := h.Service.GetUnreadMessages(ctx, carol.Caller, chat.GetUnreadMessagesRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, counts.Count, "and unread_msgs counts it")
 
 	// Messages one may not see: "Invalid message(s)" where a row would be
 	// created, silently nothing where the default already says so.
-	_, err := h.Service.UpdateMessageFlags(ctx, bob.Caller, chat.UpdateMessageFlagsRequest{Messages: []int64{secret}, Op: "add", Flag: "starred"})
+	_, err = h.Service.UpdateMessageFlags(ctx, bob.Caller, chat.UpdateMessageFlagsRequest{Messages: []int64{secret}, Op: "add", Flag: "starred"})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
 	_, err = h.Service.UpdateMessageFlags(ctx, guest.Caller, chat.UpdateMessageFlagsRequest{Messages: []int64{m[0]}, Op: "add", Flag: "collapsed"})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")

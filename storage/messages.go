@@ -137,8 +137,8 @@ type MessageStore interface {
 	ListMessageWindow(ctx context.Context, w MessageWindow) (older, newer []Message, err error)
 	// FirstUnreadMessage returns the ID of the oldest message of
 	// w.Scope matching w.Filter that w.UserID has not read (0 when there
-	// is none): a channel message no read range covers, or a direct
-	// message whose row lacks the read flag. Whole channels in the scope
+	// is none): a channel message no read range covers, a historical row
+	// marked unread, or a direct message whose row lacks the read flag. Whole channels in the scope
 	// count only where a span also covers the message (one cannot have
 	// an unread message one never received).
 	FirstUnreadMessage(ctx context.Context, w MessageWindow) (int64, error)

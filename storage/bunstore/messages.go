@@ -597,6 +597,24 @@ func (s *Store) FirstUnreadMessage(ctx context.Context, w storage.MessageWindow)
 			}
 		}
 	}
+	if w.Scope.Historical && !w.Filter.DirectOnly {
+		// Channel messages one never received but marked unread.
+		one := w
+		one.Scope = storage.MessageScope{Historical: true}
+		var rows []messageRow
+		q, idCol := s.windowQuery(one, &rows)
+		q = q.Where(`m.id IN (SELECT hu.message_id FROM user_messages AS hu
+				WHERE hu.realm_id = ? AND hu.user_id = ? AND (hu.flags & 3073) = 1024)`, w.RealmID, w.UserID)
+		if best != 0 {
+			q = q.Where("? < ?", bun.Safe(idCol), best)
+		}
+		if err := q.OrderExpr("? ASC", bun.Safe(idCol)).Limit(1).Scan(ctx); err != nil {
+			return 0, wrapErr(op, err)
+		}
+		if len(rows) > 0 {
+			best = rows[0].ID
+		}
+	}
 	if w.Scope.Direct && !w.Filter.ChannelOnly && w.Filter.StreamID == nil && w.Filter.Topic == nil {
 		one := w
 		one.Scope = storage.MessageScope{Direct: true}
