@@ -368,15 +368,11 @@ func (s *Service) markAllBatchIn(ctx context.Context, st storage.Store, realmID,
 			unread = append(unread, g.StreamID)
 		}
 	}
-	for i, ch := range unread {
-		if i == n {
-			return false, nil
-		}
-		if err := coverChannel(ctx, st, realmID, userID, ch); err != nil {
-			return false, err
-		}
+	batch := unread[:min(len(unread), n)]
+	if err := st.ResetReadRanges(ctx, realmID, userID, batch, maxID); err != nil {
+		return false, err
 	}
-	return true, nil
+	return len(batch) == len(unread), nil
 }
 
 // maxMessagesPerUpdate bounds the messages one flags/narrow request

@@ -30,13 +30,7 @@ import (
 // the store alone, and a send, with the seeding time. Latency percentiles
 // are reported as p50-ms and p99-ms; the targets are printed beside them.
 func BenchmarkHistory(b *testing.B) {
-	n := 200_000
-	if env := os.Getenv("TEAMCHAT_BENCH_MESSAGES"); env != "" {
-		var err error
-		if n, err = strconv.Atoi(env); err != nil {
-			b.Fatal(err)
-		}
-	}
+	n := benchMessages(b)
 	o := seedHistory(b, n)
 	ctx := context.Background()
 	b.Run("FeedNewest100", func(b *testing.B) {
@@ -144,6 +138,19 @@ var (
 	historyMu   sync.Mutex
 	historySeed = map[int]*seededHistory{}
 )
+
+// benchMessages is the history size of the benchmarks:
+// TEAMCHAT_BENCH_MESSAGES, 200,000 by default.
+func benchMessages(b *testing.B) int {
+	n := 200_000
+	if env := os.Getenv("TEAMCHAT_BENCH_MESSAGES"); env != "" {
+		var err error
+		if n, err = strconv.Atoi(env); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return n
+}
 
 func seedHistory(b *testing.B, messages int) *seededHistory {
 	historyMu.Lock()

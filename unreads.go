@@ -84,10 +84,19 @@ func (s *Service) GetUnreadMessages(ctx context.Context, c Caller, req GetUnread
 	return out, nil
 }
 
-// unreadMessage is one unread message with the reader's flags.
+// unreadMessage is one unread message with the reader's flags: a
+// channel message (streamID set) or a direct message.
 type unreadMessage struct {
-	storage.Message
-	flags int64
+	id, streamID, conversationID, senderID int64
+	topic                                  string
+	streamWildcard                         bool
+	flags                                  int64
+}
+
+// unreadOf is the unread form of a stored message with the reader's flags.
+func unreadOf(m *storage.Message, flags int64) unreadMessage {
+	return unreadMessage{id: m.ID, streamID: ptrValue(m.StreamID), conversationID: ptrValue(m.ConversationID),
+		senderID: m.SenderID, topic: m.Topic, streamWildcard: m.StreamWildcard, flags: flags}
 }
 
 // rawUnreads is the newest unread messages (newest first) and whether
@@ -114,7 +123,7 @@ func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *stor
 	if err != nil {
 		return nil, err
 	}
-	chMsgs, err := st.ListChannelMessagesIn(ctx, realm.ID, gaps, nil, limit)
+	chMsgs, err := st.ListUnreadChannelMessages(ctx, realm.ID, gaps, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +135,8 @@ func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *stor
 	i, j := 0, 0
 	for len(all) < limit && (i < len(chMsgs) || j < len(rows)) {
 		if j == len(rows) || i < len(chMsgs) && chMsgs[i].ID > rows[j].ID {
-			all = append(all, unreadMessage{Message: chMsgs[i]})
+			c := &chMsgs[i]
+			all = append(all, unreadMessage{id: c.ID, streamID: c.StreamID, topic: c.Topic, streamWildcard: c.StreamWildcard})
 			i++
 			continue
 		}
@@ -135,7 +145,7 @@ func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *stor
 		if r.StreamID != nil && !active[*r.StreamID] {
 			continue // an unsubscribed channel's historical row
 		}
-		all = append(all, unreadMessage{Message: r.Message, flags: r.Flags})
+		all = append(all, unreadOf(&r.Message, r.Flags))
 	}
 	raw := &rawUnreads{msgs: all, missing: len(all) == limit}
 	if len(all) == 0 {
@@ -143,7 +153,7 @@ func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *stor
 	}
 	// The channel messages' flags: mention rows, and wildcards of the
 	// message (they all were received).
-	mentions, err := st.ListMentionRows(ctx, realm.ID, me.ID, all[len(all)-1].ID)
+	mentions, err := st.ListMentionRows(ctx, realm.ID, me.ID, all[len(all)-1].id)
 	if err != nil {
 		return nil, err
 	}
@@ -153,9 +163,9 @@ func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *stor
 	}
 	for k := range all {
 		m := &all[k]
-		if m.StreamID != nil && m.flags == 0 {
-			m.flags = mentionFlags[m.ID]
-			if m.StreamWildcard {
+		if m.streamID != 0 && m.flags == 0 {
+			m.flags = mentionFlags[m.id]
+			if m.streamWildcard {
 				m.flags |= storage.FlagStreamWildcardMentioned
 			}
 		}
@@ -215,6 +225,12 @@ func (s *Service) loadMuteState(ctx context.Context, st storage.Store, realmID, 
 	return ms, nil
 }
 
+// any says whether the reader muted the channel or set a policy on one
+// of its topics (else none of its topics is muted).
+func (ms *muteState) any(streamID int64) bool {
+	return ms.channels[streamID] || len(ms.topics[streamID]) > 0
+}
+
 func (ms *muteState) muted(streamID int64, topic string) bool {
 	policy := ms.topics[streamID][storage.Fold(topic)]
 	if ms.channels[streamID] {
@@ -230,7 +246,7 @@ func unreadMention(m *unreadMessage, muted bool) bool {
 		return true
 	}
 	wild := m.flags&(storage.FlagStreamWildcardMentioned|storage.FlagTopicWildcardMentioned) != 0
-	return wild && (m.StreamID == nil || !muted)
+	return wild && (m.streamID == 0 || !muted)
 }
 
 // aggregateUnreads groups the raw unread messages as unread_msgs does.
@@ -243,8 +259,8 @@ func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me
 	}
 	convs := map[int64][]int64{}
 	for _, m := range raw.msgs {
-		if m.ConversationID != nil {
-			convs[*m.ConversationID] = nil
+		if m.conversationID != 0 {
+			convs[m.conversationID] = nil
 		}
 	}
 	if len(convs) > 0 {
@@ -256,34 +272,51 @@ func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me
 		stream int64
 		key    string
 	}
-	topics := map[topicKey]*UnreadChannelTopic{}
+	type exactKey struct {
+		stream int64
+		topic  string
+	}
+	topics := make(map[topicKey]*UnreadChannelTopic, 64)
+	// byExact finds a message's bucket (and whether its topic is muted)
+	// by its exact topic, which most share, without lower-casing each.
+	type exactBucket struct {
+		topic *UnreadChannelTopic
+		muted bool
+	}
+	byExact := make(map[exactKey]exactBucket, 64)
 	direct := map[int64]*UnreadDirect{}
 	groups := map[string]*UnreadGroupDirect{}
 	for i := len(raw.msgs) - 1; i >= 0; i-- { // oldest first: IDs ascend
 		m := &raw.msgs[i]
 		muted := false
 		switch {
-		case m.StreamID != nil:
-			muted = mutes.muted(*m.StreamID, m.Topic)
+		case m.streamID != 0:
+			ek := exactKey{m.streamID, m.topic}
+			eb, ok := byExact[ek]
+			if !ok {
+				name := m.topic
+				if name == "" && !allowEmptyTopic {
+					name = EmptyTopicDisplayName
+				}
+				k := topicKey{m.streamID, strings.ToLower(name)}
+				if topics[k] == nil {
+					topics[k] = &UnreadChannelTopic{StreamID: m.streamID, Topic: name}
+				}
+				eb = exactBucket{topic: topics[k], muted: mutes.any(m.streamID) && mutes.muted(m.streamID, m.topic)}
+				byExact[ek] = eb
+			}
+			bucket := eb.topic
+			muted = eb.muted
 			if !muted {
 				out.Count++
 			}
-			name := m.Topic
-			if name == "" && !allowEmptyTopic {
-				name = EmptyTopicDisplayName
-			}
-			k := topicKey{*m.StreamID, strings.ToLower(name)}
-			if topics[k] == nil {
-				topics[k] = &UnreadChannelTopic{StreamID: *m.StreamID, Topic: name}
-			}
-			topics[k].UnreadMessageIDs = append(topics[k].UnreadMessageIDs, m.ID)
+			bucket.UnreadMessageIDs = append(bucket.UnreadMessageIDs, m.id)
 		default:
 			out.Count++
-			members := convs[*m.ConversationID]
+			members := convs[m.conversationID]
 			if len(members) <= 2 {
-				other := m.SenderID
+				other := m.senderID
 				if other == me.ID {
-					other = me.ID
 					for _, id := range members {
 						if id != me.ID {
 							other = id
@@ -293,17 +326,17 @@ func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me
 				if direct[other] == nil {
 					direct[other] = &UnreadDirect{OtherUserID: other, SenderID: other}
 				}
-				direct[other].UnreadMessageIDs = append(direct[other].UnreadMessageIDs, m.ID)
+				direct[other].UnreadMessageIDs = append(direct[other].UnreadMessageIDs, m.id)
 				break
 			}
 			key := joinIDs(members)
 			if groups[key] == nil {
 				groups[key] = &UnreadGroupDirect{UserIDsString: key}
 			}
-			groups[key].UnreadMessageIDs = append(groups[key].UnreadMessageIDs, m.ID)
+			groups[key].UnreadMessageIDs = append(groups[key].UnreadMessageIDs, m.id)
 		}
 		if unreadMention(m, muted) {
-			out.Mentions = append(out.Mentions, m.ID)
+			out.Mentions = append(out.Mentions, m.id)
 		}
 	}
 	for _, k := range sortedKeys(topics, func(a, b topicKey) int {
@@ -376,7 +409,7 @@ func (s *Service) unreadDetails(ctx context.Context, st storage.Store, realm *st
 	}
 	for _, id := range ids {
 		ms := rs.msgs[id]
-		um := &unreadMessage{Message: *ms.m, flags: ms.flags}
+		um := unreadOf(ms.m, ms.flags)
 		d := UnreadMessageDetails{}
 		muted := false
 		if ms.m.StreamID != nil {
@@ -391,7 +424,7 @@ func (s *Service) unreadDetails(ctx context.Context, st storage.Store, realm *st
 				}
 			}
 		}
-		d.Mentioned = unreadMention(um, muted)
+		d.Mentioned = unreadMention(&um, muted)
 		out[strconv.FormatInt(id, 10)] = d
 	}
 	return out, nil

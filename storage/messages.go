@@ -162,6 +162,13 @@ type MessageStore interface {
 	// first, up to limit, with only ID, StreamID, Topic, SenderID,
 	// DateSent, StreamWildcard and TopicWildcard set.
 	ListChannelMessagesIn(ctx context.Context, realmID int64, spans []IDSpan, topic *string, limit int) ([]Message, error)
+	// ListUnreadChannelMessages returns the messages of the spans,
+	// newest first, up to limit, with what unread counts need: ID,
+	// channel, topic and the channel-wildcard fact.
+	ListUnreadChannelMessages(ctx context.Context, realmID int64, spans []IDSpan, limit int) ([]UnreadChannelMessage, error)
+	// ResetReadRanges makes one range [1, last] the user's whole read
+	// state of each of the channels.
+	ResetReadRanges(ctx context.Context, realmID, userID int64, streamIDs []int64, last int64) error
 	// ListUnreadRows returns the user's unread rows, newest first, up to
 	// limit: direct messages without the read flag and historical channel
 	// messages marked unread (of that channel only, when streamID is not
@@ -202,6 +209,13 @@ type MessageStore interface {
 type IDSpan struct {
 	StreamID    int64
 	First, Last int64
+}
+
+// UnreadChannelMessage is a channel message as unread counts list it.
+type UnreadChannelMessage struct {
+	ID, StreamID   int64
+	Topic          string
+	StreamWildcard bool
 }
 
 // FlaggedMessage is a message with a reader's row flags.

@@ -36,6 +36,26 @@ type Config struct {
 	Seed   uint64
 	// Batch is the number of rows per transaction (default 2000).
 	Batch int
+	// Readers adds users with a chosen unread state (none when empty),
+	// for measuring unread state and marking as read: see Reader.
+	Readers []Reader
+}
+
+// Reader is a user added after Config.Users (in Org.Readers) whose read
+// state is set exactly rather than by ReadShare: subscribed to the first
+// Channels channels (before any message, so they received them all),
+// they have read all their messages but the Unread newest, one range per
+// channel. Readers send no message, take no part in direct messages and
+// are never mentioned, so their only unread messages are those Unread,
+// and the random choices of the rest of the organization (its users,
+// subscribers and messages) are the same as without them.
+type Reader struct {
+	// Channels is how many of the channels, from the first, the reader
+	// is subscribed to (every channel when 0 or more than there are).
+	Channels int
+	// Unread is how many of the newest messages of those channels stay
+	// unread (all of them when there are fewer).
+	Unread int
 }
 
 // Org is what Run made.
@@ -45,6 +65,8 @@ type Org struct {
 	OwnerKey string
 	Users    []int64 // the first is in every channel
 	Channels []Channel
+	// Readers are the users of Config.Readers, in order.
+	Readers []int64
 	// Messages counts what was written.
 	Messages, Direct int
 	MaxID            int64
@@ -132,10 +154,95 @@ func Run(ctx context.Context, svc *chat.Service, st storage.Store, cfg Config) (
 		}
 		org.Channels = append(org.Channels, Channel{ID: ch.ID, Name: ch.Name, Subscribers: subs})
 	}
+	if err := addReaders(ctx, st, org, cfg, members.ID); err != nil {
+		return nil, err
+	}
 	if err := messages(ctx, st, org, cfg, rng); err != nil {
 		return nil, err
 	}
 	return org, nil
+}
+
+// addReaders creates the users of cfg.Readers and subscribes them to
+// their channels (before the messages: their periods start at 0).
+func addReaders(ctx context.Context, st storage.Store, org *Org, cfg Config, membersID int64) error {
+	for i, r := range cfg.Readers {
+		err := st.InTx(ctx, func(tx storage.Store) error {
+			u := &storage.User{RealmID: org.RealmID, Email: fmt.Sprintf("reader%d@seed.example.com", i), FullName: fmt.Sprintf("Seed Reader %d", i),
+				Role: chat.RoleMember, IsActive: true, APIKey: fmt.Sprintf("seedreader%022d", i), AvatarSource: "G", AvatarVersion: 1}
+			if err := tx.CreateUser(ctx, u); err != nil {
+				return err
+			}
+			if err := tx.AddGroupMembers(ctx, org.RealmID, membersID, []int64{u.ID}); err != nil {
+				return err
+			}
+			for _, ch := range org.Channels[:readerChannels(r, org)] {
+				if err := tx.Subscribe(ctx, &storage.Subscription{RealmID: org.RealmID, UserID: u.ID, StreamID: ch.ID, Color: "#76ce90"}, 1); err != nil {
+					return err
+				}
+			}
+			org.Readers = append(org.Readers, u.ID)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("seed: readers: %w", err)
+		}
+	}
+	return nil
+}
+
+// readerChannels is how many of the first channels r is subscribed to.
+func readerChannels(r Reader, org *Org) int {
+	if r.Channels <= 0 || r.Channels > len(org.Channels) {
+		return len(org.Channels)
+	}
+	return r.Channels
+}
+
+// channelMessage is a channel message written, by its channel's index in
+// Org.Channels, for the readers' read state.
+type channelMessage struct {
+	id      int64
+	channel int
+}
+
+// readReaders gives each reader one range per channel covering all but
+// its Unread newest messages (msgs ascending).
+func readReaders(ctx context.Context, st storage.Store, org *Org, cfg Config, msgs []channelMessage) error {
+	for i, r := range cfg.Readers {
+		n := readerChannels(r, org)
+		first := make([]int64, n) // each channel's first message
+		for _, m := range msgs {
+			if m.channel < n && first[m.channel] == 0 {
+				first[m.channel] = m.id
+			}
+		}
+		// Everything up to last is read: last is just before the
+		// Unread-th newest message of the reader's channels.
+		last, unread := org.MaxID, 0
+		for k := len(msgs) - 1; k >= 0 && unread < r.Unread; k-- {
+			if msgs[k].channel < n {
+				last, unread = msgs[k].id-1, unread+1
+			}
+		}
+		if unread < r.Unread {
+			continue // fewer messages than Unread: nothing read
+		}
+		err := st.InTx(ctx, func(tx storage.Store) error {
+			for c, f := range first {
+				if f != 0 && f <= last {
+					if err := tx.AddReadRange(ctx, org.RealmID, org.Readers[i], org.Channels[c].ID, f, last); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("seed: readers' read state: %w", err)
+		}
+	}
+	return nil
 }
 
 // pick returns n distinct users of from.
@@ -155,6 +262,11 @@ func messages(ctx context.Context, st storage.Store, org *Org, cfg Config, rng *
 	}
 	conversations := map[[2]int64]int64{}
 	firstOf := map[int64]int64{} // channel -> first message ID
+	channelIndex := map[int64]int{}
+	for i, ch := range org.Channels {
+		channelIndex[ch.ID] = i
+	}
+	var written []channelMessage // for the readers only
 	for start := 0; start < cfg.Messages; start += cfg.Batch {
 		err := st.InTx(ctx, func(tx storage.Store) error {
 			for range min(cfg.Batch, cfg.Messages-start) {
@@ -196,6 +308,9 @@ func messages(ctx context.Context, st storage.Store, org *Org, cfg Config, rng *
 				if m.StreamID != nil && firstOf[*m.StreamID] == 0 {
 					firstOf[*m.StreamID] = m.ID
 				}
+				if m.StreamID != nil && len(cfg.Readers) > 0 {
+					written = append(written, channelMessage{id: m.ID, channel: channelIndex[*m.StreamID]})
+				}
 				org.Messages++
 				org.MaxID = m.ID
 			}
@@ -204,6 +319,9 @@ func messages(ctx context.Context, st storage.Store, org *Org, cfg Config, rng *
 		if err != nil {
 			return fmt.Errorf("seed: messages: %w", err)
 		}
+	}
+	if err := readReaders(ctx, st, org, cfg, written); err != nil {
+		return err
 	}
 	// Read state: each subscriber has read the oldest ReadShare of each
 	// channel's history, one range each.

@@ -34,6 +34,9 @@ type dialectOps struct {
 	// indexMessages is indexMessage for many messages in one statement
 	// (at most searchBatch).
 	indexMessages func(ctx context.Context, db bun.IDB, docs []searchDoc) error
+	// spanValues is one row of a VALUES list of (channel, first, last)
+	// bigint triples (PostgreSQL needs the types of a VALUES list).
+	spanValues string
 	// unindexMessages removes the messages from a full-text index kept
 	// apart from their rows (nothing where it lives in the row).
 	unindexMessages func(ctx context.Context, db bun.IDB, ids []int64) error

@@ -34,6 +34,7 @@ var postgresOps = &dialectOps{
 		_, err := db.NewRaw("UPDATE messages SET search_tsv = to_tsvector('english', ? || ' ' || ?) WHERE id = ?", topic, text, id).Exec(ctx)
 		return err
 	},
+	spanValues: "(?::bigint, ?::bigint, ?::bigint)",
 	indexMessages: func(ctx context.Context, db bun.IDB, docs []searchDoc) error {
 		var sb strings.Builder
 		args := make([]any, 0, 3*len(docs))

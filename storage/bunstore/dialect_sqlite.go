@@ -27,6 +27,7 @@ var sqliteOps = &dialectOps{
 		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES (?, ?, ?)", id, topic, text).Exec(ctx)
 		return err
 	},
+	spanValues: "(?, ?, ?)",
 	indexMessages: func(ctx context.Context, db bun.IDB, docs []searchDoc) error {
 		var sb strings.Builder
 		args := make([]any, 0, 3*len(docs))

@@ -139,6 +139,13 @@ func testReadStateRanges(t *testing.T, s storage.Store) {
 	assert.Equal(t, [][2]int64{{m[0], m[1]}, {m[3], m[3]}}, ranges(), "the intersecting range replaced")
 	require.NoError(t, s.ReplaceReadRanges(ctx, realm.ID, u.ID, c.ID, m[0], m[4], nil))
 	assert.Equal(t, [][2]int64{}, ranges(), "deleted")
+	require.NoError(t, s.ReplaceReadRanges(ctx, realm.ID, u.ID, d.ID, 0, 1<<40, []storage.ReadRange{{FirstID: 2, LastID: 3}, {FirstID: 7, LastID: 8}}))
+	require.NoError(t, s.ResetReadRanges(ctx, realm.ID, u.ID, []int64{c.ID, d.ID}, m[4]))
+	assert.Equal(t, [][2]int64{{1, m[4]}}, ranges(), "one range from 1")
+	rs, err := s.ListReadRanges(ctx, realm.ID, u.ID, d.ID, 0, 1<<40)
+	require.NoError(t, err)
+	require.Len(t, rs, 1, "d's two ranges replaced by one")
+	assert.Equal(t, [2]int64{1, m[4]}, [2]int64{rs[0].FirstID, rs[0].LastID})
 	err = s.ReplaceReadRanges(ctx, realm.ID, u.ID, c.ID, 0, 10, []storage.ReadRange{{FirstID: 5, LastID: 4}})
 	assert.Error(t, err, "an empty range")
 	if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrConflict) {
@@ -179,6 +186,28 @@ func testReadStateChannelMessagesIn(t *testing.T, s storage.Store) {
 	}
 	got := list(many, nil, 1000)
 	assert.Len(t, got, 450, "many spans, over several queries")
+	// The unread form: the same order and limit, the columns counts need.
+	unread := func(spans []storage.IDSpan, limit int) []int64 {
+		t.Helper()
+		ms, err := s.ListUnreadChannelMessages(ctx, realm.ID, spans, limit)
+		require.NoError(t, err)
+		ids := []int64{}
+		for _, m := range ms {
+			ids = append(ids, m.ID)
+		}
+		return ids
+	}
+	assert.Equal(t, list(spans, nil, 100), unread(spans, 100))
+	assert.Equal(t, list(spans, nil, 3), unread(spans, 3))
+	assert.Equal(t, []int64{}, unread(nil, 10))
+	assert.Len(t, unread(many, 1000), 450, "many spans")
+	um, err := s.ListUnreadChannelMessages(ctx, realm.ID, []storage.IDSpan{{StreamID: c.ID, First: cm[4], Last: cm[4]}}, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []storage.UnreadChannelMessage{{ID: cm[4], StreamID: c.ID, Topic: "A", StreamWildcard: true}}, um)
+	other := newRealm(t, s, "other")
+	um, err = s.ListUnreadChannelMessages(ctx, other.ID, spans, 10)
+	require.NoError(t, err)
+	assert.Empty(t, um, "realms apart")
 	ms, err := s.ListChannelMessagesIn(ctx, realm.ID, []storage.IDSpan{{StreamID: c.ID, First: cm[4], Last: cm[4]}}, nil, 1)
 	require.NoError(t, err)
 	assert.Equal(t, storage.Message{ID: cm[4], StreamID: &c.ID, Topic: "A", SenderID: u.ID, DateSent: 1_700_000_000, StreamWildcard: true}, ms[0], "the light columns")
