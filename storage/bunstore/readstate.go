@@ -221,7 +221,7 @@ func (s *Store) ListMentionRows(ctx context.Context, realmID, userID, minID int6
 // ListUnreadChannelMessages joins the spans, as a VALUES list, to the
 // channel index messages_stream_cover_idx, which carries every column
 // wanted: one range scan per span, no row visited, a bounded sort, and a
-// plan that does not grow with the number of spans.
+// plan that does not grow with the number of spans (dialectOps.unreadQuery).
 func (s *Store) ListUnreadChannelMessages(ctx context.Context, realmID int64, spans []storage.IDSpan, limit int) ([]storage.UnreadChannelMessage, error) {
 	op := fmt.Sprintf("list unread channel messages of %d spans in realm %d", len(spans), realmID)
 	out := []storage.UnreadChannelMessage{}
@@ -239,11 +239,12 @@ func (s *Store) ListUnreadChannelMessages(ctx context.Context, realmID int64, sp
 			sb.WriteString(s.ops.spanValues)
 			args = append(args, sp.StreamID, sp.First, sp.Last)
 		}
+		query, perSpan := s.ops.unreadQuery(sb.String())
 		args = append(args, realmID, limit)
-		rows, err := s.r.QueryContext(ctx, `WITH g (sid, lo, hi) AS (VALUES `+sb.String()+`)
-			SELECT m.id, m.stream_id, m.topic, m.stream_wildcard FROM g
-			JOIN messages AS m ON m.realm_id = ? AND m.stream_id = g.sid AND m.id >= g.lo AND m.id <= g.hi
-			ORDER BY m.id DESC LIMIT ?`, args...)
+		if perSpan {
+			args = append(args, limit)
+		}
+		rows, err := s.r.QueryContext(ctx, query, args...)
 		if err != nil {
 			return nil, wrapErr(op, err)
 		}
