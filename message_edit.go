@@ -196,7 +196,9 @@ func (s *Service) checkEdit(ctx context.Context, e *edit, req UpdateMessageReque
 	if stream != nil && m.StreamID != nil && *stream == *m.StreamID {
 		stream = nil
 	}
-	if topic == nil && req.Content == nil && stream == nil && req.StreamID == nil {
+	// A move to the message's own channel is no move (the reference would
+	// send notices of one).
+	if topic == nil && req.Content == nil && stream == nil && (req.StreamID == nil || m.StreamID != nil) {
 		return BadRequest("Nothing to change")
 	}
 	if m.StreamID == nil {

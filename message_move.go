@@ -65,15 +65,26 @@ func (s *Service) moveUserState(ctx context.Context, w *writeTx, e *edit, userID
 			return err
 		}
 	}
-	var read, lost []int64
+	var read, lost, received []int64
 	for _, id := range ids {
 		inFrom := periodsCover(fromP, e.from.ID, id)
 		inTo := periodsCover(toP, e.to.ID, id)
+		if inTo {
+			received = append(received, id)
+		}
 		switch {
 		case inTo && !(inFrom && !rangesCover(ranges, id)):
 			read = append(read, id)
 		case inFrom && !inTo:
 			lost = append(lost, id)
+		}
+	}
+	if len(received) > 0 {
+		// Received messages keep their read state in ranges: a row
+		// made history by an earlier move is a received message's row
+		// again.
+		if err := w.UpdateUserMessageFlags(ctx, realmID, userID, received, 0, storage.FlagRead|storage.FlagHistorical); err != nil {
+			return err
 		}
 	}
 	if len(read) > 0 {

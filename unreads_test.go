@@ -131,6 +131,32 @@ func TestUnreadMessagesAgainstBruteForce(t *testing.T) {
 		case r < 81:
 			_, err := h.Service.MarkAllAsRead(ctx, u.Caller)
 			require.NoError(t, err)
+		case r < 84:
+			// Moves and deletions by an administrator, who may do both:
+			// a topic (some of it, or all) to another topic or channel.
+			msgs := feed(h.Owner)
+			if len(msgs) == 0 {
+				continue
+			}
+			m := msgs[rng.IntN(len(msgs))]
+			if m.Type != "stream" {
+				continue
+			}
+			req := chat.UpdateMessageRequest{MessageID: m.ID, PropagateMode: ptr([]string{"change_one", "change_later", "change_all"}[rng.IntN(3)])}
+			switch rng.IntN(3) {
+			case 0:
+				req.Topic = ptr(topics[rng.IntN(len(topics))])
+			case 1:
+				to := channels[names[rng.IntN(2)]] // the public ones
+				req.StreamID = &to
+			default:
+				_, err := h.Service.DeleteMessage(ctx, h.Owner.Caller, chat.DeleteMessageRequest{MessageID: m.ID})
+				require.NoError(t, err)
+				continue
+			}
+			if _, err := h.Service.UpdateMessage(ctx, h.Owner.Caller, req); err != nil {
+				require.Contains(t, err.Error(), "Nothing to change")
+			}
 		case r < 88:
 			toggleSub(u, name)
 		case r < 94:
