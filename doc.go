@@ -44,6 +44,15 @@
 // setting and the reader's subscription periods (GetMessage). Each
 // recipient gets a MessageEvent with their flags after the commit.
 //
+// UpdateMessageFlags and the mark-as-read methods change that state:
+// read ranges for messages the reader received, rows otherwise (a
+// message they never received gets a "historical" row, as in the
+// reference). GetUnreadMessages computes the reference's unread_msgs from
+// it. UpdateMessage edits and moves messages, carrying every reader's
+// state to the destination; DeleteMessage deletes. Reactions, uploaded
+// files (kept in a blob store set by WithBlobStore: a directory or S3)
+// and custom emoji complete the message actions.
+//
 // # Cost
 //
 // A request reads what its answer and the caller's permissions need:
