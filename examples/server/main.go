@@ -85,7 +85,12 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	if err != nil {
 		return err
 	}
-	svc := chat.New(store, chat.WithLogger(log), chat.WithBlobStore(blobs))
+	opts := []chat.Option{chat.WithLogger(log), chat.WithBlobStore(blobs)}
+	if key := os.Getenv("TEAMCHAT_URL_SIGNING_KEY"); key != "" {
+		// Servers sharing a database sign temporary file URLs alike.
+		opts = append(opts, chat.WithURLSigningKey([]byte(key)))
+	}
+	svc := chat.New(store, opts...)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
