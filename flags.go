@@ -337,14 +337,7 @@ func (s *Service) markAllBatchIn(ctx context.Context, st storage.Store, realmID,
 		return false, err
 	}
 	if len(rows) > 0 {
-		ids := make([]int64, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
-		}
-		if err := st.UpdateUserMessageFlags(ctx, realmID, userID, ids, storage.FlagRead, 0); err != nil {
-			return false, err
-		}
-		return false, nil
+		return false, st.UpdateUserMessageFlags(ctx, realmID, userID, flaggedIDs(rows), storage.FlagRead, 0)
 	}
 	periods, err := st.ListUserPeriods(ctx, realmID, userID)
 	if err != nil {

@@ -3,7 +3,7 @@ package chat
 import (
 	"context"
 	"encoding/json"
-	"strconv"
+	"fmt"
 	"strings"
 
 	"github.com/teamchat/chat/storage"
@@ -346,13 +346,13 @@ func (s *Service) checkChangeAllLimit(ctx context.Context, e *edit) error {
 	if len(allowed) == len(msgs) {
 		return nil
 	}
-	err = &Error{Kind: KindInvalid, Code: CodeMoveMessagesTimeLimitExceeded,
-		Msg: "You only have permission to move the " + itoa(len(allowed)) + "/" + itoa(len(msgs)) + " most recent messages in this topic."}
-	first := any(nil)
+	var first any
 	if len(allowed) > 0 {
 		first = allowed[0]
 	}
-	return err.(*Error).With("first_message_id_allowed_to_move", first).
+	return (&Error{Kind: KindInvalid, Code: CodeMoveMessagesTimeLimitExceeded,
+		Msg: fmt.Sprintf("You only have permission to move the %d/%d most recent messages in this topic.", len(allowed), len(msgs))}).
+		With("first_message_id_allowed_to_move", first).
 		With("total_messages_allowed_to_move", len(allowed)).With("total_messages_in_topic", len(msgs))
 }
 
@@ -398,15 +398,16 @@ func (s *Service) topicMessages(ctx context.Context, st storage.Store, e *edit, 
 func (s *Service) applyEdit(ctx context.Context, w *writeTx, e *edit) ([]int64, []DetachedUpload, error) {
 	m := e.msg
 	now := s.nowUnix()
-	entry := editHistoryEntry{UserID: &e.me.ID, Timestamp: now}
-	moveEntry := entry
+	// The other messages' history gets the move only; the edited
+	// message's also the content change.
+	moveEntry := editHistoryEntry{UserID: &e.me.ID, Timestamp: now}
 	if e.topic != nil {
-		entry.PrevTopic, entry.Topic = &m.Topic, e.topic
+		moveEntry.PrevTopic, moveEntry.Topic = &m.Topic, e.topic
 	}
 	if e.to != e.from {
-		entry.PrevStream, entry.Stream = &e.from.ID, &e.to.ID
+		moveEntry.PrevStream, moveEntry.Stream = &e.from.ID, &e.to.ID
 	}
-	moveEntry.PrevTopic, moveEntry.Topic, moveEntry.PrevStream, moveEntry.Stream = entry.PrevTopic, entry.Topic, entry.PrevStream, entry.Stream
+	entry := moveEntry
 	ev := UpdateMessageEvent{UserID: &e.me.ID, MessageID: m.ID, EditTimestamp: now, Flags: []string{}}
 	change := storage.MessageEdit{Topic: e.topic, LastEditTime: now}
 	if e.to != e.from {
@@ -658,5 +659,3 @@ func (s *Service) editNotices(ctx context.Context, e *edit, moved []int64) {
 		s.log.WarnContext(ctx, "edit notices", "err", err)
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

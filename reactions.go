@@ -194,37 +194,6 @@ func (s *Service) RemoveReaction(ctx context.Context, c Caller, req RemoveReacti
 	return &EmptyResponse{}, nil
 }
 
-// modifiableMessage loads a message the caller may see and act on (not
-// in an archived channel): "Invalid message(s)" otherwise, as for a
-// missing one.
-func (s *Service) modifiableMessage(ctx context.Context, st storage.Store, realm *storage.Realm, me *storage.User, id int64) (*storage.Message, *readerState, error) {
-	rs, err := s.readerState(ctx, st, realm, me, []int64{id})
-	if err != nil {
-		return nil, nil, err
-	}
-	ms := rs.msgs[id]
-	if ms == nil {
-		return nil, nil, errInvalidMessage
-	}
-	ok, err := s.accessible(ctx, st, realm, me, []storage.Message{*ms.m}, rs)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !ok[id] {
-		return nil, nil, errInvalidMessage
-	}
-	if ms.m.StreamID != nil {
-		ch, err := s.channelByID(ctx, realm.ID, *ms.m.StreamID)
-		if err != nil {
-			return nil, nil, err
-		}
-		if ch.IsArchived {
-			return nil, nil, errInvalidMessage
-		}
-	}
-	return ms.m, rs, nil
-}
-
 // messageAudience is who hears of an action on a message (the
 // reference's event_recipient_ids_for_action_on_messages): a direct
 // message's participants; a channel message's subscribers, and, in a

@@ -277,3 +277,34 @@ func (s *Service) accessible(ctx context.Context, st storage.Store, realm *stora
 	}
 	return ok, nil
 }
+
+// modifiableMessage loads a message the caller may see and act on (not
+// in an archived channel): "Invalid message(s)" otherwise, as for a
+// missing one.
+func (s *Service) modifiableMessage(ctx context.Context, st storage.Store, realm *storage.Realm, me *storage.User, id int64) (*storage.Message, *readerState, error) {
+	rs, err := s.readerState(ctx, st, realm, me, []int64{id})
+	if err != nil {
+		return nil, nil, err
+	}
+	ms := rs.msgs[id]
+	if ms == nil {
+		return nil, nil, errInvalidMessage
+	}
+	ok, err := s.accessible(ctx, st, realm, me, []storage.Message{*ms.m}, rs)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok[id] {
+		return nil, nil, errInvalidMessage
+	}
+	if ms.m.StreamID != nil {
+		ch, err := s.channelByID(ctx, realm.ID, *ms.m.StreamID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ch.IsArchived {
+			return nil, nil, errInvalidMessage
+		}
+	}
+	return ms.m, rs, nil
+}

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -341,13 +342,13 @@ func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me
 	}
 	for _, k := range sortedKeys(topics, func(a, b topicKey) int {
 		if a.stream != b.stream {
-			return cmpInt(a.stream, b.stream)
+			return cmp.Compare(a.stream, b.stream)
 		}
 		return strings.Compare(a.key, b.key)
 	}) {
 		out.Streams = append(out.Streams, *topics[k])
 	}
-	for _, k := range sortedKeys(direct, cmpInt[int64]) {
+	for _, k := range sortedKeys(direct, cmp.Compare[int64]) {
 		out.PMs = append(out.PMs, *direct[k])
 	}
 	for _, k := range sortedKeys(groups, strings.Compare) {
@@ -364,16 +365,6 @@ func sortedKeys[K comparable, V any](m map[K]V, cmp func(a, b K) int) []K {
 	}
 	slices.SortFunc(keys, cmp)
 	return keys
-}
-
-func cmpInt[T ~int64 | ~int](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // joinIDs joins ascending IDs with commas.
@@ -582,7 +573,16 @@ func coverChannel(ctx context.Context, st storage.Store, realmID, userID, stream
 	if err != nil || maxID == 0 {
 		return err
 	}
-	return st.ReplaceReadRanges(ctx, realmID, userID, streamID, 0, noUpperID, []storage.ReadRange{{FirstID: 1, LastID: maxID}})
+	return st.ResetReadRanges(ctx, realmID, userID, []int64{streamID}, maxID)
+}
+
+// flaggedIDs lists the rows' message IDs.
+func flaggedIDs(rows []storage.FlaggedMessage) []int64 {
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 // leaveChannelRead marks the channel read for a user who leaves it, as
@@ -593,14 +593,8 @@ func leaveChannelRead(ctx context.Context, st storage.Store, realmID, userID, st
 	if err != nil {
 		return err
 	}
-	if len(rows) > 0 {
-		ids := make([]int64, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
-		}
-		if err := st.UpdateUserMessageFlags(ctx, realmID, userID, ids, storage.FlagRead, 0); err != nil {
-			return err
-		}
+	if err := st.UpdateUserMessageFlags(ctx, realmID, userID, flaggedIDs(rows), storage.FlagRead, 0); err != nil {
+		return err
 	}
 	return coverChannel(ctx, st, realmID, userID, streamID)
 }

@@ -597,42 +597,46 @@ func (s *Store) FirstUnreadMessage(ctx context.Context, w storage.MessageWindow)
 			}
 		}
 	}
+	// Channel messages one never received but marked unread, and direct
+	// messages: the oldest unread row of each kind (partial indexes).
 	if w.Scope.Historical && !w.Filter.DirectOnly {
-		// Channel messages one never received but marked unread.
-		one := w
-		one.Scope = storage.MessageScope{Historical: true}
-		var rows []messageRow
-		q, idCol := s.windowQuery(one, &rows)
-		q = q.Where(`m.id IN (SELECT hu.message_id FROM user_messages AS hu
-				WHERE hu.realm_id = ? AND hu.user_id = ? AND (hu.flags & 3073) = 1024)`, w.RealmID, w.UserID)
-		if best != 0 {
-			q = q.Where("? < ?", bun.Safe(idCol), best)
-		}
-		if err := q.OrderExpr("? ASC", bun.Safe(idCol)).Limit(1).Scan(ctx); err != nil {
+		id, err := s.firstUnreadRow(ctx, w, storage.MessageScope{Historical: true}, "(hu.flags & 3073) = 1024", best)
+		if err != nil {
 			return 0, wrapErr(op, err)
 		}
-		if len(rows) > 0 {
-			best = rows[0].ID
+		if id != 0 {
+			best = id
 		}
 	}
 	if w.Scope.Direct && !w.Filter.ChannelOnly && w.Filter.StreamID == nil && w.Filter.Topic == nil {
-		one := w
-		one.Scope = storage.MessageScope{Direct: true}
-		var rows []messageRow
-		q, idCol := s.windowQuery(one, &rows)
-		q = q.Where(`m.id IN (SELECT um.message_id FROM user_messages AS um
-				WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 2049) = 2048)`, w.RealmID, w.UserID)
-		if best != 0 {
-			q = q.Where("? < ?", bun.Safe(idCol), best)
-		}
-		if err := q.OrderExpr("? ASC", bun.Safe(idCol)).Limit(1).Scan(ctx); err != nil {
+		id, err := s.firstUnreadRow(ctx, w, storage.MessageScope{Direct: true}, "(hu.flags & 2049) = 2048", best)
+		if err != nil {
 			return 0, wrapErr(op, err)
 		}
-		if len(rows) > 0 {
-			best = rows[0].ID
+		if id != 0 {
+			best = id
 		}
 	}
 	return best, nil
+}
+
+// firstUnreadRow is the oldest message of the window's filter in scope
+// whose reader's row meets cond (a partial index's predicate on hu.flags),
+// older than best when best is not 0; 0 when there is none.
+func (s *Store) firstUnreadRow(ctx context.Context, w storage.MessageWindow, scope storage.MessageScope, cond string, best int64) (int64, error) {
+	one := w
+	one.Scope = scope
+	var rows []messageRow
+	q, idCol := s.windowQuery(one, &rows)
+	q = q.Where(`m.id IN (SELECT hu.message_id FROM user_messages AS hu
+		WHERE hu.realm_id = ? AND hu.user_id = ? AND `+cond+`)`, w.RealmID, w.UserID)
+	if best != 0 {
+		q = q.Where("? < ?", bun.Safe(idCol), best)
+	}
+	if err := q.OrderExpr("? ASC", bun.Safe(idCol)).Limit(1).Scan(ctx); err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	return rows[0].ID, nil
 }
 
 // TopicSenders reads the topic through messages_stream_topic_idx.

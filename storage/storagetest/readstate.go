@@ -78,9 +78,10 @@ func testReadStateRows(t *testing.T, s storage.Store) {
 
 	require.NoError(t, s.UpdateUserMessageFlags(ctx, realm.ID, alice.ID, []int64{old, dms[1], mention + 100}, storage.FlagRead, storage.FlagStarred))
 	assert.Equal(t, []int64{dms[2], dms[0]}, unread(nil))
-	got, err := s.ListUserMessages(ctx, realm.ID, alice.ID, []int64{old, dms[1]})
+	got, err := s.ListUserMessages(ctx, realm.ID, alice.ID, []int64{old})
 	require.NoError(t, err)
-	assert.Equal(t, storage.FlagHistorical|storage.FlagRead, got[1-boolIndex(got[0].MessageID == old)].Flags)
+	require.Len(t, got, 1)
+	assert.Equal(t, storage.FlagHistorical|storage.FlagRead, got[0].Flags)
 	others, err := s.ListUserMessages(ctx, realm.ID, bob.ID, dms)
 	require.NoError(t, err)
 	for _, r := range others {
@@ -95,13 +96,6 @@ func testReadStateRows(t *testing.T, s storage.Store) {
 	mentions, err = s.ListMentionRows(ctx, realm.ID, alice.ID, mention+1)
 	require.NoError(t, err)
 	assert.Empty(t, mentions)
-}
-
-func boolIndex(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func ptrTo[T any](v T) *T { return &v }
