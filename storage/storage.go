@@ -36,6 +36,7 @@ type Store interface {
 	MessageStore
 	UploadStore
 	QueryStore
+	EventStore
 	// InTx runs fn inside one transaction. The Store passed to fn sees the
 	// transaction's writes; fn's error (or a panic) rolls everything back.
 	// Nested calls on the transaction's Store run in the same transaction.

@@ -58,7 +58,13 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Sto
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{ops: postgresOps, w: db, r: db, writer: db, prepared: prepared, hooks: &queryHooks{}}, nil
+	var schema string
+	if err := db.QueryRowContext(ctx, "SELECT coalesce(current_schema(), '')").Scan(&schema); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("bunstore: current schema: %w", err)
+	}
+	return &Store{ops: postgresOps, w: db, r: db, writer: db, prepared: prepared, hooks: &queryHooks{},
+		channel: eventChannel(schema)}, nil
 }
 
 // newPostgresConnector parses dsn (pgdriver.WithDSN panics on a bad DSN;

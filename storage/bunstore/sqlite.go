@@ -97,6 +97,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		reader:   reader,
 		prepared: prepared,
 		hooks:    &queryHooks{},
+		bus:      &localBus{},
 	}, nil
 }
 

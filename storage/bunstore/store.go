@@ -45,6 +45,13 @@ type Store struct {
 	hooks    *queryHooks
 
 	inTx bool
+
+	// bus is the in-process event bus of a SQLite Store (events.go);
+	// channel the NOTIFY channel of a PostgreSQL one. pending collects a
+	// write transaction's event payloads (nil outside one).
+	bus     *localBus
+	channel string
+	pending *txEvents
 }
 
 // Open opens the database named by dsn and applies pending migrations.
@@ -117,11 +124,18 @@ func (s *Store) withTx(ctx context.Context, fn func(*Store) error) error {
 			_ = tx.Rollback()
 		}
 	}()
-	txStore := &Store{ops: s.ops, w: tx, r: tx, hooks: s.hooks, inTx: true}
+	txStore := &Store{ops: s.ops, w: tx, r: tx, hooks: s.hooks, inTx: true,
+		bus: s.bus, channel: s.channel, pending: &txEvents{}}
 	if err := fn(txStore); err != nil {
 		return err
 	}
 	done = true
+	if len(txStore.pending.payloads) > 0 {
+		if err := s.commitLocal(tx, txStore.pending); err != nil {
+			return wrapErr("commit", err)
+		}
+		return nil
+	}
 	if err := tx.Commit(); err != nil {
 		return wrapErr("commit", err)
 	}

@@ -104,6 +104,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, queryTests...)
 	all = append(all, foldTests...)
 	all = append(all, readStateTests...)
+	all = append(all, eventTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

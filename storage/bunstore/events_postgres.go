@@ -1,0 +1,132 @@
+package bunstore
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun/driver/pgdriver"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// notifyLimit is the largest payload sent inline: PostgreSQL refuses
+// NOTIFY payloads of 8000 bytes or more. Larger ones are stored in
+// event_payloads and the notification carries their row ID.
+const notifyLimit = 7900
+
+// eventPayloadTTL is how long a stored payload is kept for listeners.
+const eventPayloadTTL = 10 * time.Minute
+
+// eventChannel names the NOTIFY channel of the Store's schema, so that
+// Stores on different schemas of one database (tests) don't hear each
+// other.
+func eventChannel(schema string) string {
+	var b strings.Builder
+	b.WriteString("teamchat_events_")
+	for _, r := range strings.ToLower(schema) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			b.WriteRune(r)
+		}
+	}
+	name := b.String()
+	if len(name) > 63 {
+		name = name[:63]
+	}
+	return name
+}
+
+// notifyPostgres sends payload from the current transaction: inline, or
+// through event_payloads when it is too large. Either way the
+// notification text starts with the transaction ID (the batch's token).
+func (s *Store) notifyPostgres(ctx context.Context, payload []byte) error {
+	if len(payload) < notifyLimit {
+		_, err := s.w.ExecContext(ctx, "SELECT pg_notify(?, pg_current_xact_id()::text || ' ' || ?)", s.channel, string(payload))
+		return wrapErr("notify", err)
+	}
+	_, err := s.w.ExecContext(ctx, `WITH ins AS (INSERT INTO event_payloads (created_at, payload) VALUES (?, ?) RETURNING id)
+		SELECT pg_notify(?, pg_current_xact_id()::text || ' #' || id) FROM ins`,
+		time.Now().Unix(), string(payload), s.channel)
+	return wrapErr("notify", err)
+}
+
+// listenPostgres listens on the schema's channel on a dedicated
+// connection. Notifications of one transaction arrive one by one; since a
+// Service publishes one payload per transaction, each becomes a batch.
+// When the connection breaks, the listener reconnects and reports a Gap.
+func (s *Store) listenPostgres(ctx context.Context, fn func(storage.EventBatch)) error {
+	ln := pgdriver.NewListener(s.writer)
+	if err := ln.Listen(ctx, s.channel); err != nil {
+		_ = ln.Close()
+		return wrapErr("listen", err)
+	}
+	go func() {
+		<-ctx.Done()
+		_ = ln.Close()
+	}()
+	go func() {
+		gap := false
+		lastSweep := time.Now()
+		for ctx.Err() == nil {
+			_, text, err := ln.ReceiveTimeout(ctx, 5*time.Second)
+			if err != nil {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					if time.Since(lastSweep) > time.Minute {
+						lastSweep = time.Now()
+						_, _ = s.writer.ExecContext(ctx, "DELETE FROM event_payloads WHERE created_at < ?",
+							time.Now().Add(-eventPayloadTTL).Unix())
+					}
+					continue
+				}
+				if ctx.Err() != nil {
+					return
+				}
+				// The listener reconnects (and listens again) on the next
+				// receive; what was sent meanwhile is lost.
+				gap = true
+				time.Sleep(200 * time.Millisecond)
+				continue
+			}
+			if gap {
+				gap = false
+				fn(storage.EventBatch{Gap: true})
+			}
+			b, ok := s.decodeNotification(ctx, text)
+			if !ok {
+				fn(storage.EventBatch{Gap: true})
+				continue
+			}
+			fn(b)
+		}
+	}()
+	return nil
+}
+
+// decodeNotification reads "token payload" or "token #id".
+func (s *Store) decodeNotification(ctx context.Context, text string) (storage.EventBatch, bool) {
+	tok, rest, ok := strings.Cut(text, " ")
+	if !ok {
+		return storage.EventBatch{}, false
+	}
+	token, err := strconv.ParseUint(tok, 10, 64)
+	if err != nil {
+		return storage.EventBatch{}, false
+	}
+	if ref, ok := strings.CutPrefix(rest, "#"); ok {
+		id, err := strconv.ParseInt(ref, 10, 64)
+		if err != nil {
+			return storage.EventBatch{}, false
+		}
+		var payload string
+		if err := s.writer.NewSelect().Table("event_payloads").Column("payload").
+			Where("id = ?", id).Scan(ctx, &payload); err != nil {
+			return storage.EventBatch{}, false
+		}
+		rest = payload
+	}
+	return storage.EventBatch{Token: token, Payloads: [][]byte{[]byte(rest)}}, true
+}
