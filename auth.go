@@ -346,14 +346,14 @@ func (l *attemptLimiter) clear(key string) {
 // standInHash is a hash of a random password made with the Service's
 // hasher (once), verified when a login names no account with a password.
 func (s *Service) standInHash() string {
-	s.standIn.Do(func() {
+	s.shared.standIn.Do(func() {
 		secret, err := newAPIKey()
 		if err == nil {
-			s.standInValue, err = s.hasher.Hash(secret)
+			s.shared.standInValue, err = s.hasher.Hash(secret)
 		}
 		if err != nil {
 			s.log.Error("stand-in password hash", "err", err)
 		}
 	})
-	return s.standInValue
+	return s.shared.standInValue
 }

@@ -110,7 +110,6 @@ type Service struct {
 	logins *attemptLimiter
 
 	notifyEmailChange func(context.Context, EmailChangeNotice) error
-	realmHosts        sync.Map // exact host -> realm ID (see RealmForHost)
 
 	maintenanceEvery time.Duration
 	callers          *callerCache
@@ -119,11 +118,20 @@ type Service struct {
 	blobs            blob.Store
 	signingKey       []byte
 
+	sinks      []func(Event)
+	queueLimit QueueLimits
+	// shared is what every view of the Service (see snapshotView) has in
+	// common: a Service value is copied to read through another Store.
+	shared *serviceShared
+}
+
+// serviceShared is the Service's mutable state that is not configuration.
+type serviceShared struct {
+	realmHosts   sync.Map // exact host -> realm ID (see RealmForHost)
 	standIn      sync.Once
 	standInValue string
-
-	sinks     []func(Event)
-	publishMu sync.Mutex // one transaction's events reach the sinks at a time
+	publishMu    sync.Mutex // one transaction's events reach the sinks at a time
+	hub          *eventHub
 }
 
 // Option configures a Service.
@@ -151,6 +159,7 @@ func New(store storage.Store, opts ...Option) *Service {
 		hasher:   Argon2id{},
 		callers:  newCallerCache(),
 		messages: newMessageCache(defaultMessageCacheBytes),
+		shared:   &serviceShared{},
 
 		markAllBatch: 2000,
 	}
@@ -163,6 +172,8 @@ func New(store storage.Store, opts ...Option) *Service {
 		_, _ = rand.Read(s.signingKey)
 	}
 	s.logins = newAttemptLimiter(s.limits.LoginAttempts, s.limits.LoginWindow)
+	s.queueLimit = s.queueLimit.withDefaults()
+	s.shared.hub = newEventHub(s)
 	return s
 }
 
@@ -172,8 +183,12 @@ func (s *Service) Limits() Limits { return s.limits }
 // Logger returns the Service's logger, for transports that log alongside it.
 func (s *Service) Logger() *slog.Logger { return s.log }
 
-// Close releases the store.
-func (s *Service) Close() error { return s.store.Close() }
+// Close stops event delivery, ends every pending long poll and releases
+// the store.
+func (s *Service) Close() error {
+	s.shared.hub.stop()
+	return s.store.Close()
+}
 
 func (s *Service) nowUnix() int64 { return s.now().UTC().Unix() }
 

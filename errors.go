@@ -70,6 +70,8 @@ const (
 	CodeReactionAlreadyExists           = "REACTION_ALREADY_EXISTS"
 	CodeReactionDoesNotExist            = "REACTION_DOES_NOT_EXIST"
 	CodeMoveMessagesTimeLimitExceeded   = "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED"
+	// An event queue that does not exist (any more), or is not the caller's.
+	CodeBadEventQueueID = "BAD_EVENT_QUEUE_ID"
 )
 
 // Error is the error type every Service method returns for expected

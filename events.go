@@ -44,19 +44,19 @@ func marshalEventBody(b EventBody) ([]byte, error) {
 // a large organization; ResolveAudience expands it when a list is needed.
 type Audience struct {
 	// Users receive the event (in addition to Roles).
-	Users []int64
+	Users []int64 `json:"u,omitempty"`
 	// Roles: every active user with one of these roles (Role* values).
-	Roles []int
+	Roles []int `json:"r,omitempty"`
 	// Subscribers: every active subscriber of these channels, as they are
 	// when the event is delivered (so a write never lists a channel's
 	// subscribers to announce a change).
-	Subscribers []int64
+	Subscribers []int64 `json:"s,omitempty"`
 	// Groups: every active member who is not a guest of these groups,
 	// directly or through subgroups, resolved on delivery.
-	Groups []int64
+	Groups []int64 `json:"g,omitempty"`
 	// Except never receive it (the users an event is about, when they
 	// are told through another event).
-	Except []int64
+	Except []int64 `json:"x,omitempty"`
 }
 
 // rolesUpTo lists the roles at least as privileged as role.
@@ -158,8 +158,8 @@ func (s *Service) publish(events []Event) {
 	if len(events) == 0 || len(s.sinks) == 0 {
 		return
 	}
-	s.publishMu.Lock()
-	defer s.publishMu.Unlock()
+	s.shared.publishMu.Lock()
+	defer s.shared.publishMu.Unlock()
 	for _, ev := range events {
 		for _, sink := range s.sinks {
 			sink(ev)
@@ -177,6 +177,9 @@ type writeTx struct {
 	// organization setting (a message, a flag), so the organization's
 	// cached callers stay valid.
 	callersKept bool
+	// forgotten are messages whose cached form the write makes stale.
+	forgotten []int64
+	svc       *Service
 }
 
 // keepCallers tells the write path that this write leaves every cached
@@ -185,19 +188,31 @@ type writeTx struct {
 // per-user message state may say so.
 func (w *writeTx) keepCallers() { w.callersKept = true }
 
+// forgetMessages drops the messages from the message cache now, again
+// after the commit (a read in between may cache the old version), and on
+// every other server when the write reaches them through the event bus.
+func (w *writeTx) forgetMessages(ids ...int64) {
+	w.svc.messages.forget(ids)
+	w.forgotten = append(w.forgotten, ids...)
+}
+
 // emit queues an event of the transaction's realm.
 func (w *writeTx) emit(aud Audience, body EventBody) {
 	w.events = append(w.events, Event{RealmID: w.realmID, Audience: aud, Body: body})
 }
 
 // write is the one write path: it runs fn in a transaction that holds the
-// realm's write lock (realmID 0: a new realm, which nobody else can see yet) (so checks inside fn and the writes they guard mean
-// the same on SQLite and PostgreSQL), then publishes fn's events after the
-// commit. A failed or rolled-back fn publishes nothing.
+// realm's write lock (realmID 0: a new realm, which nobody else can see
+// yet), so checks inside fn and the writes they guard mean the same on
+// SQLite and PostgreSQL. Inside the same transaction it hands fn's events
+// and cache invalidations to the event bus (storage.EventStore), which
+// delivers them to every server's event queues after the commit, in commit
+// order; the local sinks get them right after the commit. A failed or
+// rolled-back fn publishes nothing.
 func (s *Service) write(ctx context.Context, realmID int64, fn func(w *writeTx) error) error {
 	var done *writeTx
 	err := s.store.InTx(ctx, func(st storage.Store) error {
-		w := &writeTx{Store: st, realmID: realmID}
+		w := &writeTx{Store: st, realmID: realmID, svc: s}
 		if realmID != 0 {
 			if err := st.LockRealm(ctx, realmID); err != nil {
 				return err
@@ -205,6 +220,15 @@ func (s *Service) write(ctx context.Context, realmID int64, fn func(w *writeTx) 
 		}
 		if err := fn(w); err != nil {
 			return err
+		}
+		payload, err := s.busPayload(w)
+		if err != nil {
+			return err
+		}
+		if payload != nil {
+			if err := st.PublishEvents(ctx, payload); err != nil {
+				return err
+			}
 		}
 		done = w
 		return nil
@@ -214,6 +238,9 @@ func (s *Service) write(ctx context.Context, realmID int64, fn func(w *writeTx) 
 	}
 	if !done.callersKept {
 		s.callers.bump(realmID)
+	}
+	if len(done.forgotten) > 0 {
+		s.messages.forget(done.forgotten)
 	}
 	s.publish(done.events)
 	return nil

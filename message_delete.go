@@ -68,7 +68,6 @@ func (s *Service) DeleteMessage(ctx context.Context, c Caller, req DeleteMessage
 	if err != nil {
 		return nil, s.internal(ctx, "delete message", err)
 	}
-	s.messages.forget([]int64{req.MessageID})
 	return &EmptyResponse{}, nil
 }
 
@@ -96,7 +95,7 @@ func (s *Service) deleteMessagesIn(ctx context.Context, w *writeTx, realm *stora
 		}
 	}
 	w.emit(aud.plus(actor.ID), ev)
-	s.messages.forget([]int64{m.ID})
+	w.forgetMessages(m.ID)
 	return nil
 }
 

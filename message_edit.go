@@ -156,7 +156,6 @@ func (s *Service) UpdateMessage(ctx context.Context, c Caller, req UpdateMessage
 	if err != nil {
 		return nil, s.internal(ctx, "update message", err)
 	}
-	s.messages.forget(moved) // again after the commit: a read in between may have cached the old version
 	if resp.DetachedUploads == nil {
 		resp.DetachedUploads = []DetachedUpload{}
 	}
@@ -509,7 +508,7 @@ func (s *Service) applyEdit(ctx context.Context, w *writeTx, e *edit) ([]int64, 
 		return nil, nil, err
 	}
 	w.emit(aud, ev)
-	s.messages.forget(ids)
+	w.forgetMessages(ids...)
 	return ids, detached, nil
 }
 

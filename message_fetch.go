@@ -456,9 +456,11 @@ func messageIDs(ms []storage.Message) []int64 {
 	return out
 }
 
-func ptrValue(p *int64) int64 {
+// ptrValue is *p, or the zero value for nil.
+func ptrValue[T any](p *T) T {
 	if p == nil {
-		return 0
+		var zero T
+		return zero
 	}
 	return *p
 }

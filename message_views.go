@@ -164,6 +164,28 @@ func resolveToggled(topic, prev string) bool {
 type MessageEvent struct {
 	Message MessageView `json:"message"`
 	Flags   []string    `json:"flags"`
+	// variants is what the event queues need to show the message in each
+	// queue's own form (apply_markdown, client_gravatar, empty_topic_name,
+	// local_message_id); it is not part of the event.
+	variants *messageVariants
+}
+
+// messageVariants is what a message event's per-queue forms differ by.
+type messageVariants struct {
+	// Raw is the Markdown source (apply_markdown false).
+	Raw string `json:"raw"`
+	// GravatarNull: who shows avatar_url null under client_gravatar (those
+	// who may see the sender's email, when the sender is on Gravatar).
+	GravatarNull *Audience `json:"gn,omitempty"`
+	// EmptyTopic: the topic is the empty one, shown as "general chat"
+	// except to clients with the empty_topic_name capability.
+	EmptyTopic bool `json:"et,omitempty"`
+	// PublicChannel: a public channel's message, which queues registered
+	// with all_public_streams receive.
+	PublicChannel bool `json:"pub,omitempty"`
+	// QueueID and LocalID: the sender's queue gets local_message_id.
+	QueueID string `json:"q,omitempty"`
+	LocalID string `json:"l,omitempty"`
 }
 
 func (MessageEvent) EventType() string { return "message" }
@@ -185,6 +207,18 @@ func (s *Service) emitMessage(w *writeTx, o *outgoing, readers []storage.UserMes
 	}
 	avatar := gravatarURL(o.me)
 	view := messageView(o.realm, o.me, m, name, participants, &avatar, nil)
+	variants := &messageVariants{Raw: m.Content, EmptyTopic: m.StreamID != nil && m.Topic == "",
+		PublicChannel: o.channel != nil && !o.channel.InviteOnly,
+		QueueID:       ptrValue(o.req.QueueID), LocalID: ptrValue(o.req.LocalID)}
+	if o.me.AvatarSource != "U" {
+		seers := Audience{Users: []int64{o.me.ID}}
+		for _, r := range allRoles {
+			if canSeeEmail(o.realm, &storage.User{Role: r}, o.me) {
+				seers.Roles = append(seers.Roles, r)
+			}
+		}
+		variants.GravatarNull = &seers
+	}
 	flagsOf := map[int64]int64{}
 	for _, r := range readers {
 		flagsOf[r.UserID] = r.Flags
@@ -199,16 +233,16 @@ func (s *Service) emitMessage(w *writeTx, o *outgoing, readers []storage.UserMes
 			flagsOf[o.me.ID] |= storage.FlagRead
 		}
 	}
-	w.emit(toUsers(o.me.ID), MessageEvent{Message: view, Flags: flagNames(flagsOf[o.me.ID])})
+	w.emit(toUsers(o.me.ID), MessageEvent{Message: view, Flags: flagNames(flagsOf[o.me.ID]), variants: variants})
 	except := []int64{o.me.ID}
 	for _, r := range readers {
 		if r.UserID != o.me.ID {
-			w.emit(toUsers(r.UserID), MessageEvent{Message: view, Flags: flagNames(r.Flags)})
+			w.emit(toUsers(r.UserID), MessageEvent{Message: view, Flags: flagNames(r.Flags), variants: variants})
 			except = append(except, r.UserID)
 		}
 	}
 	if m.StreamID != nil {
-		w.emit(Audience{Subscribers: []int64{*m.StreamID}, Except: except}, MessageEvent{Message: view, Flags: flagNames(base)})
+		w.emit(Audience{Subscribers: []int64{*m.StreamID}, Except: except}, MessageEvent{Message: view, Flags: flagNames(base), variants: variants})
 	}
 }
 

@@ -18,6 +18,11 @@ func WithMaintenanceInterval(d time.Duration) Option {
 // counterpart of the reference's daily job); the event-queue cleanup,
 // scheduled messages and outgoing webhooks will join it.
 func (s *Service) Run(ctx context.Context) error {
+	// Listen to the event bus from the start: other servers' writes then
+	// refresh this one's caches at once.
+	if err := s.shared.hub.listening(ctx); err != nil {
+		s.log.Warn("event bus not listening yet; the first event queue retries", "err", err)
+	}
 	every := s.maintenanceEvery
 	if every <= 0 {
 		every = time.Hour

@@ -162,6 +162,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 		chat.WithPasswordHasher(chat.Argon2id{Time: 1, MemoryKiB: 64}),
 	}, cfg.opts...)
 	svc := chat.New(st, svcOpts...)
+	t.Cleanup(func() { _ = svc.Close() }) // before the store's own cleanup: stops event delivery
 	req := cfg.realm
 	if req.Name == "" {
 		req.Name = "Test Organization"

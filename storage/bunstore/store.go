@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/uptrace/bun"
 
@@ -52,6 +53,8 @@ type Store struct {
 	bus     *localBus
 	channel string
 	pending *txEvents
+
+	closed atomic.Bool
 }
 
 // Open opens the database named by dsn and applies pending migrations.
@@ -72,10 +75,11 @@ func isPostgresDSN(dsn string) bool {
 // Dialect reports the database behind the Store: "sqlite" or "pg".
 func (s *Store) Dialect() string { return s.ops.name }
 
-// Close releases the database handles. Closing the Store passed to an
-// InTx callback does nothing: the transaction ends when the callback returns.
+// Close releases the database handles; closing again does nothing.
+// Closing the Store passed to an InTx callback does nothing: the
+// transaction ends when the callback returns.
 func (s *Store) Close() error {
-	if s.inTx {
+	if s.inTx || s.closed.Swap(true) {
 		return nil
 	}
 	var errs []error

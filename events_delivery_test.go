@@ -1,0 +1,296 @@
+package chat_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/chattest"
+	"github.com/teamchat/chat/storage"
+	"github.com/teamchat/chat/storage/bunstore"
+)
+
+func createDraft(t *testing.T, h *chattest.Harness, as chattest.User, content string) int64 {
+	t.Helper()
+	resp, err := h.Service.CreateDrafts(context.Background(), as.Caller, chat.CreateDraftsRequest{
+		Drafts: []chat.DraftInput{{Type: ptr(""), To: &[]int64{}, Topic: ptr(""), Content: ptr(content)}}})
+	require.NoError(t, err)
+	return resp.IDs[0]
+}
+
+// Registration and the queue are atomic: while drafts are being created,
+// each registration's state plus the events its queue then receives name
+// every draft exactly once.
+func TestRegisterIsAtomicWithConcurrentWrites(t *testing.T) {
+	h := chattest.New(t)
+	var stop atomic.Bool
+	var made []int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; !stop.Load(); i++ {
+			made = append(made, createDraft(t, h, h.Owner, "draft"))
+		}
+	}()
+	var clients []*client
+	for range 8 {
+		clients = append(clients, register(t, h, h.Owner, chat.RegisterRequest{FetchEventTypes: &[]string{"drafts"},
+			QueueParams: chat.QueueParams{EventTypes: &[]string{"drafts"}}}))
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	require.NotEmpty(t, made)
+	for i, c := range clients {
+		seen := map[int64]int{}
+		for _, d := range c.state["drafts"].([]any) {
+			seen[int64(d.(map[string]any)["id"].(float64))]++
+		}
+		inState := len(seen)
+		// Delivery is asynchronous: wait until the queue has caught up.
+		deadline := time.Now().Add(5 * time.Second)
+		for len(seen) < len(made) && time.Now().Before(deadline) {
+			for _, e := range c.poll() {
+				for _, d := range e["drafts"].([]any) {
+					seen[int64(d.(map[string]any)["id"].(float64))]++
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		for _, e := range c.settle() {
+			for _, d := range e["drafts"].([]any) {
+				seen[int64(d.(map[string]any)["id"].(float64))]++
+			}
+		}
+		for _, id := range made {
+			assert.Equal(t, 1, seen[id], "client %d (state had %d drafts): draft %d seen once", i, inState, id)
+		}
+		assert.Len(t, seen, len(made))
+	}
+}
+
+// A private channel's events reach its subscribers only; a user who joins
+// starts receiving its messages, and stops when they leave.
+func TestPrivateChannelEventsReachSubscribersOnly(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	carol := h.NewUser(t, chat.RoleMember)
+	id := newChannelBy(t, h, alice, "secret", true)
+	a := register(t, h, alice, chat.RegisterRequest{})
+	b := register(t, h, bob, chat.RegisterRequest{})
+	o := register(t, h, h.Owner, chat.RegisterRequest{})
+
+	send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("t"), Content: "one"})
+	_, err := h.Service.UpdateChannel(ctx, alice.Caller, chat.UpdateChannelRequest{StreamID: id, Description: ptr("new")})
+	require.NoError(t, err)
+	assert.Contains(t, types(a.settle()), "message")
+	assert.Empty(t, b.settle(), "a non-subscriber hears nothing of a private channel")
+	assert.Equal(t, []string{"stream/update"}, types(o.settle()), "an administrator sees the channel's metadata, not its messages")
+
+	// Bob joins: he is told, then gets the next message.
+	subscribe(t, h, alice, "secret", bob.ID)
+	evs := b.settle()
+	assert.Contains(t, types(evs), "subscription/add")
+	send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("t"), Content: "two"})
+	assert.Equal(t, []string{"message"}, types(b.settle()))
+
+	// He leaves: no more messages.
+	_, err = h.Service.Unsubscribe(ctx, bob.Caller, chat.UnsubscribeRequest{Subscriptions: []string{"secret"}})
+	require.NoError(t, err)
+	assert.Contains(t, types(b.settle()), "subscription/remove")
+	send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("t"), Content: "three"})
+	assert.Empty(t, b.settle())
+
+	// A direct message reaches its participants only.
+	send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: ptr("[" + itoa(bob.ID) + "]"), Content: "hi"})
+	c := register(t, h, carol, chat.RegisterRequest{})
+	send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: ptr("[" + itoa(bob.ID) + "]"), Content: "hi again"})
+	assert.Contains(t, types(b.settle()), "message")
+	assert.Empty(t, c.settle())
+}
+
+// A deactivated user's queues are dropped.
+func TestDeactivationDropsQueues(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	bob := h.NewUser(t, chat.RoleMember)
+	b := register(t, h, bob, chat.RegisterRequest{})
+	_, err := h.Service.DeactivateUser(ctx, h.Owner.Caller, chat.DeactivateUserRequest{UserID: bob.ID})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return h.Service.EventQueueStats().Queues == 0 }, 2*time.Second, 10*time.Millisecond)
+	_, err = h.Service.GetEvents(ctx, bob.Caller, chat.GetEventsRequest{QueueID: &b.queue, LastEventID: ptr(int64(-1))})
+	require.Error(t, err)
+}
+
+// Per-queue forms: bulk_message_deletion, user_settings_object,
+// update_message_flags compression.
+func TestQueueForms(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	id := newChannelBy(t, h, alice, "forms", false)
+	caps := &chat.ClientCapabilities{NotificationSettingsNull: ptr(false), BulkMessageDeletion: true, UserSettingsObject: true}
+	modern := register(t, h, alice, chat.RegisterRequest{QueueParams: chat.QueueParams{ClientCapabilities: caps}})
+	legacy := register(t, h, alice, chat.RegisterRequest{})
+	assert.Contains(t, legacy.state, "twenty_four_hour_time", "without user_settings_object the settings are top-level too")
+	assert.NotContains(t, modern.state, "twenty_four_hour_time")
+
+	m1 := send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("t"), Content: "one"})
+	m2 := send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("t"), Content: "two"})
+	modern.settle()
+	legacy.settle()
+
+	// Two starrings while undelivered become one event.
+	for _, m := range []int64{m1, m2} {
+		_, err := h.Service.UpdateMessageFlags(ctx, alice.Caller, chat.UpdateMessageFlagsRequest{Messages: []int64{m}, Op: "add", Flag: "starred"})
+		require.NoError(t, err)
+	}
+	_, err := h.Service.DeleteMessage(ctx, h.Owner.Caller, chat.DeleteMessageRequest{MessageID: m1})
+	require.NoError(t, err)
+	_, err = h.Service.UpdateSettings(ctx, alice.Caller, chat.UpdateSettingsRequest{SettingsPatch: chat.SettingsPatch{TwentyFourHourTime: ptr(true)}})
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond)
+
+	evs := modern.poll()
+	// (The channel's first message changes with the deletion.)
+	require.Equal(t, []string{"update_message_flags/add", "stream/update", "delete_message", "user_settings/update"}, types(evs))
+	assert.Equal(t, []any{float64(m1), float64(m2)}, evs[0]["messages"])
+	assert.Equal(t, []any{float64(m1)}, evs[2]["message_ids"])
+	evs = legacy.poll()
+	require.Equal(t, []string{"update_message_flags/add", "stream/update", "delete_message", "user_settings/update", "update_display_settings"}, types(evs))
+	assert.Equal(t, float64(m1), evs[2]["message_id"])
+	assert.NotContains(t, evs[2], "message_ids")
+}
+
+func TestTyping(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	quiet := h.NewUser(t, chat.RoleMember)
+	_, err := h.Service.UpdateSettings(ctx, quiet.Caller, chat.UpdateSettingsRequest{SettingsPatch: chat.SettingsPatch{ReceivesTypingNotifications: ptr(false)}})
+	require.NoError(t, err)
+	id := newChannelBy(t, h, alice, "typing", false)
+	subscribe(t, h, alice, "typing", bob.ID, quiet.ID)
+	streamCaps := &chat.ClientCapabilities{NotificationSettingsNull: ptr(false), StreamTypingNotifications: true}
+	b := register(t, h, bob, chat.RegisterRequest{QueueParams: chat.QueueParams{ClientCapabilities: streamCaps}})
+	bOld := register(t, h, bob, chat.RegisterRequest{})
+	q := register(t, h, quiet, chat.RegisterRequest{})
+
+	_, err = h.Service.SetTyping(ctx, alice.Caller, chat.TypingRequest{Op: "start", To: &[]int64{bob.ID, quiet.ID}})
+	require.NoError(t, err)
+	evs := b.settle()
+	require.Equal(t, []string{"typing/start"}, types(evs))
+	assert.Equal(t, "direct", evs[0]["message_type"])
+	assert.Equal(t, float64(alice.ID), evs[0]["sender"].(map[string]any)["user_id"])
+	assert.Len(t, evs[0]["recipients"], 3, "the recipients include the sender")
+	assert.Equal(t, []string{"typing/start"}, types(bOld.settle()))
+	assert.Empty(t, q.settle(), "receives_typing_notifications off")
+
+	_, err = h.Service.SetTyping(ctx, alice.Caller, chat.TypingRequest{Type: ptr("channel"), Op: "stop", StreamID: &id, Topic: ptr("lunch")})
+	require.NoError(t, err)
+	evs = b.settle()
+	require.Equal(t, []string{"typing/stop"}, types(evs))
+	assert.Equal(t, "stream", evs[0]["message_type"])
+	assert.Equal(t, "lunch", evs[0]["topic"])
+	assert.Empty(t, bOld.settle(), "channel typing needs the stream_typing_notifications capability")
+
+	msg := send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: ptr("[" + itoa(bob.ID) + "]"), Content: "hi"})
+	b.settle()
+	_, err = h.Service.SetEditTyping(ctx, alice.Caller, chat.TypingEditRequest{MessageID: msg, Op: "start"})
+	require.NoError(t, err)
+	evs = b.settle()
+	require.Equal(t, []string{"typing_edit_message/start"}, types(evs))
+	assert.Equal(t, "direct", evs[0]["recipient"].(map[string]any)["type"])
+
+	for _, c := range []struct {
+		req  chat.TypingRequest
+		code string
+		msg  string
+	}{
+		{chat.TypingRequest{Op: "start"}, chat.CodeBadRequest, "Missing 'to' argument"},
+		{chat.TypingRequest{Op: "start", To: &[]int64{}}, chat.CodeBadRequest, "Empty 'to' list"},
+		{chat.TypingRequest{Op: "start", To: &[]int64{999999}}, chat.CodeBadRequest, "Invalid user ID 999999"},
+		{chat.TypingRequest{Type: ptr("stream"), Op: "start", Topic: ptr("x")}, chat.CodeBadRequest, "Missing 'stream_id' argument"},
+		{chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: &id}, chat.CodeBadRequest, "Missing topic"},
+		{chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: ptr(int64(999999)), Topic: ptr("x")}, chat.CodeBadRequest, "Invalid channel ID"},
+		{chat.TypingRequest{To: &[]int64{bob.ID}}, chat.CodeRequestVariableMissing, "Missing 'op' argument"},
+	} {
+		_, err := h.Service.SetTyping(ctx, alice.Caller, c.req)
+		requireError(t, err, chat.KindInvalid, c.code, c.msg)
+	}
+	_, err = h.Service.SetEditTyping(ctx, quiet.Caller, chat.TypingEditRequest{MessageID: msg, Op: "start"})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+}
+
+// A queue that falls behind its bound is dropped; its client re-registers.
+func TestQueueDroppedWhenBehind(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t, chattest.WithServiceOptions(chat.WithQueueLimits(chat.QueueLimits{MaxQueueEvents: 3})))
+	c := register(t, h, h.Owner, chat.RegisterRequest{})
+	for range 4 {
+		createDraft(t, h, h.Owner, "x")
+	}
+	require.Eventually(t, func() bool { return h.Service.EventQueueStats().Queues == 0 }, 2*time.Second, 10*time.Millisecond)
+	_, err := h.Service.GetEvents(ctx, h.Owner.Caller, chat.GetEventsRequest{QueueID: &c.queue, LastEventID: ptr(int64(-1))})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+c.queue)
+}
+
+// Two Services on one PostgreSQL database deliver each other's events and
+// refresh each other's caches through the event bus.
+func TestTwoServersOnePostgres(t *testing.T) {
+	dsn, schema := bunstore.NewTestPostgresSchema(t)
+	open := func(t testing.TB) *bunstore.Store {
+		st, err := bunstore.OpenPostgres(context.Background(), dsn, bunstore.WithSchema(schema))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	st1, st2 := open(t), open(t)
+	h := chattest.New(t, chattest.WithStore(func(testing.TB) storage.Store { return st1 }))
+	other := chat.New(st2)
+	t.Cleanup(func() { _ = other.Close() })
+	ctx := context.Background()
+	go func() { _ = other.Run(t.Context()) }()
+
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	id := newChannelBy(t, h, alice, "shared", false)
+	subscribe(t, h, alice, "shared", bob.ID)
+	b := registerOn(t, h, other, bob, chat.RegisterRequest{})
+	for i := range 5 {
+		send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("t"), Content: "n" + itoa(int64(i))})
+	}
+	var contents []string
+	require.Eventually(t, func() bool {
+		for _, e := range b.poll() {
+			if e.typ() == "message" {
+				contents = append(contents, e["message"].(map[string]any)["content"].(string))
+			}
+		}
+		return len(contents) == 5
+	}, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, []string{"n0", "n1", "n2", "n3", "n4"}, contents, "in commit order")
+
+	// Bob's account is cached on the other server; deactivating him here
+	// reaches it through the bus, well before the cache would expire.
+	_, err := other.GetOwnUser(ctx, bob.Caller)
+	require.NoError(t, err)
+	start := time.Now()
+	_, err = h.Service.DeactivateUser(ctx, h.Owner.Caller, chat.DeactivateUserRequest{UserID: bob.ID})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, err := other.GetOwnUser(ctx, bob.Caller)
+		return err != nil
+	}, 2*time.Second, 5*time.Millisecond)
+	assert.Less(t, time.Since(start), 2*time.Second)
+}

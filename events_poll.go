@@ -1,0 +1,168 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// GetEventsRequest is the input of GetEvents (GET /events). Without a
+// QueueID and with DontBlock, the call creates a queue from QueueParams
+// and returns its ID.
+type GetEventsRequest struct {
+	QueueParams
+	QueueID     *string `json:"queue_id"`
+	LastEventID *int64  `json:"last_event_id"`
+	// DontBlock returns at once, even with no events.
+	DontBlock *bool `json:"dont_block"`
+}
+
+// GetEventsResponse is the success body of GetEvents: the queue's events
+// after LastEventID, each a JSON object with "id" and "type". QueueID is
+// set when the call created the queue or waited for its events.
+type GetEventsResponse struct {
+	Events  []json.RawMessage `json:"events"`
+	QueueID *string           `json:"queue_id,omitempty"`
+}
+
+// badQueue is the error for a queue that is gone or not the caller's.
+func badQueue(id string) *Error {
+	return (&Error{Kind: KindInvalid, Code: CodeBadEventQueueID, Msg: "Bad event queue ID: " + id}).With("queue_id", id)
+}
+
+// GetEvents returns the caller's queued events newer than LastEventID
+// (dropping the older ones). When there are none it waits: until an event
+// arrives, until a newer GetEvents on the same queue takes over (then it
+// returns no events), until ctx ends (then it returns ctx's error), or for
+// 45 to 55 seconds, after which it returns a heartbeat event.
+func (s *Service) GetEvents(ctx context.Context, c Caller, req GetEventsRequest) (*GetEventsResponse, error) {
+	me, _, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	dontBlock := req.DontBlock != nil && *req.DontBlock
+	if req.QueueID == nil {
+		if !dontBlock {
+			return nil, BadRequest("Missing 'queue_id' argument")
+		}
+		opts, err := req.options(me)
+		if err != nil {
+			return nil, err
+		}
+		opts.lifespan = req.lifespan(s.queueLimit)
+		start, err := s.openQueue(ctx, me, opts, nil)
+		if err != nil {
+			return nil, err
+		}
+		return &GetEventsResponse{Events: []json.RawMessage{}, QueueID: &start.queue.id}, nil
+	}
+	if req.LastEventID == nil {
+		return nil, BadRequest("Missing 'last_event_id' argument")
+	}
+	id, last := *req.QueueID, *req.LastEventID
+	hub := s.shared.hub
+	hub.mu.Lock()
+	q := hub.queues[id]
+	if q == nil || q.userID != me.ID || q.realmID != me.RealmID {
+		hub.mu.Unlock()
+		return nil, badQueue(id)
+	}
+	if last < q.prunedID {
+		hub.mu.Unlock()
+		return nil, BadRequest("An event newer than %d has already been pruned!", last)
+	}
+	q.prune(hub, last)
+	if last != q.prunedID {
+		hub.mu.Unlock()
+		return nil, BadRequest("Event %d was not in this queue", last)
+	}
+	q.touched = time.Now()
+	if len(q.events) > 0 || dontBlock {
+		out := q.contents()
+		hub.mu.Unlock()
+		return &GetEventsResponse{Events: out}, nil
+	}
+	if q.poll != nil {
+		q.poll.superseded = true
+		q.poll.signal()
+	}
+	p := &pendingPoll{wake: make(chan struct{})}
+	q.poll = p
+	hub.mu.Unlock()
+
+	timer := time.NewTimer(hub.heartbeatAfter())
+	defer timer.Stop()
+	heartbeat := false
+	select {
+	case <-p.wake:
+	case <-timer.C:
+		heartbeat = true
+	case <-ctx.Done():
+	}
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	if q.poll == p {
+		q.poll = nil
+		q.touched = time.Now()
+	}
+	switch {
+	case q.dropped:
+		return nil, badQueue(id)
+	case p.superseded:
+		return &GetEventsResponse{Events: []json.RawMessage{}, QueueID: &q.id}, nil
+	case ctx.Err() != nil && len(q.events) == 0:
+		return nil, ctx.Err()
+	}
+	if heartbeat && len(q.events) == 0 {
+		q.push(hub, []byte(`{"type":"heartbeat"}`), nil)
+	}
+	return &GetEventsResponse{Events: q.contents(), QueueID: &q.id}, nil
+}
+
+// DeleteEventsRequest is the input of DeleteEvents (DELETE /events).
+type DeleteEventsRequest struct {
+	QueueID *string `json:"queue_id"`
+}
+
+// DeleteEvents deletes one of the caller's event queues.
+func (s *Service) DeleteEvents(ctx context.Context, c Caller, req DeleteEventsRequest) (*EmptyResponse, error) {
+	me, _, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if req.QueueID == nil {
+		return nil, MissingArgument("queue_id")
+	}
+	hub := s.shared.hub
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	q := hub.queues[*req.QueueID]
+	if q == nil || q.userID != me.ID || q.realmID != me.RealmID {
+		return nil, badQueue(*req.QueueID)
+	}
+	hub.removeQueue(q)
+	return &EmptyResponse{}, nil
+}
+
+// EventQueueStats describe a Service's event queues.
+type EventQueueStats struct {
+	Queues int
+	Events int
+	Bytes  int64
+}
+
+// EventQueueStats counts the Service's queues and what they hold.
+func (s *Service) EventQueueStats() EventQueueStats {
+	hub := s.shared.hub
+	hub.mu.Lock()
+	defer hub.mu.Unlock()
+	st := EventQueueStats{Queues: len(hub.queues), Bytes: hub.bytes}
+	for _, q := range hub.queues {
+		st.Events += len(q.events)
+	}
+	return st
+}
+
+// CollectIdleQueues drops the queues that nobody polled within their
+// lifespan, as of now (Run does it every minute); it returns how many.
+func (s *Service) CollectIdleQueues(now time.Time) int { return s.shared.hub.collect(now) }

@@ -1,0 +1,281 @@
+package chat_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/chattest"
+	"github.com/teamchat/chat/internal/schemacheck"
+)
+
+// client is a registered event queue, polled like a real client does.
+type client struct {
+	t     *testing.T
+	h     *chattest.Harness
+	svc   *chat.Service
+	as    chattest.User
+	queue string
+	last  int64
+	state map[string]any
+}
+
+func register(t *testing.T, h *chattest.Harness, as chattest.User, req chat.RegisterRequest) *client {
+	t.Helper()
+	return registerOn(t, h, h.Service, as, req)
+}
+
+func registerOn(t *testing.T, h *chattest.Harness, svc *chat.Service, as chattest.User, req chat.RegisterRequest) *client {
+	t.Helper()
+	resp, err := svc.Register(context.Background(), as.Caller, req)
+	require.NoError(t, err)
+	raw, err := json.Marshal(resp)
+	require.NoError(t, err)
+	var state map[string]any
+	require.NoError(t, json.Unmarshal(raw, &state))
+	assert.Equal(t, resp.QueueID, state["queue_id"])
+	assert.EqualValues(t, -1, state["last_event_id"])
+	return &client{t: t, h: h, svc: svc, as: as, queue: resp.QueueID, last: resp.LastEventID, state: state}
+}
+
+// event is one event a client received.
+type event map[string]any
+
+func (e event) typ() string { s, _ := e["type"].(string); return s }
+func (e event) op() string  { s, _ := e["op"].(string); return s }
+
+// poll returns the events waiting (dont_block), schema-checked, and
+// acknowledges them.
+func (c *client) poll() []event {
+	c.t.Helper()
+	return c.get(true)
+}
+
+// wait long-polls until events arrive.
+func (c *client) wait() []event {
+	c.t.Helper()
+	return c.get(false)
+}
+
+func (c *client) get(dontBlock bool) []event {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := c.svc.GetEvents(ctx, c.as.Caller, chat.GetEventsRequest{QueueID: &c.queue, LastEventID: &c.last, DontBlock: &dontBlock})
+	require.NoError(c.t, err)
+	body, err := json.Marshal(map[string]any{"result": "success", "msg": "", "events": resp.Events, "queue_id": c.queue})
+	require.NoError(c.t, err)
+	schemacheck.Check(c.t, "GET", "/events", 200, body)
+	out := make([]event, len(resp.Events))
+	for i, raw := range resp.Events {
+		require.NoError(c.t, json.Unmarshal(raw, &out[i]))
+		id := int64(out[i]["id"].(float64))
+		require.Greater(c.t, id, c.last, "event IDs increase")
+		c.last = id
+	}
+	return out
+}
+
+// settle waits until the event bus has delivered what was committed, then
+// polls.
+func (c *client) settle() []event {
+	c.t.Helper()
+	var out []event
+	deadline := time.Now().Add(150 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		out = append(out, c.poll()...)
+		time.Sleep(10 * time.Millisecond)
+	}
+	return out
+}
+
+func types(evs []event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.typ()
+		if op := e.op(); op != "" {
+			out[i] += "/" + op
+		}
+	}
+	return out
+}
+
+func TestRegisterAndPollMessage(t *testing.T) {
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	id := newChannelBy(t, h, alice, "design", false)
+	subscribe(t, h, alice, "design", bob.ID)
+
+	a := register(t, h, alice, chat.RegisterRequest{QueueParams: chat.QueueParams{ApplyMarkdown: ptr(true)}})
+	b := register(t, h, bob, chat.RegisterRequest{})
+	for _, k := range []string{"realm_users", "subscriptions", "streams", "unread_msgs", "max_message_id", "realm_user_groups",
+		"user_settings", "user_topics", "drafts", "custom_profile_fields", "realm_emoji", "realm_name", "max_message_length",
+		"server_typing_started_wait_period_milliseconds", "realm_empty_topic_display_name", "service_feature_level"} {
+		assert.Contains(t, a.state, k)
+	}
+	assert.Empty(t, a.poll())
+
+	// Bob waits; Alice's message ends his wait.
+	got := make(chan []event, 1)
+	go func() { got <- b.wait() }()
+	time.Sleep(20 * time.Millisecond)
+	msgID := send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("lunch"), Content: "Hello **team**"})
+	var evs []event
+	select {
+	case evs = <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the long poll did not return")
+	}
+	require.Equal(t, []string{"message"}, types(evs))
+	m := evs[0]["message"].(map[string]any)
+	assert.EqualValues(t, msgID, m["id"])
+	assert.Equal(t, "Hello **team**", m["content"], "apply_markdown defaults to false on register")
+	assert.Equal(t, "text/x-markdown", m["content_type"])
+	assert.Nil(t, m["avatar_url"], "client_gravatar defaults to true")
+	assert.Equal(t, []any{}, evs[0]["flags"])
+
+	evs = a.settle()
+	require.Equal(t, []string{"user_topic", "message"}, types(evs), "sending follows the topic (the sender's default)")
+	m = evs[1]["message"].(map[string]any)
+	assert.Equal(t, "<p>Hello <strong>team</strong></p>", m["content"])
+	assert.Equal(t, "text/html", m["content_type"])
+	assert.Equal(t, []any{}, evs[1]["flags"], "an API client does not mark its own message read")
+}
+
+func TestGetEventsErrors(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	a := register(t, h, alice, chat.RegisterRequest{})
+
+	_, err := h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{LastEventID: ptr(int64(-1))})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Missing 'queue_id' argument")
+	_, err = h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: &a.queue})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Missing 'last_event_id' argument")
+	e := requireError(t, func() error {
+		_, err := h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: ptr("nope"), LastEventID: ptr(int64(-1))})
+		return err
+	}(), chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: nope")
+	assert.Equal(t, "nope", e.Fields["queue_id"])
+	_, err = h.Service.GetEvents(ctx, bob.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: ptr(int64(-1)), DontBlock: ptr(true)})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+
+	// Three events, then acknowledge the first.
+	for _, name := range []string{"one", "two", "three"} {
+		_, err := h.Service.CreateDrafts(ctx, alice.Caller, chat.CreateDraftsRequest{Drafts: []chat.DraftInput{{Type: ptr(""), To: &[]int64{}, Topic: ptr(""), Content: ptr(name)}}})
+		require.NoError(t, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	all, err := h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: ptr(int64(-1)), DontBlock: ptr(true)})
+	require.NoError(t, err)
+	require.Len(t, all.Events, 3)
+	var ev0 event
+	require.NoError(t, json.Unmarshal(all.Events[0], &ev0))
+	first := int64(ev0["id"].(float64))
+	resp, err := h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: &first, DontBlock: ptr(true)})
+	require.NoError(t, err)
+	assert.Len(t, resp.Events, 2, "events up to last_event_id are pruned")
+	assert.Nil(t, resp.QueueID, "an immediate answer does not repeat the queue ID")
+	_, err = h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: ptr(int64(-1)), DontBlock: ptr(true)})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "An event newer than -1 has already been pruned!")
+	_, err = h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: ptr(first + 100), DontBlock: ptr(true)})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, fmt.Sprintf("Event %d was not in this queue", first+100))
+
+	// DELETE /events.
+	_, err = h.Service.DeleteEvents(ctx, bob.Caller, chat.DeleteEventsRequest{QueueID: &a.queue})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	_, err = h.Service.DeleteEvents(ctx, alice.Caller, chat.DeleteEventsRequest{})
+	requireError(t, err, chat.KindInvalid, chat.CodeRequestVariableMissing, "Missing 'queue_id' argument")
+	_, err = h.Service.DeleteEvents(ctx, alice.Caller, chat.DeleteEventsRequest{QueueID: &a.queue})
+	require.NoError(t, err)
+	_, err = h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: ptr(int64(-1)), DontBlock: ptr(true)})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	_, err = h.Service.DeleteEvents(ctx, alice.Caller, chat.DeleteEventsRequest{QueueID: &a.queue})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+}
+
+
+func TestGetEventsCreatesQueueWithDontBlock(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	resp, err := h.Service.GetEvents(ctx, h.Owner.Caller, chat.GetEventsRequest{DontBlock: ptr(true),
+		QueueParams: chat.QueueParams{EventTypes: &[]string{"drafts"}}})
+	require.NoError(t, err)
+	require.NotNil(t, resp.QueueID)
+	assert.Empty(t, resp.Events)
+	c := &client{t: t, h: h, svc: h.Service, as: h.Owner, queue: *resp.QueueID, last: -1}
+	_, err = h.Service.CreateDrafts(ctx, h.Owner.Caller, chat.CreateDraftsRequest{Drafts: []chat.DraftInput{{Type: ptr(""), To: &[]int64{}, Topic: ptr(""), Content: ptr("x")}}})
+	require.NoError(t, err)
+	_, err = h.Service.UpdateSettings(ctx, h.Owner.Caller, chat.UpdateSettingsRequest{FullName: ptr("New Name")})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"drafts/add"}, types(c.settle()), "event_types filters")
+}
+
+func TestLongPollSupersededHeartbeatAndCollection(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t, chattest.WithServiceOptions(chat.WithQueueLimits(chat.QueueLimits{
+		HeartbeatMin: 100 * time.Millisecond, HeartbeatMax: 150 * time.Millisecond})))
+	a := register(t, h, h.Owner, chat.RegisterRequest{})
+
+	// A newer poll ends the older one with no events.
+	first := make(chan *chat.GetEventsResponse, 1)
+	go func() {
+		resp, err := h.Service.GetEvents(ctx, h.Owner.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: &a.last})
+		assert.NoError(t, err)
+		first <- resp
+	}()
+	time.Sleep(30 * time.Millisecond)
+	start := time.Now()
+	evs := a.wait()
+	select {
+	case r := <-first:
+		assert.Empty(t, r.Events)
+		assert.Equal(t, &a.queue, r.QueueID)
+	case <-time.After(time.Second):
+		t.Fatal("the older poll was not ended")
+	}
+	// The newer one ends with a heartbeat.
+	require.Equal(t, []string{"heartbeat"}, types(evs))
+	assert.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond)
+
+	// A client that went away ends its poll with its context.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err := h.Service.GetEvents(cctx, h.Owner.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: &a.last})
+	assert.ErrorIs(t, err, context.Canceled)
+
+	// Idle queues are collected after 10 minutes, or their lifespan.
+	long := register(t, h, h.Owner, chat.RegisterRequest{QueueParams: chat.QueueParams{QueueLifespanSecs: ptr(3600)}})
+	assert.Equal(t, 0, h.Service.CollectIdleQueues(time.Now().Add(9*time.Minute)))
+	assert.Equal(t, 1, h.Service.CollectIdleQueues(time.Now().Add(11*time.Minute)))
+	_, err = h.Service.GetEvents(ctx, h.Owner.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: &a.last, DontBlock: ptr(true)})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	assert.Empty(t, long.poll())
+	assert.Equal(t, 1, h.Service.CollectIdleQueues(time.Now().Add(61*time.Minute)))
+}
+
+func TestRegisterParameterErrors(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	guest := h.NewUser(t, chat.RoleGuest)
+	_, err := h.Service.Register(ctx, guest.Caller, chat.RegisterRequest{QueueParams: chat.QueueParams{AllPublicStreams: ptr(true)}})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "User not authorized for this query")
+	_, err = h.Service.Register(ctx, guest.Caller, chat.RegisterRequest{QueueParams: chat.QueueParams{ClientCapabilities: &chat.ClientCapabilities{}}})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, `client_capabilities["notification_settings_null"] field is missing: Field required`)
+	_, err = h.Service.Register(ctx, guest.Caller, chat.RegisterRequest{QueueParams: chat.QueueParams{Narrow: ptr(`[["search","x"]]`)}})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Operator search not supported.")
+	assert.Equal(t, 0, h.Service.EventQueueStats().Queues, "a failed registration leaves no queue")
+
+	c := register(t, h, guest, chat.RegisterRequest{FetchEventTypes: &[]string{"drafts"}})
+	assert.Contains(t, c.state, "drafts")
+	assert.NotContains(t, c.state, "realm_users")
+	assert.NotContains(t, c.state, "subscriptions")
+}

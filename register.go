@@ -1,0 +1,501 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/teamchat/chat/narrow"
+	"github.com/teamchat/chat/storage"
+)
+
+// QueueParams are the registration choices of an event queue, shared by
+// POST /register and by GET /events when it creates a queue.
+type QueueParams struct {
+	// ApplyMarkdown (default false): message events carry rendered HTML
+	// rather than the Markdown source.
+	ApplyMarkdown *bool `json:"apply_markdown"`
+	// ClientGravatar (default true): avatar_url is null for users on
+	// Gravatar whose email the client may see.
+	ClientGravatar *bool `json:"client_gravatar"`
+	// SlimPresence and PresenceHistoryLimitDays shape presence data.
+	SlimPresence             *bool `json:"slim_presence"`
+	PresenceHistoryLimitDays *int  `json:"presence_history_limit_days"`
+	// EventTypes (default: all) are the event types the queue receives;
+	// unknown names are ignored.
+	EventTypes *[]string `json:"event_types"`
+	// Narrow, a JSON list of [operator, operand] pairs, filters message
+	// events (channel, topic, sender, is).
+	Narrow *string `json:"narrow"`
+	// AllPublicStreams (default: the user's default_all_public_streams)
+	// receives every public channel's messages; guests may not.
+	AllPublicStreams *bool `json:"all_public_streams"`
+	// ClientCapabilities declare what the client understands (see
+	// ClientCapabilities).
+	ClientCapabilities *ClientCapabilities `json:"client_capabilities"`
+	// QueueLifespanSecs keeps an unpolled queue for longer than the
+	// default 600 s, up to 7 days.
+	QueueLifespanSecs *int `json:"queue_lifespan_secs"`
+}
+
+// ClientCapabilities are the client_capabilities of a registration.
+// NotificationSettingsNull is required when the object is given.
+type ClientCapabilities struct {
+	NotificationSettingsNull    *bool `json:"notification_settings_null"`
+	BulkMessageDeletion         bool  `json:"bulk_message_deletion"`
+	UserAvatarURLFieldOptional  bool  `json:"user_avatar_url_field_optional"`
+	StreamTypingNotifications   bool  `json:"stream_typing_notifications"`
+	UserSettingsObject          bool  `json:"user_settings_object"`
+	LinkifierURLTemplate        bool  `json:"linkifier_url_template"`
+	UserListIncomplete          bool  `json:"user_list_incomplete"`
+	IncludeDeactivatedGroups    bool  `json:"include_deactivated_groups"`
+	ArchivedChannels            bool  `json:"archived_channels"`
+	EmptyTopicName              bool  `json:"empty_topic_name"`
+	SimplifiedPresenceEvents    bool  `json:"simplified_presence_events"`
+	ExternalAuthenticationUsers bool  `json:"-"`
+}
+
+// RegisterRequest is the input of Register (POST /register).
+type RegisterRequest struct {
+	QueueParams
+	// FetchEventTypes are the event types whose initial state is returned
+	// (default: EventTypes, then all).
+	FetchEventTypes *[]string `json:"fetch_event_types"`
+	// IncludeSubscribers adds each channel's subscribers.
+	IncludeSubscribers *bool `json:"include_subscribers"`
+}
+
+// RegisterResponse is the success body of Register: the queue, and the
+// initial state of the requested event types (State, whose keys are the
+// reference's: realm_users, subscriptions, unread_msgs, ...).
+type RegisterResponse struct {
+	QueueID     string
+	LastEventID int64
+	State       map[string]any
+}
+
+// MarshalJSON writes the queue, the version keys and the state as one
+// object.
+func (r RegisterResponse) MarshalJSON() ([]byte, error) {
+	m := make(map[string]any, len(r.State)+5)
+	for k, v := range r.State {
+		m[k] = v
+	}
+	m["queue_id"] = r.QueueID
+	m["last_event_id"] = r.LastEventID
+	m["service_feature_level"] = FeatureLevel
+	m["service_version"] = Version
+	m["service_merge_base"] = Version
+	return json.Marshal(m)
+}
+
+// options checks the parameters and resolves their defaults.
+func (p *QueueParams) options(me *storage.User) (queueOptions, error) {
+	o := queueOptions{clientGravatar: true, lifespan: 0}
+	if p.ApplyMarkdown != nil {
+		o.applyMarkdown = *p.ApplyMarkdown
+	}
+	if p.ClientGravatar != nil {
+		o.clientGravatar = *p.ClientGravatar
+	}
+	// default_all_public_streams is false for every account here.
+	if p.AllPublicStreams != nil {
+		o.allPublicStreams = *p.AllPublicStreams
+	}
+	if o.allPublicStreams && me.Role == RoleGuest {
+		return o, BadRequest("User not authorized for this query")
+	}
+	if p.EventTypes != nil {
+		o.eventTypes = map[string]bool{}
+		for _, t := range *p.EventTypes {
+			o.eventTypes[t] = true
+		}
+	}
+	if p.Narrow != nil {
+		terms, err := narrow.ParseEventsNarrowJSON(*p.Narrow)
+		if err != nil {
+			return o, narrowError(err)
+		}
+		o.narrow = terms
+	}
+	if c := p.ClientCapabilities; c != nil {
+		if c.NotificationSettingsNull == nil {
+			return o, BadRequest(`client_capabilities["notification_settings_null"] field is missing: Field required`)
+		}
+		o.bulkMessageDeletion = c.BulkMessageDeletion
+		o.userSettingsObject = c.UserSettingsObject
+		o.streamTyping = c.StreamTypingNotifications
+		o.includeDeactivatedGroups = c.IncludeDeactivatedGroups
+		o.emptyTopicName = c.EmptyTopicName
+		o.linkifierURLTemplate = c.LinkifierURLTemplate
+	}
+	return o, nil
+}
+
+// lifespan is how long the queue may go unpolled.
+func (p *QueueParams) lifespan(lim QueueLimits) time.Duration {
+	if p.QueueLifespanSecs == nil || *p.QueueLifespanSecs <= 0 {
+		return lim.IdleTimeout
+	}
+	return min(max(time.Duration(*p.QueueLifespanSecs)*time.Second, lim.IdleTimeout), lim.MaxLifespan)
+}
+
+// Register creates an event queue for the caller and returns it with the
+// initial state of the requested event types, read atomically with the
+// queue's start: every change committed after the state was read arrives
+// as an event, and none that the state already shows.
+func (s *Service) Register(ctx context.Context, c Caller, req RegisterRequest) (*RegisterResponse, error) {
+	me, _, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := req.options(me)
+	if err != nil {
+		return nil, err
+	}
+	opts.lifespan = req.lifespan(s.queueLimit)
+	fetch := req.EventTypes
+	if req.FetchEventTypes != nil {
+		fetch = req.FetchEventTypes
+	}
+	q, err := s.openQueue(ctx, me, opts, func(view *Service, out *queueStart) error {
+		state, err := view.initialState(ctx, c, &req, &opts, fetch)
+		out.state = state
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &RegisterResponse{QueueID: q.queue.id, LastEventID: -1, State: q.state}, nil
+}
+
+// queueStart is what opening a queue read from its snapshot.
+type queueStart struct {
+	queue *eventQueue
+	state map[string]any
+}
+
+// openQueue creates a queue and, in one read snapshot, the queue's
+// replica of its user's standing and whatever read wants; events that
+// commit while the snapshot is being read wait in the queue and are kept
+// only if the snapshot does not include them.
+func (s *Service) openQueue(ctx context.Context, me *storage.User, opts queueOptions, read func(view *Service, out *queueStart) error) (*queueStart, error) {
+	hub := s.shared.hub
+	if err := hub.listening(ctx); err != nil {
+		return nil, err
+	}
+	q := &eventQueue{id: newQueueID(), realmID: me.RealmID, userID: me.ID, opts: opts}
+	hub.addQueue(q)
+	out := &queueStart{queue: q}
+	var snap storage.Snapshot
+	var role int
+	subscribed := subscribedSet{}
+	err := s.store.ReadSnapshot(ctx, func(rs storage.Store, sn storage.Snapshot) error {
+		snap = sn
+		view := s.snapshotView(rs)
+		u, err := rs.GetUser(ctx, me.RealmID, me.ID)
+		if err != nil {
+			return err
+		}
+		if !u.IsActive {
+			return errUserDeactivated
+		}
+		role = u.Role
+		subs, err := rs.ListUserSubscriptions(ctx, me.RealmID, me.ID)
+		if err != nil {
+			return err
+		}
+		for _, sub := range subs {
+			if sub.Active {
+				subscribed[sub.StreamID] = struct{}{}
+			}
+		}
+		if read != nil {
+			return read(view, out)
+		}
+		return nil
+	})
+	if err != nil {
+		hub.mu.Lock()
+		hub.removeQueue(q)
+		hub.mu.Unlock()
+		return nil, s.internal(ctx, "register", err)
+	}
+	hub.ready(q, snap, role, subscribed)
+	return out, nil
+}
+
+// snapshotView is the Service reading through rs (a read snapshot), with
+// caches of its own so that nothing newer than the snapshot leaks in.
+func (s *Service) snapshotView(rs storage.Store) *Service {
+	view := *s
+	view.store = rs
+	view.callers = newCallerCache()
+	view.messages = newMessageCache(1 << 20)
+	return &view
+}
+
+// wants reports whether the fetch list asks for an event type's state.
+func wants(fetch *[]string, types ...string) bool {
+	if fetch == nil {
+		return true
+	}
+	for _, t := range types {
+		if !slices.Contains(*fetch, t) {
+			return false
+		}
+	}
+	return true
+}
+
+// initialState builds the register response's state for the fetch list,
+// through the Service's own getters (s reads a snapshot).
+func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterRequest, opts *queueOptions, fetch *[]string) (map[string]any, error) {
+	st := map[string]any{}
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var own *OwnUser
+	ownUser := func() (*OwnUser, error) {
+		if own == nil {
+			own, err = s.GetOwnUser(ctx, c)
+		}
+		return own, err
+	}
+	if wants(fetch, "message") {
+		o, err := ownUser()
+		if err != nil {
+			return nil, err
+		}
+		st["max_message_id"] = o.MaxMessageID
+	}
+	if wants(fetch, "message", "update_message_flags") {
+		u, err := s.GetUnreadMessages(ctx, c, GetUnreadMessagesRequest{AllowEmptyTopicName: &opts.emptyTopicName})
+		if err != nil {
+			return nil, err
+		}
+		st["unread_msgs"] = u
+	}
+	if wants(fetch, "realm_user") {
+		if err := s.realmUserState(ctx, c, me, realm, opts, st, ownUser); err != nil {
+			return nil, err
+		}
+	}
+	if wants(fetch, "subscription") {
+		if err := s.subscriptionState(ctx, c, me, req, st); err != nil {
+			return nil, err
+		}
+	}
+	if wants(fetch, "stream") {
+		r, err := s.GetChannels(ctx, c, GetChannelsRequest{})
+		if err != nil {
+			return nil, err
+		}
+		st["streams"] = r.Streams
+	}
+	if wants(fetch, "realm") {
+		if err := s.realmState(ctx, c, realm, st); err != nil {
+			return nil, err
+		}
+	}
+	if wants(fetch, "realm_user_groups") {
+		r, err := s.GetUserGroups(ctx, c, GetUserGroupsRequest{IncludeDeactivatedGroups: &opts.includeDeactivatedGroups})
+		if err != nil {
+			return nil, err
+		}
+		st["realm_user_groups"] = r.UserGroups
+	}
+	if wants(fetch, "user_settings") || !opts.userSettingsObject && (wants(fetch, "update_display_settings") || wants(fetch, "update_global_notifications")) {
+		r, err := s.GetSettings(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if wants(fetch, "user_settings") {
+			st["user_settings"] = r.UserSettings
+		}
+		if !opts.userSettingsObject {
+			// The legacy form: the settings at the top level.
+			raw, err := json.Marshal(r.UserSettings)
+			if err != nil {
+				return nil, err
+			}
+			var flat map[string]any
+			if err := json.Unmarshal(raw, &flat); err != nil {
+				return nil, err
+			}
+			for k, v := range flat {
+				st[k] = v
+			}
+		}
+	}
+	if wants(fetch, "user_topic") {
+		r, err := s.GetUserTopics(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		st["user_topics"] = r.UserTopics
+	}
+	if wants(fetch, "drafts") {
+		drafts := []Draft{}
+		if settingsOf(me).EnableDraftsSynchronization {
+			r, err := s.GetDrafts(ctx, c)
+			if err != nil {
+				return nil, err
+			}
+			drafts = r.Drafts
+		}
+		st["drafts"] = drafts
+	}
+	if wants(fetch, "custom_profile_fields") {
+		r, err := s.GetProfileFields(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		st["custom_profile_fields"] = r.CustomFields
+		st["custom_profile_field_types"] = profileFieldTypes()
+	}
+	if wants(fetch, "realm_emoji") {
+		r, err := s.GetCustomEmoji(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		st["realm_emoji"] = r.Emoji
+	}
+	if wants(fetch, "realm_bot") {
+		r, err := s.GetBots(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		st["realm_bots"] = r.Bots
+	}
+	if wants(fetch, "realm_linkifiers") {
+		st["realm_linkifiers"] = []any{}
+	}
+	if wants(fetch, "realm_filters") {
+		st["realm_filters"] = []any{}
+	}
+	return st, nil
+}
+
+// realmUserState is the realm_user state: the users, and the caller's own
+// account and permissions.
+func (s *Service) realmUserState(ctx context.Context, c Caller, me *storage.User, realm *storage.Realm, opts *queueOptions, st map[string]any, ownUser func() (*OwnUser, error)) error {
+	r, err := s.GetUsers(ctx, c, GetUsersRequest{ClientGravatar: &opts.clientGravatar, IncludeCustomProfileFields: new(true)})
+	if err != nil {
+		return err
+	}
+	active, inactive := []User{}, []User{}
+	for _, u := range r.Members {
+		if u.IsActive {
+			active = append(active, u)
+		} else {
+			inactive = append(inactive, u)
+		}
+	}
+	st["realm_users"], st["realm_non_active_users"], st["cross_realm_bots"] = active, inactive, []User{}
+	o, err := ownUser()
+	if err != nil {
+		return err
+	}
+	st["user_id"], st["email"], st["delivery_email"], st["full_name"] = o.UserID, o.Email, o.DeliveryEmail, o.FullName
+	st["avatar_source"], st["avatar_url"], st["avatar_url_medium"] = me.AvatarSource, o.AvatarURL, o.AvatarURL
+	st["is_admin"], st["is_owner"], st["is_guest"] = o.IsAdmin, o.IsOwner, o.IsGuest
+	st["is_moderator"] = me.Role == RoleModerator
+	return nil
+}
+
+// subscriptionState is the subscription state: the channels the caller
+// is in, left, and could join but never did.
+func (s *Service) subscriptionState(ctx context.Context, c Caller, me *storage.User, req *RegisterRequest, st map[string]any) error {
+	subs, err := s.GetSubscriptions(ctx, c, GetSubscriptionsRequest{IncludeSubscribers: req.IncludeSubscribers})
+	if err != nil {
+		return err
+	}
+	st["subscriptions"] = subs.Subscriptions
+	rows, err := s.store.ListUserSubscriptions(ctx, me.RealmID, me.ID)
+	if err != nil {
+		return err
+	}
+	left := map[int64]*storage.Subscription{}
+	for i := range rows {
+		if !rows[i].Active {
+			left[rows[i].StreamID] = &rows[i]
+		}
+	}
+	visible, err := s.GetChannels(ctx, c, GetChannelsRequest{})
+	if err != nil {
+		return err
+	}
+	in := map[int64]bool{}
+	for _, sub := range subs.Subscriptions {
+		in[sub.StreamID] = true
+	}
+	unsubscribed, never := []SubscriptionInfo{}, []Channel{}
+	for _, ch := range visible.Streams {
+		switch {
+		case in[ch.StreamID]:
+		case left[ch.StreamID] != nil:
+			unsubscribed = append(unsubscribed, subscriptionInfo(ch, left[ch.StreamID]))
+		default:
+			never = append(never, ch)
+		}
+	}
+	st["unsubscribed"], st["never_subscribed"] = unsubscribed, never
+	return nil
+}
+
+// realmState is the realm state: the organization's settings and the
+// server's limits.
+func (s *Service) realmState(ctx context.Context, c Caller, realm *storage.Realm, st map[string]any) error {
+	r, err := s.GetRealmSettings(ctx, c)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	var settings map[string]any
+	if err := json.Unmarshal(raw, &settings); err != nil {
+		return err
+	}
+	for k, v := range settings {
+		st[k] = v
+	}
+	l := s.limits
+	st["max_message_length"] = l.MaxMessageLength
+	st["max_topic_length"] = l.MaxTopicLength
+	st["max_stream_name_length"] = l.MaxStreamNameLength
+	st["max_stream_description_length"] = l.MaxStreamDescLength
+	st["max_file_upload_size_mib"] = l.MaxFileUploadSizeMiB
+	st["realm_empty_topic_display_name"] = EmptyTopicDisplayName
+	st["server_typing_started_wait_period_milliseconds"] = TypingStartedWait.Milliseconds()
+	st["server_typing_stopped_wait_period_milliseconds"] = TypingStoppedWait.Milliseconds()
+	st["server_typing_started_expiry_period_milliseconds"] = TypingStartedExpiry.Milliseconds()
+	st["event_queue_longpoll_timeout_seconds"] = 90
+	st["realm_id"] = realm.ID
+	st["realm_url"] = realm.URL
+	st["realm_uri"] = st["realm_url"]
+	return nil
+}
+
+// profileFieldTypes describes the custom profile field types, by the
+// reference's names.
+func profileFieldTypes() map[string]any {
+	type ft struct {
+		ID   int    `json:"id"`
+		Name string `json:"name"`
+	}
+	return map[string]any{
+		"SHORT_TEXT":       ft{FieldShortText, "Text (short)"},
+		"LONG_TEXT":        ft{FieldLongText, "Text (long)"},
+		"SELECT":           ft{FieldSelect, "List of options"},
+		"DATE":             ft{FieldDate, "Date"},
+		"URL":              ft{FieldURL, "Link"},
+		"USER":             ft{FieldUser, "Users"},
+		"EXTERNAL_ACCOUNT": ft{FieldExternalAccount, "External account"},
+		"PRONOUNS":         ft{FieldPronouns, "Pronouns"},
+	}
+}
