@@ -202,7 +202,6 @@ func TestGetEventsErrors(t *testing.T) {
 	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
 }
 
-
 func TestGetEventsCreatesQueueWithDontBlock(t *testing.T) {
 	ctx := context.Background()
 	h := chattest.New(t)
