@@ -35,6 +35,7 @@ func registerOn(t *testing.T, h *chattest.Harness, svc *chat.Service, as chattes
 	t.Helper()
 	resp, err := svc.Register(context.Background(), as.Caller, req)
 	require.NoError(t, err)
+	checkSchema(t, "POST", "/register", resp)
 	raw, err := json.Marshal(resp)
 	require.NoError(t, err)
 	var state map[string]any

@@ -24,16 +24,16 @@ type QueueParams struct {
 	PresenceHistoryLimitDays *int  `json:"presence_history_limit_days"`
 	// EventTypes (default: all) are the event types the queue receives;
 	// unknown names are ignored.
-	EventTypes *[]string `json:"event_types"`
+	EventTypes *[]string `json:"event_types" null:"absent"`
 	// Narrow, a JSON list of [operator, operand] pairs, filters message
 	// events (channel, topic, sender, is).
-	Narrow *string `json:"narrow"`
+	Narrow *string `json:"narrow" null:"absent"`
 	// AllPublicStreams (default: the user's default_all_public_streams)
 	// receives every public channel's messages; guests may not.
 	AllPublicStreams *bool `json:"all_public_streams"`
 	// ClientCapabilities declare what the client understands (see
 	// ClientCapabilities).
-	ClientCapabilities *ClientCapabilities `json:"client_capabilities"`
+	ClientCapabilities *ClientCapabilities `json:"client_capabilities" null:"absent"`
 	// QueueLifespanSecs keeps an unpolled queue for longer than the
 	// default 600 s, up to 7 days.
 	QueueLifespanSecs *int `json:"queue_lifespan_secs"`
@@ -61,7 +61,7 @@ type RegisterRequest struct {
 	QueueParams
 	// FetchEventTypes are the event types whose initial state is returned
 	// (default: EventTypes, then all).
-	FetchEventTypes *[]string `json:"fetch_event_types"`
+	FetchEventTypes *[]string `json:"fetch_event_types" null:"absent"`
 	// IncludeSubscribers adds each channel's subscribers.
 	IncludeSubscribers *bool `json:"include_subscribers"`
 }
@@ -293,6 +293,9 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 		if err != nil {
 			return nil, err
 		}
+		for i := range r.Streams {
+			r.Streams[i].IsDefault = nil // a GET /streams field
+		}
 		st["streams"] = r.Streams
 	}
 	if wants(fetch, "realm") {
@@ -307,7 +310,9 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 		}
 		st["realm_user_groups"] = r.UserGroups
 	}
-	if wants(fetch, "user_settings") || !opts.userSettingsObject && (wants(fetch, "update_display_settings") || wants(fetch, "update_global_notifications")) {
+	legacyDisplay := !opts.userSettingsObject && wants(fetch, "update_display_settings")
+	legacyNotifications := !opts.userSettingsObject && wants(fetch, "update_global_notifications")
+	if wants(fetch, "user_settings") || legacyDisplay || legacyNotifications {
 		r, err := s.GetSettings(ctx, c)
 		if err != nil {
 			return nil, err
@@ -315,19 +320,26 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 		if wants(fetch, "user_settings") {
 			st["user_settings"] = r.UserSettings
 		}
-		if !opts.userSettingsObject {
-			// The legacy form: the settings at the top level.
-			raw, err := json.Marshal(r.UserSettings)
-			if err != nil {
-				return nil, err
-			}
-			var flat map[string]any
-			if err := json.Unmarshal(raw, &flat); err != nil {
-				return nil, err
-			}
-			for k, v := range flat {
+		// The legacy form: the settings that predate user_settings at the
+		// top level, for clients without user_settings_object.
+		raw, err := json.Marshal(r.UserSettings)
+		if err != nil {
+			return nil, err
+		}
+		var flat map[string]any
+		if err := json.Unmarshal(raw, &flat); err != nil {
+			return nil, err
+		}
+		for k, v := range flat {
+			if legacyDisplay && (legacyDisplaySettings[k] || k == "timezone") || legacyNotifications && legacyNotificationSettings[k] {
 				st[k] = v
 			}
+		}
+		if legacyDisplay {
+			st["emojiset_choices"] = emojisetChoices()
+		}
+		if legacyNotifications {
+			st["available_notification_sounds"] = notificationSounds()
 		}
 	}
 	if wants(fetch, "user_topic") {
@@ -434,6 +446,7 @@ func (s *Service) subscriptionState(ctx context.Context, c Caller, me *storage.U
 	}
 	unsubscribed, never := []SubscriptionInfo{}, []Channel{}
 	for _, ch := range visible.Streams {
+		ch.IsDefault = nil // a GET /streams field
 		switch {
 		case in[ch.StreamID]:
 		case left[ch.StreamID] != nil:
@@ -462,7 +475,13 @@ func (s *Service) realmState(ctx context.Context, c Caller, realm *storage.Realm
 		return err
 	}
 	for k, v := range settings {
-		st[k] = v
+		switch k {
+		case "realm_email_address_visibility", "realm_rendered_description":
+			// GET /realm's; registration has neither (the visibility is
+			// each user's email_address_visibility setting now).
+		default:
+			st[k] = v
+		}
 	}
 	l := s.limits
 	st["max_message_length"] = l.MaxMessageLength
@@ -475,7 +494,6 @@ func (s *Service) realmState(ctx context.Context, c Caller, realm *storage.Realm
 	st["server_typing_stopped_wait_period_milliseconds"] = TypingStoppedWait.Milliseconds()
 	st["server_typing_started_expiry_period_milliseconds"] = TypingStartedExpiry.Milliseconds()
 	st["event_queue_longpoll_timeout_seconds"] = 90
-	st["realm_id"] = realm.ID
 	st["realm_url"] = realm.URL
 	st["realm_uri"] = st["realm_url"]
 	return nil
@@ -499,3 +517,17 @@ func profileFieldTypes() map[string]any {
 		"PRONOUNS":         ft{FieldPronouns, "Pronouns"},
 	}
 }
+
+// emojisetChoices are the emoji sets a user may pick, with their names.
+func emojisetChoices() []map[string]string {
+	return []map[string]string{
+		{"key": "google", "text": "Google"},
+		{"key": "twitter", "text": "Twitter"},
+		{"key": "text", "text": "Plain text"},
+		{"key": "google-blob", "text": "Google blobs"},
+	}
+}
+
+// notificationSounds are the sounds notification_sound may name (besides
+// "none").
+func notificationSounds() []string { return []string{"chime", "ding", "pling", "vibrate", "zulip"} }

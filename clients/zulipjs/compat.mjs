@@ -717,7 +717,58 @@ async function main() {
     failure(await owner.messages.getById({ message_id: sent.id }), 'getById deleted', 'BAD_REQUEST');
   });
 
+  await step('queues.register, events.retrieve (dont_block), queues.deregister; a deleted queue is BAD_EVENT_QUEUE_ID', async () => {
+    const reg = success(await mate.queues.register({ event_types: ['message'] }), 'queues.register');
+    assert.equal(typeof reg.queue_id, 'string', `queue_id: ${show(reg)}`);
+    assert.equal(reg.last_event_id, -1, `last_event_id: ${show(reg)}`);
+    assert.equal(typeof reg.max_message_id, 'number', `max_message_id: ${show(reg)}`);
+    const none = success(await mate.events.retrieve({ queue_id: reg.queue_id, last_event_id: -1, dont_block: true }), 'events.retrieve');
+    assert.deepEqual(none.events, [], `events: ${show(none)}`);
+    success(await mate.queues.deregister({ queue_id: reg.queue_id }), 'queues.deregister');
+    const gone = failure(await mate.events.retrieve({ queue_id: reg.queue_id, last_event_id: -1 }), 'retrieve from a deleted queue', 'BAD_EVENT_QUEUE_ID');
+    assert.equal(gone.queue_id, reg.queue_id, `queue_id: ${show(gone)}`);
+  });
+
+  await step('callOnEachEvent receives a message, a reaction and a subscription change (POST /register, long-poll GET /events)', async () => {
+    const seen = [];
+    // callOnEachEvent registers, then long-polls forever; it is left
+    // running and the process exits at the end.
+    mate.callOnEachEvent((ev) => seen.push(ev), ['message', 'reaction', 'subscription']);
+    const until = async (what, pred) => {
+      const deadline = Date.now() + 10000;
+      while (Date.now() < deadline) {
+        const hit = seen.find(pred);
+        if (hit) {
+          return hit;
+        }
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`callOnEachEvent: no ${what} event within 10 s; saw ${show(seen)}`);
+    };
+    // The queue exists once a message sent now arrives; keep sending
+    // until one does (registration is asynchronous).
+    let msg;
+    for (let i = 0; !msg && i < 50; i += 1) {
+      const sent = success(await owner.messages.send({ type: 'stream', to: msgName, topic: 'events', content: `event ${i}` }), 'send');
+      msg = await until('message', (ev) => ev.type === 'message' && ev.message.id === sent.id).catch(() => null);
+    }
+    assert.ok(msg, `no message event: ${show(seen)}`);
+    assert.equal(msg.message.display_recipient, msgName);
+    assert.ok(Array.isArray(msg.flags), `flags: ${show(msg)}`);
+    success(await owner.reactions.add({ message_id: msg.message.id, emoji_name: 'octopus' }), 'reactions.add');
+    const reaction = await until('reaction', (ev) => ev.type === 'reaction' && ev.message_id === msg.message.id);
+    assert.equal(reaction.op, 'add');
+    assert.equal(reaction.emoji_name, 'octopus');
+    const fresh = `zulip-js ${tag} events`;
+    success(await owner.users.me.subscriptions.add({ subscriptions: [{ name: fresh }], principals: [newEmail] }), 'subscribe the member');
+    const sub = await until('subscription', (ev) => ev.type === 'subscription' && ev.op === 'add');
+    assert.equal(sub.subscriptions[0].name, fresh, `subscription: ${show(sub)}`);
+    const ids = seen.map((ev) => ev.id);
+    assert.deepEqual(ids, [...ids].sort((a, b) => a - b), `event ids increase: ${show(ids)}`);
+  });
+
   console.log(`\n${passed} passed, 0 failed (zulip-js against ${site}, ${Date.now() - started} ms)`);
+  process.exit(0); // callOnEachEvent never returns
 }
 
 main().catch((err) => {

@@ -116,6 +116,9 @@ type field struct {
 	// from the field's `union` tag: "list[str]|list[int]" makes errors
 	// name the first branch as the reference does.
 	union string
+	// nullable: the JSON value null means "not given" (the reference's
+	// Json[... | None] parameters), from the tag `null:"absent"`.
+	nullable bool
 }
 
 var plans sync.Map // reflect.Type -> []field
@@ -145,7 +148,7 @@ func collectFields(t reflect.Type, prefix []int) []field {
 			continue
 		}
 		fs = append(fs, field{name: name, index: index, required: sf.Type.Kind() != reflect.Pointer, typ: sf.Type,
-			union: sf.Tag.Get("union")})
+			union: sf.Tag.Get("union"), nullable: sf.Tag.Get("null") == "absent"})
 	}
 	return fs
 }
@@ -174,6 +177,9 @@ func decode(values url.Values, path map[string]string, dst any) ([]string, error
 				continue
 			}
 			raw = vs[len(vs)-1]
+		}
+		if f.nullable && strings.TrimSpace(raw) == "null" {
+			continue
 		}
 		target := v.FieldByIndex(f.index)
 		if target.Kind() == reflect.Pointer {

@@ -126,6 +126,8 @@ func (r response) fails(t *testing.T, status int, code, msg string) response {
 		schema = "MissingArgumentError"
 	case chat.CodeRateLimitHit:
 		schema = "RateLimitedError"
+	case chat.CodeBadEventQueueID:
+		schema = "BadEventQueueIdError"
 	case chat.CodeStreamDoesNotExist, chat.CodeRequestVariableInvalid, chat.CodeRequestConfusingVar, "BAD_NARROW":
 		// Extra fields (stream or stream_id; var_name and bad_value;
 		// var_name1 and var_name2; desc) that no reference error component

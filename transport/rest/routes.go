@@ -83,6 +83,12 @@ func routes() []endpoint {
 		authed("POST", "/user_groups/{user_group_id:int}/subgroups", (*S).UpdateUserGroupSubgroups),
 		authed("POST", "/user_groups/{user_group_id:int}/deactivate", (*S).DeactivateUserGroup),
 
+		authed("POST", "/register", (*S).Register),
+		authed("GET", "/events", (*S).GetEvents),
+		authed("DELETE", "/events", (*S).DeleteEvents),
+		authed("POST", "/typing", (*S).SetTyping),
+		authed("POST", "/messages/{message_id:int}/typing", (*S).SetEditTyping),
+
 		authedNoArgs("GET", "/bots", (*S).GetBots),
 		authed("POST", "/bots", (*S).CreateBot),
 		authed("PATCH", "/bots/{bot_id:int}", (*S).UpdateBot),
