@@ -190,6 +190,18 @@ func (s *Service) Close() error {
 	return s.store.Close()
 }
 
+// StopEvents ends every pending long poll and drops every event queue
+// (their clients re-register, elsewhere if this server is going away),
+// and stops listening to the event bus. A host calls it as it begins to
+// shut its HTTP server down (http.Server.RegisterOnShutdown), so that the
+// shutdown does not wait for long polls that may last a minute.
+func (s *Service) StopEvents() { s.shared.hub.stop() }
+
+// DropEventQueues drops every event queue of this Service and ends their
+// long polls; their clients get BAD_EVENT_QUEUE_ID and register again
+// (reloading their state). Events keep flowing to new queues.
+func (s *Service) DropEventQueues() { s.shared.hub.dropAll() }
+
 func (s *Service) nowUnix() int64 { return s.now().UTC().Unix() }
 
 // internal logs an unexpected error with its detail and returns the generic

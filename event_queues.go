@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/teamchat/chat/narrow"
@@ -78,10 +79,12 @@ type eventHub struct {
 	cancel  context.CancelFunc // stops the listener; nil until listening
 	closed  bool
 
-	mu     sync.Mutex
+	// mu guards the maps; each queue has its own lock (taken after mu
+	// when both are held), so polls of different queues do not contend.
+	mu     sync.RWMutex
 	queues map[string]*eventQueue
 	realms map[int64]map[*eventQueue]struct{}
-	bytes  int64 // the events held by all queues
+	bytes  atomic.Int64 // the events held by all queues
 }
 
 func newEventHub(s *Service) *eventHub {
@@ -152,8 +155,10 @@ func (o *queueOptions) variantKey(gravatarNull bool, local bool) uint8 {
 	return k
 }
 
-// eventQueue is one client's queue of events.
+// eventQueue is one client's queue of events. Its fields after opts are
+// guarded by mu.
 type eventQueue struct {
+	mu      sync.Mutex
 	id      string
 	realmID int64
 	userID  int64
@@ -256,7 +261,7 @@ func (q *eventQueue) push(h *eventHub, body []byte, run *flagsRun) {
 
 func (q *eventQueue) account(h *eventHub, delta int) {
 	q.bytes += delta
-	h.bytes += int64(delta)
+	h.bytes.Add(int64(delta))
 }
 
 // prune drops the events up to and including id.
@@ -298,10 +303,10 @@ func withEventID(id int64, body []byte) json.RawMessage {
 
 // addQueue registers a queue that buffers events until ready.
 func (h *eventHub) addQueue(q *eventQueue) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	q.touched = time.Now()
 	q.prunedID = -1
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.queues[q.id] = q
 	rs := h.realms[q.realmID]
 	if rs == nil {
@@ -315,48 +320,92 @@ func (h *eventHub) addQueue(q *eventQueue) {
 // is the snapshot's, and the events the snapshot already contains are
 // dropped from the buffer (and later).
 func (h *eventHub) ready(q *eventQueue, snap storage.Snapshot, role int, subscribed subscribedSet) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	q.mu.Lock()
 	q.snap, q.role, q.subscribed, q.ready = &snap, role, subscribed, true
 	buffered := q.buffered
 	q.buffered = nil
 	for _, b := range buffered {
 		if q.dropped {
-			return
+			break
 		}
-		if snap.Includes(b.token) {
-			continue
+		if !snap.Includes(b.token) {
+			h.offer(q, b.ev, b.d)
 		}
-		h.offer(q, b.ev, b.d)
 	}
-	h.afterDelivery(q)
+	h.unlockDelivered(q)
+	h.enforceTotal()
 }
 
-// removeQueue forgets q (under h.mu) and ends its poll.
-func (h *eventHub) removeQueue(q *eventQueue) {
+// unlockDelivered ends a delivery to q: it wakes q's poll (or drops q if
+// it is over its bound), releases q.mu, and forgets q if it was dropped.
+func (h *eventHub) unlockDelivered(q *eventQueue) {
+	h.afterDelivery(q)
+	dropped := q.dropped
+	q.mu.Unlock()
+	if dropped {
+		h.forget(q)
+	}
+}
+
+// drop ends q (under q.mu): its poll ends, its events are freed; forget
+// must follow once q.mu is released.
+func (h *eventHub) drop(q *eventQueue) {
 	if q.dropped {
 		return
 	}
 	q.dropped = true
-	delete(h.queues, q.id)
-	if rs := h.realms[q.realmID]; rs != nil {
-		delete(rs, q)
-		if len(rs) == 0 {
-			delete(h.realms, q.realmID)
-		}
-	}
-	h.bytes -= int64(q.bytes)
+	h.bytes.Add(-int64(q.bytes))
 	q.events, q.bytes, q.buffered = nil, 0, nil
 	if q.poll != nil {
 		q.poll.signal()
 	}
 }
 
-func (h *eventHub) dropAll() {
+// forget removes a dropped queue from the hub's maps.
+func (h *eventHub) forget(q *eventQueue) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.queues[q.id] == q {
+		delete(h.queues, q.id)
+	}
+	if rs := h.realms[q.realmID]; rs != nil {
+		delete(rs, q)
+		if len(rs) == 0 {
+			delete(h.realms, q.realmID)
+		}
+	}
+}
+
+// remove drops and forgets q.
+func (h *eventHub) remove(q *eventQueue) {
+	q.mu.Lock()
+	h.drop(q)
+	q.mu.Unlock()
+	h.forget(q)
+}
+
+// list returns the queues (of one realm, or all for realmID 0).
+func (h *eventHub) list(realmID int64) []*eventQueue {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var out []*eventQueue
+	if realmID != 0 {
+		out = make([]*eventQueue, 0, len(h.realms[realmID]))
+		for q := range h.realms[realmID] {
+			out = append(out, q)
+		}
+		return out
+	}
+	out = make([]*eventQueue, 0, len(h.queues))
 	for _, q := range h.queues {
-		h.removeQueue(q)
+		out = append(out, q)
+	}
+	return out
+}
+
+func (h *eventHub) dropAll() {
+	for _, q := range h.list(0) {
+		h.remove(q)
 	}
 }
 
@@ -372,10 +421,8 @@ type delivery struct {
 
 // deliver hands a committed write's events to the realm's queues.
 func (h *eventHub) deliver(token uint64, realmID int64, events []*busEvent) {
-	h.mu.Lock()
-	n := len(h.realms[realmID])
-	h.mu.Unlock()
-	if n == 0 {
+	qs := h.list(realmID)
+	if len(qs) == 0 {
 		return
 	}
 	ds := make([]*delivery, len(events))
@@ -385,50 +432,66 @@ func (h *eventHub) deliver(token uint64, realmID int64, events []*busEvent) {
 			ds[i].groupMembers = h.groupMembers(realmID, ev.Audience.Groups)
 		}
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	touched := map[*eventQueue]struct{}{}
-	for i, ev := range events {
-		for q := range h.realms[realmID] {
-			if !q.ready {
-				q.buffered = append(q.buffered, bufferedEvent{token, ev, ds[i]})
-				continue
-			}
-			if q.snap.Includes(token) {
-				continue
-			}
-			h.offer(q, ev, ds[i])
-			touched[q] = struct{}{}
+	for _, q := range qs {
+		q.mu.Lock()
+		if q.dropped {
+			q.mu.Unlock()
+			continue
 		}
+		if !q.ready {
+			for i, ev := range events {
+				q.buffered = append(q.buffered, bufferedEvent{token, ev, ds[i]})
+			}
+			q.mu.Unlock()
+			continue
+		}
+		if q.snap.Includes(token) {
+			q.mu.Unlock()
+			continue
+		}
+		for i, ev := range events {
+			if !q.dropped {
+				h.offer(q, ev, ds[i])
+			}
+		}
+		h.unlockDelivered(q)
 	}
-	for q := range touched {
-		h.afterDelivery(q)
-	}
+	h.enforceTotal()
 }
 
-// afterDelivery wakes q's poll and enforces the memory bounds.
+// afterDelivery (under q.mu) wakes q's poll, or drops q when it holds
+// more than a queue may.
 func (h *eventHub) afterDelivery(q *eventQueue) {
 	lim := h.s.queueLimit
 	if !q.dropped && (len(q.events) > lim.MaxQueueEvents || q.bytes > lim.MaxQueueBytes) {
 		h.s.log.Warn("event queue fell behind; dropping it", "queue", q.id, "user", q.userID, "events", len(q.events), "bytes", q.bytes)
-		h.removeQueue(q)
+		h.drop(q)
 		return
-	}
-	for h.bytes > lim.MaxTotalBytes {
-		var largest *eventQueue
-		for _, o := range h.queues {
-			if largest == nil || o.bytes > largest.bytes {
-				largest = o
-			}
-		}
-		if largest == nil || largest.bytes == 0 {
-			break
-		}
-		h.s.log.Warn("event queues over their memory bound; dropping the largest", "queue", largest.id, "bytes", largest.bytes)
-		h.removeQueue(largest)
 	}
 	if !q.dropped && q.poll != nil && len(q.events) > 0 {
 		q.poll.signal()
+	}
+}
+
+// enforceTotal drops the largest queues while all of them together hold
+// more than the total bound.
+func (h *eventHub) enforceTotal() {
+	lim := h.s.queueLimit
+	for h.bytes.Load() > lim.MaxTotalBytes {
+		var largest *eventQueue
+		size := 0
+		for _, q := range h.list(0) {
+			q.mu.Lock()
+			if q.bytes > size {
+				largest, size = q, q.bytes
+			}
+			q.mu.Unlock()
+		}
+		if largest == nil {
+			return
+		}
+		h.s.log.Warn("event queues over their memory bound; dropping the largest", "queue", largest.id, "bytes", size)
+		h.remove(largest)
 	}
 }
 
@@ -455,14 +518,14 @@ func (h *eventHub) groupMembers(realmID int64, groups []int64) map[int64]bool {
 	return out
 }
 
-// offer gives one event to one ready queue (under h.mu): the queue keeps
+// offer gives one event to one ready queue (under q.mu): the queue keeps
 // it if its user may see it and its registration asked for it, in the
 // queue's own form; then the event updates the queue's replica.
 func (h *eventHub) offer(q *eventQueue, ev *busEvent, d *delivery) {
 	defer func() {
 		if ev.State != nil && !q.dropped {
 			if ev.State.Deactivated && slices.Contains(ev.State.Users, q.userID) {
-				h.removeQueue(q)
+				h.drop(q)
 				return
 			}
 			if ev.State.Role != nil && slices.Contains(ev.State.Users, q.userID) {
@@ -657,12 +720,16 @@ func (h *eventHub) collectLoop(ctx context.Context) {
 
 // collect drops the queues idle past their lifespan.
 func (h *eventHub) collect(now time.Time) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	n := 0
-	for _, q := range h.queues {
-		if q.poll == nil && now.Sub(q.touched) > q.opts.lifespan {
-			h.removeQueue(q)
+	for _, q := range h.list(0) {
+		q.mu.Lock()
+		idle := !q.dropped && q.poll == nil && now.Sub(q.touched) > q.opts.lifespan
+		if idle {
+			h.drop(q)
+		}
+		q.mu.Unlock()
+		if idle {
+			h.forget(q)
 			n++
 		}
 	}

@@ -35,8 +35,9 @@ func TestRegisterIsAtomicWithConcurrentWrites(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for i := 0; !stop.Load(); i++ {
+		for i := 0; !stop.Load() && i < 400; i++ {
 			made = append(made, createDraft(t, h, h.Owner, "draft"))
+			time.Sleep(time.Millisecond)
 		}
 	}()
 	var clients []*client

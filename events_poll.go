@@ -61,25 +61,30 @@ func (s *Service) GetEvents(ctx context.Context, c Caller, req GetEventsRequest)
 	}
 	id, last := *req.QueueID, *req.LastEventID
 	hub := s.shared.hub
-	hub.mu.Lock()
+	hub.mu.RLock()
 	q := hub.queues[id]
+	hub.mu.RUnlock()
 	if q == nil || q.userID != me.ID || q.realmID != me.RealmID {
-		hub.mu.Unlock()
+		return nil, badQueue(id)
+	}
+	q.mu.Lock()
+	if q.dropped {
+		q.mu.Unlock()
 		return nil, badQueue(id)
 	}
 	if last < q.prunedID {
-		hub.mu.Unlock()
+		q.mu.Unlock()
 		return nil, BadRequest("An event newer than %d has already been pruned!", last)
 	}
 	q.prune(hub, last)
 	if last != q.prunedID {
-		hub.mu.Unlock()
+		q.mu.Unlock()
 		return nil, BadRequest("Event %d was not in this queue", last)
 	}
 	q.touched = time.Now()
 	if len(q.events) > 0 || dontBlock {
 		out := q.contents()
-		hub.mu.Unlock()
+		q.mu.Unlock()
 		return &GetEventsResponse{Events: out}, nil
 	}
 	if q.poll != nil {
@@ -88,7 +93,7 @@ func (s *Service) GetEvents(ctx context.Context, c Caller, req GetEventsRequest)
 	}
 	p := &pendingPoll{wake: make(chan struct{})}
 	q.poll = p
-	hub.mu.Unlock()
+	q.mu.Unlock()
 
 	timer := time.NewTimer(hub.heartbeatAfter())
 	defer timer.Stop()
@@ -99,8 +104,8 @@ func (s *Service) GetEvents(ctx context.Context, c Caller, req GetEventsRequest)
 		heartbeat = true
 	case <-ctx.Done():
 	}
-	hub.mu.Lock()
-	defer hub.mu.Unlock()
+	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.poll == p {
 		q.poll = nil
 		q.touched = time.Now()
@@ -134,31 +139,39 @@ func (s *Service) DeleteEvents(ctx context.Context, c Caller, req DeleteEventsRe
 		return nil, MissingArgument("queue_id")
 	}
 	hub := s.shared.hub
-	hub.mu.Lock()
-	defer hub.mu.Unlock()
+	hub.mu.RLock()
 	q := hub.queues[*req.QueueID]
+	hub.mu.RUnlock()
 	if q == nil || q.userID != me.ID || q.realmID != me.RealmID {
 		return nil, badQueue(*req.QueueID)
 	}
-	hub.removeQueue(q)
+	hub.remove(q)
 	return &EmptyResponse{}, nil
 }
 
 // EventQueueStats describe a Service's event queues.
 type EventQueueStats struct {
 	Queues int
-	Events int
-	Bytes  int64
+	// Waiting counts the queues with a long poll waiting for events.
+	Waiting int
+	Events  int
+	Bytes   int64
 }
 
 // EventQueueStats counts the Service's queues and what they hold.
 func (s *Service) EventQueueStats() EventQueueStats {
 	hub := s.shared.hub
-	hub.mu.Lock()
-	defer hub.mu.Unlock()
-	st := EventQueueStats{Queues: len(hub.queues), Bytes: hub.bytes}
-	for _, q := range hub.queues {
-		st.Events += len(q.events)
+	st := EventQueueStats{Bytes: hub.bytes.Load()}
+	for _, q := range hub.list(0) {
+		q.mu.Lock()
+		if !q.dropped {
+			st.Queues++
+			st.Events += len(q.events)
+			if q.poll != nil {
+				st.Waiting++
+			}
+		}
+		q.mu.Unlock()
 	}
 	return st
 }

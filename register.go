@@ -217,9 +217,7 @@ func (s *Service) openQueue(ctx context.Context, me *storage.User, opts queueOpt
 		return nil
 	})
 	if err != nil {
-		hub.mu.Lock()
-		hub.removeQueue(q)
-		hub.mu.Unlock()
+		hub.remove(q)
 		return nil, s.internal(ctx, "register", err)
 	}
 	hub.ready(q, snap, role, subscribed)

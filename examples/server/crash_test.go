@@ -84,11 +84,29 @@ func startChild(t *testing.T, db string) (c *child, key string) {
 }
 
 func post(base, key, path string, form url.Values) (map[string]any, int, error) {
-	req, err := http.NewRequest("POST", base+path, strings.NewReader(form.Encode()))
+	return call("POST", base, key, path, form)
+}
+
+func get(base, key, path string, params url.Values) (map[string]any, int, error) {
+	return call("GET", base, key, path, params)
+}
+
+// call sends one request as the owner (params in the query string for GET,
+// in the form body otherwise) and decodes the JSON answer.
+func call(method, base, key, path string, params url.Values) (map[string]any, int, error) {
+	var req *http.Request
+	var err error
+	if method == "GET" {
+		req, err = http.NewRequest(method, base+path+"?"+params.Encode(), nil)
+	} else {
+		req, err = http.NewRequest(method, base+path, strings.NewReader(params.Encode()))
+		if req != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+	}
 	if err != nil {
 		return nil, 0, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.SetBasicAuth("owner@teamchat.localhost", key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -114,6 +114,8 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 		WriteTimeout: 120 * time.Second,
 		IdleTimeout:  120 * time.Second,
 	}
+	// Shutting down ends the long polls at once (their clients re-register).
+	srv.RegisterOnShutdown(svc.StopEvents)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	// The Service's background work (full-member promotion, hourly).

@@ -128,3 +128,31 @@ func BenchmarkStartup(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// Shutting down ends a waiting long poll at once: the client is told its
+// queue is gone (and re-registers elsewhere); the shutdown does not wait.
+func TestShutdownEndsLongPolls(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "teamchat.db")
+	addr, out, stop := start(t, defaultConfig(db))
+	key := regexp.MustCompile(`owner API key:  ([A-Za-z0-9]{32})`).FindStringSubmatch(out.String())
+	require.Len(t, key, 2)
+	base := "http://" + addr
+	reg, status, err := post(base, key[1], "/api/v1/register", map[string][]string{"event_types": {`["message"]`}})
+	require.NoError(t, err)
+	require.Equal(t, 200, status)
+	polled := make(chan map[string]any, 1)
+	go func() {
+		body, _, _ := get(base, key[1], "/api/v1/events", map[string][]string{"queue_id": {reg["queue_id"].(string)}, "last_event_id": {"-1"}})
+		polled <- body
+	}()
+	time.Sleep(100 * time.Millisecond)
+	began := time.Now()
+	stop()
+	assert.Less(t, time.Since(began), 5*time.Second, "shutdown did not wait for the long poll")
+	select {
+	case body := <-polled:
+		assert.Equal(t, "BAD_EVENT_QUEUE_ID", body["code"], "%v", body)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the long poll did not end")
+	}
+}
