@@ -118,7 +118,8 @@ func TestRegisterAndPollMessage(t *testing.T) {
 	b := register(t, h, bob, chat.RegisterRequest{})
 	for _, k := range []string{"realm_users", "subscriptions", "streams", "unread_msgs", "max_message_id", "realm_user_groups",
 		"user_settings", "user_topics", "drafts", "custom_profile_fields", "realm_emoji", "realm_name", "max_message_length",
-		"server_typing_started_wait_period_milliseconds", "realm_empty_topic_display_name", "service_feature_level"} {
+		"server_typing_started_wait_period_milliseconds", "realm_empty_topic_display_name", "service_feature_level",
+		"starred_messages", "recent_private_conversations", "realm_bots", "never_subscribed", "realm_non_active_users"} {
 		assert.Contains(t, a.state, k)
 	}
 	assert.Empty(t, a.poll())
@@ -278,4 +279,25 @@ func TestRegisterParameterErrors(t *testing.T) {
 	assert.Contains(t, c.state, "drafts")
 	assert.NotContains(t, c.state, "realm_users")
 	assert.NotContains(t, c.state, "subscriptions")
+}
+
+func TestRegisterStarredAndRecentConversations(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	carol := h.NewUser(t, chat.RoleMember)
+	m1 := send(t, h, bob, chat.SendMessageRequest{Type: "direct", To: ptr(fmt.Sprintf("[%d]", alice.ID)), Content: "one"})
+	m2 := send(t, h, carol, chat.SendMessageRequest{Type: "direct", To: ptr(fmt.Sprintf("[%d,%d]", alice.ID, bob.ID)), Content: "two"})
+	m3 := send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: ptr(fmt.Sprintf("[%d]", alice.ID)), Content: "note to self"})
+	_, err := h.Service.UpdateMessageFlags(ctx, alice.Caller, chat.UpdateMessageFlagsRequest{Messages: []int64{m2, m1}, Op: "add", Flag: "starred"})
+	require.NoError(t, err)
+
+	c := register(t, h, alice, chat.RegisterRequest{FetchEventTypes: &[]string{"starred_messages", "recent_private_conversations"}})
+	assert.Equal(t, []any{float64(m1), float64(m2)}, c.state["starred_messages"])
+	assert.Equal(t, []any{
+		map[string]any{"max_message_id": float64(m3), "user_ids": []any{}},
+		map[string]any{"max_message_id": float64(m2), "user_ids": []any{float64(bob.ID), float64(carol.ID)}},
+		map[string]any{"max_message_id": float64(m1), "user_ids": []any{float64(bob.ID)}},
+	}, c.state["recent_private_conversations"])
 }

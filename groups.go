@@ -105,6 +105,12 @@ func (s *Service) GetUserGroups(ctx context.Context, c Caller, req GetUserGroups
 	if err := requireMemberOrAdmin(me); err != nil {
 		return nil, err
 	}
+	return s.listUserGroups(ctx, realm, req)
+}
+
+// listUserGroups lists the named groups for anyone (registration gives
+// them to guests and bots too).
+func (s *Service) listUserGroups(ctx context.Context, realm *storage.Realm, req GetUserGroupsRequest) (*GetUserGroupsResponse, error) {
 	named, err := s.store.ListGroups(ctx, realm.ID)
 	if err != nil {
 		return nil, s.internal(ctx, "get user groups", err)

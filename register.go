@@ -302,7 +302,9 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 		}
 	}
 	if wants(fetch, "realm_user_groups") {
-		r, err := s.GetUserGroups(ctx, c, GetUserGroupsRequest{IncludeDeactivatedGroups: &opts.includeDeactivatedGroups})
+		// Everyone gets the groups here, guests and bots too (GET
+		// /user_groups is for members).
+		r, err := s.listUserGroups(ctx, realm, GetUserGroupsRequest{IncludeDeactivatedGroups: &opts.includeDeactivatedGroups})
 		if err != nil {
 			return nil, err
 		}
@@ -379,6 +381,20 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 			return nil, err
 		}
 		st["realm_bots"] = r.Bots
+	}
+	if wants(fetch, "starred_messages") {
+		ids, err := s.store.ListFlaggedMessageIDs(ctx, me.RealmID, me.ID, storage.FlagStarred)
+		if err != nil {
+			return nil, err
+		}
+		st["starred_messages"] = ids
+	}
+	if wants(fetch, "recent_private_conversations") {
+		recent, err := s.recentDirectConversations(ctx, me)
+		if err != nil {
+			return nil, err
+		}
+		st["recent_private_conversations"] = recent
 	}
 	if wants(fetch, "realm_linkifiers") {
 		st["realm_linkifiers"] = []any{}
@@ -529,3 +545,47 @@ func emojisetChoices() []map[string]string {
 // notificationSounds are the sounds notification_sound may name (besides
 // "none").
 func notificationSounds() []string { return []string{"chime", "ding", "pling", "vibrate", "zulip"} }
+
+// recentConversationMessages is how many of the newest direct messages
+// recent_private_conversations looks at (the reference's limit).
+const recentConversationMessages = 1000
+
+// RecentConversation is a direct conversation with its newest message.
+type RecentConversation struct {
+	MaxMessageID int64 `json:"max_message_id"`
+	// UserIDs are the other participants (none for a conversation with
+	// oneself), ascending.
+	UserIDs []int64 `json:"user_ids"`
+}
+
+// recentDirectConversations lists the conversations of the user's newest
+// direct messages, most recent first.
+func (s *Service) recentDirectConversations(ctx context.Context, me *storage.User) ([]RecentConversation, error) {
+	refs, err := s.store.ListRecentDirectMessages(ctx, me.RealmID, me.ID, recentConversationMessages)
+	if err != nil {
+		return nil, err
+	}
+	var order []int64
+	newest := map[int64]int64{}
+	for _, r := range refs {
+		if _, ok := newest[r.ConversationID]; !ok {
+			order = append(order, r.ConversationID)
+			newest[r.ConversationID] = r.MessageID
+		}
+	}
+	members, err := s.store.ConversationMembersOf(ctx, me.RealmID, order)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RecentConversation, 0, len(order))
+	for _, conv := range order {
+		others := []int64{}
+		for _, id := range members[conv] {
+			if id != me.ID {
+				others = append(others, id)
+			}
+		}
+		out = append(out, RecentConversation{MaxMessageID: newest[conv], UserIDs: others})
+	}
+	return out, nil
+}

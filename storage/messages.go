@@ -84,6 +84,12 @@ const (
 	FlagPrivate                 int64 = 1 << 11
 )
 
+// DirectMessageRef is a direct message and its conversation.
+type DirectMessageRef struct {
+	MessageID      int64 `bun:"message_id"`
+	ConversationID int64 `bun:"conversation_id"`
+}
+
 // MessageStore persists messages and the sparse per-user state.
 type MessageStore interface {
 	// DirectConversation returns the ID of the realm's direct conversation
@@ -112,6 +118,13 @@ type MessageStore interface {
 	// ListUserMessages returns the user's rows for these messages, by
 	// message ID; messages without a row are left out.
 	ListUserMessages(ctx context.Context, realmID, userID int64, messageIDs []int64) ([]UserMessage, error)
+	// ListFlaggedMessageIDs returns, ascending, the IDs of the messages
+	// whose row for the user has the flag (FlagStarred: the starred
+	// messages of the registration snapshot).
+	ListFlaggedMessageIDs(ctx context.Context, realmID, userID, flag int64) ([]int64, error)
+	// ListRecentDirectMessages returns the user's newest direct messages,
+	// at most limit, newest first, with their conversations.
+	ListRecentDirectMessages(ctx context.Context, realmID, userID int64, limit int) ([]DirectMessageRef, error)
 	// MaxMessageID is the greatest message ID in the Store (0 when there
 	// are none): every message sent later has a greater one.
 	MaxMessageID(ctx context.Context) (int64, error)

@@ -217,6 +217,29 @@ func (s *Store) ListUserMessages(ctx context.Context, realmID, userID int64, mes
 	return out, err
 }
 
+// ListFlaggedMessageIDs reads the user's rows with the flag (the starred
+// ones through their partial index).
+func (s *Store) ListFlaggedMessageIDs(ctx context.Context, realmID, userID, flag int64) ([]int64, error) {
+	ids := []int64{}
+	err := s.r.NewSelect().TableExpr("user_messages").Column("message_id").
+		Where("realm_id = ?", realmID).Where("user_id = ?", userID).Where("(flags & ?) <> 0", flag).
+		OrderExpr("message_id ASC").Scan(ctx, &ids)
+	return ids, wrapErr(fmt.Sprintf("flagged messages of user %d", userID), err)
+}
+
+// ListRecentDirectMessages reads the user's newest direct-message rows
+// through the private-flag partial index.
+func (s *Store) ListRecentDirectMessages(ctx context.Context, realmID, userID int64, limit int) ([]storage.DirectMessageRef, error) {
+	out := []storage.DirectMessageRef{}
+	err := s.r.NewSelect().TableExpr("user_messages AS um").
+		Join("JOIN messages AS m ON m.realm_id = um.realm_id AND m.id = um.message_id").
+		ColumnExpr("um.message_id, m.conversation_id").
+		Where("um.realm_id = ?", realmID).Where("um.user_id = ?", userID).
+		Where("(um.flags & ?) <> 0", storage.FlagPrivate).Where("m.conversation_id IS NOT NULL").
+		OrderExpr("um.message_id DESC").Limit(limit).Scan(ctx, &out)
+	return out, wrapErr(fmt.Sprintf("recent direct messages of user %d", userID), err)
+}
+
 // MaxMessageID reads the greatest message ID through the primary key.
 func (s *Store) MaxMessageID(ctx context.Context) (int64, error) {
 	var id int64

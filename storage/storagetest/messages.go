@@ -24,6 +24,52 @@ var messageTests = []test{
 	{"Message/StateFilters", testMessageStateFilters},
 	{"Message/TopicSenders", testMessageTopicSenders},
 	{"Message/NegatedAndTopicFilters", testMessageNegatedFilters},
+	{"Message/StarredAndRecentDirect", testMessageStarredAndRecentDirect},
+}
+
+// The registration snapshot's starred messages and recent direct
+// conversations.
+func testMessageStarredAndRecentDirect(t *testing.T, s storage.Store) {
+	ctx := t.Context()
+	realm := newRealm(t, s, "acme")
+	alice := newUser(t, s, realm.ID, "alice@example.com")
+	bob := newUser(t, s, realm.ID, "bob@example.com")
+	carol := newUser(t, s, realm.ID, "carol@example.com")
+	pair, err := s.DirectConversation(ctx, realm.ID, []int64{alice.ID, bob.ID})
+	require.NoError(t, err)
+	group, err := s.DirectConversation(ctx, realm.ID, []int64{alice.ID, bob.ID, carol.ID})
+	require.NoError(t, err)
+	dm := func(conv int64, aliceFlags int64, others ...int64) int64 {
+		m := &storage.Message{RealmID: realm.ID, SenderID: bob.ID, ConversationID: &conv, Content: "x", RenderedContent: "<p>x</p>", DateSent: 1}
+		readers := []storage.UserMessage{{UserID: alice.ID, Flags: storage.FlagPrivate | aliceFlags}}
+		for _, o := range others {
+			readers = append(readers, storage.UserMessage{UserID: o, Flags: storage.FlagPrivate})
+		}
+		require.NoError(t, s.CreateMessage(ctx, m, readers))
+		return m.ID
+	}
+	m1 := dm(pair, storage.FlagStarred, bob.ID)
+	m2 := dm(group, 0, bob.ID, carol.ID)
+	m3 := dm(pair, storage.FlagStarred|storage.FlagRead, bob.ID)
+	other := newRealm(t, s, "other")
+	stranger := newUser(t, s, other.ID, "alice@example.com")
+
+	starred, err := s.ListFlaggedMessageIDs(ctx, realm.ID, alice.ID, storage.FlagStarred)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{m1, m3}, starred)
+	none, err := s.ListFlaggedMessageIDs(ctx, other.ID, stranger.ID, storage.FlagStarred)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{}, none)
+
+	recent, err := s.ListRecentDirectMessages(ctx, realm.ID, alice.ID, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []storage.DirectMessageRef{{MessageID: m3, ConversationID: pair}, {MessageID: m2, ConversationID: group}, {MessageID: m1, ConversationID: pair}}, recent)
+	recent, err = s.ListRecentDirectMessages(ctx, realm.ID, carol.ID, 10)
+	require.NoError(t, err)
+	assert.Equal(t, []storage.DirectMessageRef{{MessageID: m2, ConversationID: group}}, recent)
+	recent, err = s.ListRecentDirectMessages(ctx, realm.ID, alice.ID, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []storage.DirectMessageRef{{MessageID: m3, ConversationID: pair}}, recent, "the newest first, up to the limit")
 }
 
 // Negated filters keep the other kind of message (a channel condition is
