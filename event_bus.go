@@ -38,7 +38,13 @@ type busEvent struct {
 	CapabilityValue bool   `json:"cv,omitempty"`
 	// State: how the event changes what a queue knows about its user.
 	State *queueStateChange `json:"s,omitempty"`
+	// EmptyTopic: a topic field of the event is the empty topic, which
+	// clients without the empty_topic_name capability are shown as
+	// "general chat".
+	EmptyTopic bool `json:"et,omitempty"`
 }
+
+func isEmpty(p *string) bool { return p != nil && *p == "" }
 
 // queueStateChange is what an event changes in the queues' replica of
 // their user's standing: the channels they receive, their role, whether
@@ -129,6 +135,16 @@ func newBusEvent(ev Event) (*busEvent, error) {
 		if b.MessageType == "stream" {
 			be.Capability, be.CapabilityValue = "stream_typing_notifications", true
 		}
+		be.EmptyTopic = isEmpty(b.Topic)
+	case TypingEditEvent:
+		be.Op = b.Op
+		be.EmptyTopic = isEmpty(b.Recipient.Topic)
+	case DeleteMessageEvent:
+		be.EmptyTopic = isEmpty(b.Topic)
+	case UpdateMessageEvent:
+		be.EmptyTopic = isEmpty(b.OrigSubject) || isEmpty(b.Subject)
+	case UserTopicEvent:
+		be.EmptyTopic = b.TopicName == ""
 	default:
 		var op struct {
 			Op string `json:"op"`

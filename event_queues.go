@@ -414,8 +414,8 @@ func (h *eventHub) dropAll() {
 type delivery struct {
 	groupMembers map[int64]bool // members of the audience's groups
 	bodies       map[uint8][]byte
-	plain        [][]byte // the body, or a split delete_message
 	split        [][]byte // delete_message for queues without bulk deletion
+	displayTopic []byte   // the body with the empty topic as "general chat"
 	msg          *narrow.EventMessage
 }
 
@@ -552,16 +552,16 @@ func (h *eventHub) offer(q *eventQueue, ev *busEvent, d *delivery) {
 		q.push(h, body, nil)
 	case "delete_message":
 		if q.opts.bulkMessageDeletion {
-			q.push(h, ev.Body, nil)
+			q.push(h, d.topicForm(q, ev, ev.Body), nil)
 			return
 		}
 		for _, b := range d.splitDeletion(ev) {
-			q.push(h, b, nil)
+			q.push(h, d.topicForm(q, ev, b), nil)
 		}
 	case "update_message_flags":
 		q.push(h, ev.Body, flagsRunOf(ev))
 	default:
-		q.push(h, ev.Body, nil)
+		q.push(h, d.topicForm(q, ev, ev.Body), nil)
 	}
 }
 
@@ -682,6 +682,54 @@ func (d *delivery) eventMessage(q *eventQueue, body []byte) narrow.EventMessage 
 		_ = json.Unmarshal(e.Message.DisplayRecipient, &m.ChannelName)
 	}
 	return m
+}
+
+// topicFields are the fields of events (and of typing_edit_message's
+// recipient) that name a topic.
+var topicFields = []string{"topic", "topic_name", "subject", "orig_subject"}
+
+// topicForm is body as q shows it: the empty topic is "general chat" for
+// clients without the empty_topic_name capability. A split deletion's
+// parts are rewritten one by one (not cached).
+func (d *delivery) topicForm(q *eventQueue, ev *busEvent, body []byte) []byte {
+	if !ev.EmptyTopic || q.opts.emptyTopicName {
+		return body
+	}
+	cache := len(body) == len(ev.Body) && (len(body) == 0 || &body[0] == &ev.Body[0])
+	if cache && d.displayTopic != nil {
+		return d.displayTopic
+	}
+	out := displayEmptyTopic(body)
+	if cache {
+		d.displayTopic = out
+	}
+	return out
+}
+
+// displayEmptyTopic replaces "" by "general chat" in an event's topic
+// fields.
+func displayEmptyTopic(body []byte) []byte {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(body, &top) != nil {
+		return body
+	}
+	display, _ := json.Marshal(EmptyTopicDisplayName)
+	fix := func(m map[string]json.RawMessage) {
+		for _, f := range topicFields {
+			if string(m[f]) == `""` {
+				m[f] = display
+			}
+		}
+	}
+	fix(top)
+	if rec, ok := top["recipient"]; ok {
+		var r map[string]json.RawMessage
+		if json.Unmarshal(rec, &r) == nil {
+			fix(r)
+			top["recipient"], _ = json.Marshal(r)
+		}
+	}
+	return marshalOrdered(top)
 }
 
 // splitDeletion is a delete_message event as one event per message, for

@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -294,4 +295,70 @@ func TestTwoServersOnePostgres(t *testing.T) {
 		return err != nil
 	}, 2*time.Second, 5*time.Millisecond)
 	assert.Less(t, time.Since(start), 2*time.Second)
+}
+
+// Clients without the empty_topic_name capability see the empty topic as
+// "general chat" in every event; those with it see "".
+func TestEmptyTopicInEvents(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	id := newChannelBy(t, h, alice, "topics", false)
+	caps := &chat.ClientCapabilities{NotificationSettingsNull: ptr(false), EmptyTopicName: true, BulkMessageDeletion: true}
+	modern := register(t, h, alice, chat.RegisterRequest{QueueParams: chat.QueueParams{ClientCapabilities: caps}})
+	legacy := register(t, h, alice, chat.RegisterRequest{QueueParams: chat.QueueParams{
+		ClientCapabilities: &chat.ClientCapabilities{NotificationSettingsNull: ptr(false), BulkMessageDeletion: true}}})
+
+	m := send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr(""), Content: "x"})
+	_, err := h.Service.UpdateMessage(ctx, alice.Caller, chat.UpdateMessageRequest{MessageID: m, Topic: ptr("named")})
+	require.NoError(t, err)
+	_, err = h.Service.UpdateMessage(ctx, alice.Caller, chat.UpdateMessageRequest{MessageID: m, Topic: ptr("")})
+	require.NoError(t, err)
+	_, err = h.Service.UpdateUserTopic(ctx, alice.Caller, chat.UpdateUserTopicRequest{StreamID: id, Topic: "", VisibilityPolicy: 1})
+	require.NoError(t, err)
+	_, err = h.Service.DeleteMessage(ctx, alice.Caller, chat.DeleteMessageRequest{MessageID: m})
+	require.NoError(t, err)
+
+	topics := func(evs []event) []string {
+		var out []string
+		for _, e := range evs {
+			switch e.typ() {
+			case "message":
+				out = append(out, "message:"+e["message"].(map[string]any)["subject"].(string))
+			case "update_message":
+				out = append(out, "update:"+e["orig_subject"].(string)+">"+e["subject"].(string))
+			case "user_topic":
+				out = append(out, "user_topic:"+e["topic_name"].(string))
+			case "delete_message":
+				out = append(out, "delete:"+e["topic"].(string))
+			}
+		}
+		return out
+	}
+	time.Sleep(100 * time.Millisecond)
+	got := topics(modern.poll())
+	for _, want := range []string{"message:", "user_topic:", "update:>named", "update:named>", "delete:"} {
+		assert.Contains(t, got, want)
+	}
+	// The same events, with the empty topic displayed.
+	var display []string
+	for _, s := range got {
+		s = strings.Replace(s, ":>", ":general chat>", 1)
+		if strings.HasSuffix(s, ":") || strings.HasSuffix(s, ">") {
+			s += "general chat"
+		}
+		display = append(display, s)
+	}
+	assert.Equal(t, display, topics(legacy.poll()))
+
+	// And in the registration state.
+	userTopics := func(c *client) []string {
+		var out []string
+		for _, ut := range c.state["user_topics"].([]any) {
+			out = append(out, ut.(map[string]any)["topic_name"].(string))
+		}
+		return out
+	}
+	assert.Contains(t, userTopics(register(t, h, alice, chat.RegisterRequest{QueueParams: chat.QueueParams{ClientCapabilities: caps}})), "")
+	assert.Contains(t, userTopics(register(t, h, alice, chat.RegisterRequest{})), "general chat")
 }

@@ -347,6 +347,13 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 		if err != nil {
 			return nil, err
 		}
+		if !opts.emptyTopicName {
+			for i := range r.UserTopics {
+				if r.UserTopics[i].TopicName == "" {
+					r.UserTopics[i].TopicName = EmptyTopicDisplayName
+				}
+			}
+		}
 		st["user_topics"] = r.UserTopics
 	}
 	if wants(fetch, "drafts") {
