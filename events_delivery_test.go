@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -361,4 +362,36 @@ func TestEmptyTopicInEvents(t *testing.T) {
 	}
 	assert.Contains(t, userTopics(register(t, h, alice, chat.RegisterRequest{QueueParams: chat.QueueParams{ClientCapabilities: caps}})), "")
 	assert.Contains(t, userTopics(register(t, h, alice, chat.RegisterRequest{})), "general chat")
+}
+
+// An upload tells its owner (attachment add, with the organization's
+// upload total); a message linking it lists the message (update).
+func TestAttachmentEvents(t *testing.T) {
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bob := h.NewUser(t, chat.RoleMember)
+	a := register(t, h, alice, chat.RegisterRequest{})
+	b := register(t, h, bob, chat.RegisterRequest{QueueParams: chat.QueueParams{EventTypes: &[]string{"attachment"}}})
+	url := upload(t, h, alice, "notes.txt", "text/plain", "hello there")
+	evs := a.settle()
+	require.Equal(t, []string{"attachment/add"}, types(evs))
+	att := evs[0]["attachment"].(map[string]any)
+	assert.Equal(t, "notes.txt", att["name"])
+	assert.EqualValues(t, 11, att["size"])
+	assert.Equal(t, []any{}, att["messages"])
+	assert.EqualValues(t, 11, evs[0]["upload_space_used"])
+
+	m := send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: ptr(fmt.Sprintf("[%d]", bob.ID)), Content: "[notes](" + url + ")"})
+	var update event
+	for _, e := range a.settle() {
+		if e.typ() == "attachment" {
+			update = e
+		}
+	}
+	require.NotNil(t, update)
+	assert.Equal(t, "update", update.op())
+	msgs := update["attachment"].(map[string]any)["messages"].([]any)
+	require.Len(t, msgs, 1)
+	assert.EqualValues(t, m, msgs[0].(map[string]any)["id"])
+	assert.Empty(t, b.settle(), "only the owner hears of a file")
 }

@@ -12,6 +12,7 @@ import (
 	"mime"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,7 +92,10 @@ func (s *Service) UploadFile(ctx context.Context, c Caller, req UploadFileReques
 		Size: f.Size, ContentType: contentType, CreateTime: s.nowUnix()}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
 		w.keepCallers()
-		return w.CreateAttachment(ctx, a)
+		if err := w.CreateAttachment(ctx, a); err != nil {
+			return err
+		}
+		return s.emitAttachment(ctx, w, "add", a, nil)
 	})
 	if err != nil {
 		_ = s.blobs.Delete(context.WithoutCancel(ctx), pathID)
@@ -240,17 +244,17 @@ func (s *Service) mayOpenAttachment(ctx context.Context, st storage.Store, realm
 
 // claimUploads links the message to the uploaded files it links that its
 // sender may share (their own, or ones they may open).
-func (s *Service) claimUploads(ctx context.Context, st storage.Store, realm *storage.Realm, sender *storage.User, messageID int64, paths []string) error {
+func (s *Service) claimUploads(ctx context.Context, w *writeTx, realm *storage.Realm, sender *storage.User, messageID int64, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	found, err := st.GetAttachmentsByPath(ctx, realm.ID, paths)
+	found, err := w.GetAttachmentsByPath(ctx, realm.ID, paths)
 	if err != nil {
 		return err
 	}
 	var ids []int64
 	for i := range found {
-		ok, err := s.mayOpenAttachment(ctx, st, realm, sender, &found[i])
+		ok, err := s.mayOpenAttachment(ctx, w, realm, sender, &found[i])
 		if err != nil {
 			return err
 		}
@@ -258,7 +262,75 @@ func (s *Service) claimUploads(ctx context.Context, st storage.Store, realm *sto
 			ids = append(ids, found[i].ID)
 		}
 	}
-	return st.LinkAttachments(ctx, realm.ID, messageID, ids)
+	if err := w.LinkAttachments(ctx, realm.ID, messageID, ids); err != nil {
+		return err
+	}
+	// The sender's own files now list the message.
+	for i := range found {
+		if found[i].OwnerID != sender.ID || !slices.Contains(ids, found[i].ID) {
+			continue
+		}
+		linked, err := w.ListAttachmentMessages(ctx, realm.ID, found[i].ID, attachmentMessagesShown)
+		if err != nil {
+			return err
+		}
+		msgs, err := w.GetMessagesByID(ctx, realm.ID, linked)
+		if err != nil {
+			return err
+		}
+		if err := s.emitAttachment(ctx, w, "update", &found[i], msgs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// attachmentMessagesShown bounds the messages an attachment event lists.
+const attachmentMessagesShown = 100
+
+// AttachmentEvent tells a user about one of their uploaded files: added,
+// or linked from a message ("update").
+type AttachmentEvent struct {
+	Op              string         `json:"op"`
+	Attachment      AttachmentView `json:"attachment"`
+	UploadSpaceUsed int64          `json:"upload_space_used"`
+}
+
+func (AttachmentEvent) EventType() string { return "attachment" }
+
+// AttachmentView is an uploaded file as its owner sees it.
+type AttachmentView struct {
+	ID     int64  `json:"id"`
+	Name   string `json:"name"`
+	PathID string `json:"path_id"`
+	Size   int64  `json:"size"`
+	// CreateTime is in milliseconds.
+	CreateTime int64 `json:"create_time"`
+	// Messages are the messages that link the file.
+	Messages []AttachmentMessage `json:"messages"`
+}
+
+// AttachmentMessage is a message linking a file; DateSent is in
+// milliseconds.
+type AttachmentMessage struct {
+	ID       int64 `json:"id"`
+	DateSent int64 `json:"date_sent"`
+}
+
+// emitAttachment tells the file's owner about it, with the organization's
+// upload total.
+func (s *Service) emitAttachment(ctx context.Context, w *writeTx, op string, a *storage.Attachment, msgs []storage.Message) error {
+	used, err := w.RealmUploadBytes(ctx, a.RealmID)
+	if err != nil {
+		return err
+	}
+	view := AttachmentView{ID: a.ID, Name: a.FileName, PathID: a.PathID, Size: a.Size, CreateTime: a.CreateTime * 1000,
+		Messages: []AttachmentMessage{}}
+	for _, m := range msgs {
+		view.Messages = append(view.Messages, AttachmentMessage{ID: m.ID, DateSent: m.DateSent * 1000})
+	}
+	w.emit(toUsers(a.OwnerID), AttachmentEvent{Op: op, Attachment: view, UploadSpaceUsed: used})
+	return nil
 }
 
 // GetFileTemporaryURLRequest is the input of GetFileTemporaryURL (GET

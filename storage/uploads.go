@@ -36,9 +36,12 @@ func (e *RealmEmoji) Code() string { return strconv.FormatInt(e.ID, 10) }
 // UploadStore persists uploaded files' records and custom emoji (the
 // files themselves live in a blob store).
 type UploadStore interface {
-	// CreateAttachment inserts a and sets its ID; a taken PathID gives
-	// ErrConflict.
+	// CreateAttachment inserts a and sets its ID, and adds its size to the
+	// realm's upload total; a taken PathID gives ErrConflict. Call it in
+	// a transaction.
 	CreateAttachment(ctx context.Context, a *Attachment) error
+	// RealmUploadBytes is the total size of the realm's uploaded files.
+	RealmUploadBytes(ctx context.Context, realmID int64) (int64, error)
 	// GetAttachmentsByPath returns the realm's attachments with these
 	// path IDs, by ID; missing ones are left out.
 	GetAttachmentsByPath(ctx context.Context, realmID int64, pathIDs []string) ([]Attachment, error)

@@ -39,7 +39,16 @@ func (s *Store) CreateAttachment(ctx context.Context, a *storage.Attachment) err
 		return wrapErr(fmt.Sprintf("create attachment %q", a.PathID), err)
 	}
 	a.ID = row.ID
-	return nil
+	_, err := s.w.NewUpdate().Table("realms").Set("upload_bytes = upload_bytes + ?", a.Size).
+		Where("id = ?", a.RealmID).Exec(ctx)
+	return wrapErr(fmt.Sprintf("count attachment %q", a.PathID), err)
+}
+
+// RealmUploadBytes reads the realm's upload total from its row.
+func (s *Store) RealmUploadBytes(ctx context.Context, realmID int64) (int64, error) {
+	var n int64
+	err := s.r.NewSelect().Table("realms").Column("upload_bytes").Where("id = ?", realmID).Scan(ctx, &n)
+	return n, wrapErr(fmt.Sprintf("upload total of realm %d", realmID), err)
 }
 
 // GetAttachmentsByPath reads through the unique path_id.

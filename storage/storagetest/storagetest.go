@@ -105,6 +105,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, foldTests...)
 	all = append(all, readStateTests...)
 	all = append(all, eventTests...)
+	all = append(all, uploadTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
