@@ -27,12 +27,26 @@
 // on fresh rows beside the writes they guard, with the same meaning on both
 // databases. The operation queues typed events (RealmUserEvent,
 // StreamEvent, SubscriptionEvent, UserGroupEvent, ...) in the reference's
-// shapes, each with its Audience; they are published only after the
-// commit, to the sinks registered with WithEventSink (a rolled-back change
-// publishes nothing). An Audience that covers everyone is a rule (roles,
-// the subscribers of a channel) resolved on delivery, so a write never
-// lists the organization to announce itself; ResolveAudience expands one
-// to user IDs.
+// shapes, each with its Audience, and hands them to the event bus
+// (storage.EventStore) inside the transaction: every Service on the
+// database receives them after the commit, in commit order (a rolled-back
+// change publishes nothing), delivers them to its event queues and drops
+// what its caches hold of the change. The sinks registered with
+// WithEventSink get this Service's events right after each commit. An
+// Audience that covers everyone is a rule (roles, the subscribers of a
+// channel) resolved on delivery, so a write never lists the organization
+// to announce itself; ResolveAudience expands one to user IDs.
+//
+// # Event queues
+//
+// Register creates a queue and returns the caller's initial state, read
+// from one snapshot that the queue is matched against: events the
+// snapshot already contains are dropped, later ones kept. GetEvents
+// long-polls a queue; DeleteEvents drops it. Each queue keeps a replica of
+// its user's role and channels, updated by the events it sees, so a
+// delivery to many queues costs no database reads; it shows events in its
+// client's form and is dropped when its client falls behind or stops
+// polling (QueueLimits), after which the client registers again.
 //
 // # Messages
 //
@@ -63,6 +77,8 @@
 //
 // # Background work
 //
-// Run does the periodic work (today the full-member promotion of every
-// organization) until its context ends; a host program starts it once.
+// Run does the periodic work (the full-member promotion of every
+// organization, collecting idle event queues) until its context ends; a
+// host program starts it once. StopEvents ends every long poll before a
+// shutdown.
 package chat
