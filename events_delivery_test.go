@@ -395,3 +395,45 @@ func TestAttachmentEvents(t *testing.T) {
 	assert.EqualValues(t, m, msgs[0].(map[string]any)["id"])
 	assert.Empty(t, b.settle(), "only the owner hears of a file")
 }
+
+// A narrow filters message events only; all_public_streams receives every
+// public channel's messages; the sender's queue gets local_message_id.
+func TestNarrowAllPublicStreamsAndLocalID(t *testing.T) {
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	bot := h.NewUser(t, chat.RoleAdministrator)
+	lunch := newChannelBy(t, h, alice, "lunch", false)
+	work := newChannelBy(t, h, alice, "work", false)
+	secret := newChannelBy(t, h, alice, "secret", true)
+	narrowed := register(t, h, alice, chat.RegisterRequest{QueueParams: chat.QueueParams{Narrow: ptr(`[["channel", "LUNCH"], ["topic", "soup"]]`)}})
+	starred := register(t, h, alice, chat.RegisterRequest{QueueParams: chat.QueueParams{Narrow: ptr(`[["is", "starred"]]`)}})
+	all := register(t, h, bot, chat.RegisterRequest{QueueParams: chat.QueueParams{AllPublicStreams: ptr(true), EventTypes: &[]string{"message"}}})
+	mine := register(t, h, alice, chat.RegisterRequest{QueueParams: chat.QueueParams{EventTypes: &[]string{"message"}}})
+
+	send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(lunch), Topic: ptr("Soup"), Content: "a"})
+	send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(lunch), Topic: ptr("bread"), Content: "b"})
+	send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(work), Topic: ptr("soup"), Content: "c"})
+	send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(secret), Topic: ptr("soup"), Content: "d"})
+	_, err := h.Service.SendMessage(context.Background(), alice.Caller, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(work),
+		Topic: ptr("t"), Content: "e", QueueID: &mine.queue, LocalID: ptr("42.01")})
+	require.NoError(t, err)
+
+	contents := func(evs []event) []string {
+		var out []string
+		for _, e := range evs {
+			if e.typ() == "message" {
+				out = append(out, e["message"].(map[string]any)["content"].(string))
+			}
+		}
+		return out
+	}
+	evs := narrowed.settle()
+	assert.Equal(t, []string{"a"}, contents(evs), "channel and topic match without case")
+	assert.Contains(t, types(evs), "user_topic", "other event types pass the narrow")
+	assert.Empty(t, contents(starred.settle()))
+	assert.Equal(t, []string{"a", "b", "c", "e"}, contents(all.settle()), "every public channel's messages, not the private one's")
+	evs = mine.settle()
+	require.Len(t, evs, 5)
+	assert.Equal(t, "42.01", evs[4]["local_message_id"])
+	assert.NotContains(t, evs[0], "local_message_id")
+}
