@@ -517,6 +517,9 @@ func (s *Service) realmState(ctx context.Context, c Caller, realm *storage.Realm
 	st["event_queue_longpoll_timeout_seconds"] = 90
 	st["realm_url"] = realm.URL
 	st["realm_uri"] = st["realm_url"]
+	if err := s.realmRegisterExtras(ctx, realm, st); err != nil {
+		return err
+	}
 	return nil
 }
 
