@@ -308,3 +308,29 @@ func TestRegisterStarredAndRecentConversations(t *testing.T) {
 		map[string]any{"max_message_id": float64(m1), "user_ids": []any{float64(bob.ID)}},
 	}, c.state["recent_private_conversations"])
 }
+
+func TestRegisterOtherStateKeys(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	id := newChannel(t, h, "quiet", false)
+	_, err := h.Service.UpdateUserTopic(ctx, h.Owner.Caller, chat.UpdateUserTopicRequest{StreamID: id, Topic: "noise", VisibilityPolicy: 1})
+	require.NoError(t, err)
+	_, err = h.Service.Subscribe(ctx, h.Owner.Caller, chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "welcome"}}, IsDefaultStream: ptr(true)})
+	require.NoError(t, err)
+
+	all := register(t, h, h.Owner, chat.RegisterRequest{})
+	for _, k := range []string{"realm_default_streams", "realm_user_settings_defaults", "stop_words", "realm_domains", "saved_snippets", "onboarding_steps"} {
+		assert.Contains(t, all.state, k)
+	}
+	assert.NotContains(t, all.state, "muted_topics", "suppressed when user_topic is fetched too")
+	welcome, err := h.Service.GetChannelID(ctx, h.Owner.Caller, chat.GetChannelIDRequest{Stream: "welcome"})
+	require.NoError(t, err)
+	assert.Equal(t, []any{float64(welcome.StreamID)}, all.state["realm_default_streams"])
+	assert.Contains(t, all.state["stop_words"], "the")
+
+	legacy := register(t, h, h.Owner, chat.RegisterRequest{FetchEventTypes: &[]string{"muted_topics"}})
+	muted := legacy.state["muted_topics"].([]any)
+	require.Len(t, muted, 1)
+	assert.Equal(t, "quiet", muted[0].([]any)[0])
+	assert.Equal(t, "noise", muted[0].([]any)[1])
+}

@@ -403,6 +403,57 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 		}
 		st["recent_private_conversations"] = recent
 	}
+	if wants(fetch, "default_streams") {
+		no, yes := false, true
+		r, err := s.GetChannels(ctx, c, GetChannelsRequest{IncludePublic: &no, IncludeSubscribed: &no, IncludeDefault: &yes})
+		if err != nil {
+			return nil, err
+		}
+		defaults := []int64{}
+		for _, ch := range r.Streams {
+			if ch.IsDefault != nil && *ch.IsDefault {
+				defaults = append(defaults, ch.StreamID)
+			}
+		}
+		st["realm_default_streams"] = defaults // IDs since feature level 330
+	}
+	if wants(fetch, "realm_user_settings_defaults") {
+		// New accounts start with the server's defaults (there are no
+		// per-organization ones).
+		st["realm_user_settings_defaults"] = DefaultSettings
+	}
+	if wants(fetch, "muted_topics") && !wants(fetch, "user_topic") {
+		muted, err := s.legacyMutedTopics(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		st["muted_topics"] = muted
+	}
+	if wants(fetch, "stop_words") {
+		words := make([]string, 0, len(stopWords))
+		for w := range stopWords {
+			words = append(words, w)
+		}
+		slices.Sort(words)
+		st["stop_words"] = words
+	}
+	// Features this server does not have: their state is empty.
+	for typ, keys := range map[string]map[string]any{
+		"default_stream_groups":       {"realm_default_stream_groups": []any{}},
+		"realm_domains":               {"realm_domains": []any{}},
+		"realm_embedded_bots":         {"realm_embedded_bots": []any{}},
+		"realm_incoming_webhook_bots": {"realm_incoming_webhook_bots": []any{}},
+		"onboarding_steps":            {"onboarding_steps": []any{}, "navigation_tour_video_url": nil},
+		"saved_snippets":              {"saved_snippets": []any{}},
+		"video_calls":                 {"has_zoom_token": false},
+		"giphy":                       {"giphy_api_key": ""},
+	} {
+		if wants(fetch, typ) {
+			for k, v := range keys {
+				st[k] = v
+			}
+		}
+	}
 	if wants(fetch, "realm_linkifiers") {
 		st["realm_linkifiers"] = []any{}
 	}
@@ -596,6 +647,27 @@ func (s *Service) recentDirectConversations(ctx context.Context, me *storage.Use
 			}
 		}
 		out = append(out, RecentConversation{MaxMessageID: newest[conv], UserIDs: others})
+	}
+	return out, nil
+}
+
+// legacyMutedTopics is the pre-user_topic form of the muted topics:
+// [channel name, topic, time muted].
+func (s *Service) legacyMutedTopics(ctx context.Context, c Caller) ([][]any, error) {
+	r, err := s.GetUserTopics(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out := [][]any{}
+	for _, ut := range r.UserTopics {
+		if ut.VisibilityPolicy != 1 {
+			continue
+		}
+		ch, err := s.GetChannel(ctx, c, GetChannelRequest{StreamID: ut.StreamID})
+		if err != nil {
+			continue // a channel the user no longer sees
+		}
+		out = append(out, []any{ch.Stream.Name, ut.TopicName, ut.LastUpdated})
 	}
 	return out, nil
 }
