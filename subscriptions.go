@@ -700,12 +700,47 @@ func (s *Service) UpdateUserTopic(ctx context.Context, c Caller, req UpdateUserT
 			return err
 		}
 		w.emit(toUsers(cc.me.ID), UserTopicEvent{StreamID: ch.ID, TopicName: topic, LastUpdated: now, VisibilityPolicy: req.VisibilityPolicy})
-		return nil
+		return s.emitMutedTopics(ctx, w, cc.me)
 	})
 	if err != nil {
 		return nil, s.internal(ctx, "update user topic", err)
 	}
 	return &EmptyResponse{}, nil
+}
+
+// MutedTopicsEvent is the legacy form of the user's muted topics (the
+// whole list: [channel name, topic, time muted]), sent with each explicit
+// policy change as the reference does.
+type MutedTopicsEvent struct {
+	MutedTopics [][]any `json:"muted_topics"`
+}
+
+func (MutedTopicsEvent) EventType() string { return "muted_topics" }
+
+// emitMutedTopics tells the user their muted topics in the legacy form.
+func (s *Service) emitMutedTopics(ctx context.Context, w *writeTx, me *storage.User) error {
+	rows, err := w.ListUserTopics(ctx, me.RealmID, me.ID)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for _, r := range rows {
+		if r.VisibilityPolicy == TopicPolicyMuted {
+			ids = append(ids, r.StreamID)
+		}
+	}
+	channels, err := s.channelsByID(ctx, me.RealmID, ids)
+	if err != nil {
+		return err
+	}
+	muted := [][]any{}
+	for _, r := range rows {
+		if ch := channels[r.StreamID]; ch != nil && r.VisibilityPolicy == TopicPolicyMuted {
+			muted = append(muted, []any{ch.Name, r.TopicName, r.LastUpdated})
+		}
+	}
+	w.emit(toUsers(me.ID), MutedTopicsEvent{MutedTopics: muted})
+	return nil
 }
 
 // UserTopic is a stored topic policy.
