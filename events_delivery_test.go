@@ -284,9 +284,23 @@ func TestTwoServersOnePostgres(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, []string{"n0", "n1", "n2", "n3", "n4"}, contents, "in commit order")
 
+	// A message cached on the other server is forgotten there when it is
+	// edited here.
+	msg := send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("t"), Content: "before"})
+	read := func() string {
+		r, err := other.GetMessages(ctx, bob.Caller, chat.GetMessagesRequest{MessageIDs: &[]int64{msg}, ApplyMarkdown: ptr(false)})
+		require.NoError(t, err)
+		require.Len(t, r.Messages, 1)
+		return r.Messages[0].Content
+	}
+	require.Equal(t, "before", read())
+	_, err := h.Service.UpdateMessage(ctx, alice.Caller, chat.UpdateMessageRequest{MessageID: msg, Content: ptr("after")})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return read() == "after" }, 2*time.Second, 5*time.Millisecond)
+
 	// Bob's account is cached on the other server; deactivating him here
 	// reaches it through the bus, well before the cache would expire.
-	_, err := other.GetOwnUser(ctx, bob.Caller)
+	_, err = other.GetOwnUser(ctx, bob.Caller)
 	require.NoError(t, err)
 	start := time.Now()
 	_, err = h.Service.DeactivateUser(ctx, h.Owner.Caller, chat.DeactivateUserRequest{UserID: bob.ID})
