@@ -27,7 +27,6 @@ type busWrite struct {
 // body and what the queues need to decide who gets it and in which form.
 type busEvent struct {
 	Type     string          `json:"t"`
-	Op       string          `json:"p,omitempty"`
 	Audience Audience        `json:"a"`
 	Body     json.RawMessage `json:"d"`
 	// Message: a message event's per-queue forms.
@@ -86,7 +85,6 @@ func newBusEvent(ev Event) (*busEvent, error) {
 	case MessageEvent:
 		be.Message = b.variants
 	case SubscriptionEvent:
-		be.Op = b.Op
 		switch b.Op {
 		case "add":
 			st := &queueStateChange{Users: ev.Audience.Users}
@@ -102,12 +100,10 @@ func newBusEvent(ev Event) (*busEvent, error) {
 			be.State = st
 		}
 	case StreamEvent:
-		be.Op = b.Op
 		if b.Op == "delete" {
 			be.State = &queueStateChange{DeletedChannels: b.StreamIDs}
 		}
 	case RealmUserEvent:
-		be.Op = b.Op
 		if person, ok := b.Person.(map[string]any); ok && b.Op == "update" {
 			id, _ := person["user_id"].(int64)
 			st := &queueStateChange{Users: []int64{id}}
@@ -122,7 +118,6 @@ func newBusEvent(ev Event) (*busEvent, error) {
 			}
 		}
 	case UserGroupEvent:
-		be.Op = b.Op
 		if b.Op == "remove" {
 			be.Capability, be.CapabilityValue = "include_deactivated_groups", false
 		} else if _, ok := b.Data["deactivated"]; ok && b.Op == "update" {
@@ -131,13 +126,11 @@ func newBusEvent(ev Event) (*busEvent, error) {
 	case UpdateDisplaySettingsEvent, UpdateGlobalNotificationsEvent:
 		be.Capability, be.CapabilityValue = "user_settings_object", false
 	case TypingEvent:
-		be.Op = b.Op
 		if b.MessageType == "stream" {
 			be.Capability, be.CapabilityValue = "stream_typing_notifications", true
 		}
 		be.EmptyTopic = isEmpty(b.Topic)
 	case TypingEditEvent:
-		be.Op = b.Op
 		be.EmptyTopic = isEmpty(b.Recipient.Topic)
 	case DeleteMessageEvent:
 		be.EmptyTopic = isEmpty(b.Topic)
@@ -145,12 +138,6 @@ func newBusEvent(ev Event) (*busEvent, error) {
 		be.EmptyTopic = isEmpty(b.OrigSubject) || isEmpty(b.Subject)
 	case UserTopicEvent:
 		be.EmptyTopic = b.TopicName == ""
-	default:
-		var op struct {
-			Op string `json:"op"`
-		}
-		_ = json.Unmarshal(body, &op)
-		be.Op = op.Op
 	}
 	return be, nil
 }

@@ -144,11 +144,12 @@ func (s *Service) ResolveAudience(ctx context.Context, ev Event) ([]int64, error
 	return out, nil
 }
 
-// WithEventSink registers fn to receive every event after its change
-// commits, on the committing goroutine: a transaction's events arrive
-// together and in order, one transaction at a time. fn must not block
-// for long and must not call back into the Service's writes. Several sinks
-// may be registered.
+// WithEventSink registers fn to receive every event of the writes made
+// through this Service, right after each commits, on the committing
+// goroutine: a transaction's events arrive together and in order, one
+// transaction at a time. (Clients get every server's events through event
+// queues: Register and GetEvents.) fn must not block for long and must not
+// call back into the Service's writes. Several sinks may be registered.
 func WithEventSink(fn func(Event)) Option {
 	return func(s *Service) { s.sinks = append(s.sinks, fn) }
 }
