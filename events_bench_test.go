@@ -266,6 +266,8 @@ func BenchmarkEventsFanout(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(ms(percentile(noQueues, 0.5)), "send-no-queues-p50-ms")
 	b.ReportMetric(ms(percentile(withQueues, 0.5)), "send-10k-queues-p50-ms")
+	b.ReportMetric(ms(percentile(noQueues, 0.9)), "send-no-queues-p90-ms")
+	b.ReportMetric(ms(percentile(withQueues, 0.9)), "send-10k-queues-p90-ms")
 	b.ReportMetric(ms(percentile(noQueues, 0.99)), "send-no-queues-p99-ms")
 	b.ReportMetric(ms(percentile(withQueues, 0.99)), "send-10k-queues-p99-ms")
 	b.ReportMetric(ms(percentile(spread, 0.99)), "all-queues-have-it-p99-ms")
