@@ -389,6 +389,13 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 		}
 		st["realm_bots"] = r.Bots
 	}
+	if wants(fetch, "user_status") {
+		statuses, err := s.userStatuses(ctx, me.RealmID)
+		if err != nil {
+			return nil, err
+		}
+		st["user_status"] = statuses
+	}
 	if wants(fetch, "starred_messages") {
 		ids, err := s.store.ListFlaggedMessageIDs(ctx, me.RealmID, me.ID, storage.FlagStarred)
 		if err != nil {

@@ -33,6 +33,7 @@ type Store interface {
 	StreamStore
 	SubscriptionStore
 	UserTopicStore
+	UserStatusStore
 	MessageStore
 	UploadStore
 	QueryStore

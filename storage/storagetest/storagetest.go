@@ -106,6 +106,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, readStateTests...)
 	all = append(all, eventTests...)
 	all = append(all, uploadTests...)
+	all = append(all, userStatusTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

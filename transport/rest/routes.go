@@ -20,6 +20,8 @@ func routes() []endpoint {
 		authed("DELETE", "/users/{user_id:int}", (*S).DeactivateUser),
 		authed("POST", "/users/{user_id:int}/reactivate", (*S).ReactivateUser),
 		authed("GET", "/users/{email}", (*S).GetUserByEmail),
+		authed("GET", "/users/{user_id:int}/status", (*S).GetUserStatus),
+		authed("POST", "/users/me/status", (*S).UpdateStatus),
 		authed("PATCH", "/users/{email}", (*S).UpdateUserByEmail),
 
 		authedNoArgs("GET", "/settings", (*S).GetSettings),
