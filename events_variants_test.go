@@ -20,7 +20,7 @@ import (
 // through real queues and validated against the schema (client.get). The
 // others belong to features this server does not have yet or at all:
 // alert words, presence, user status, muted users, invitations,
-// linkifiers and playgrounds, scheduled messages, submessages, default
+// linkifiers, scheduled messages, submessages, default
 // stream groups, realm domains and exports, onboarding, saved snippets,
 // Zoom, organization deactivation and user-settings defaults, restart and
 // client reload, attachment removal (files are never deleted), and
@@ -37,6 +37,7 @@ var producedEventVariants = []string{
 	"realm/update", "realm/update_dict",
 	"realm_bot/add", "realm_bot/delete", "realm_bot/update",
 	"realm_emoji/update",
+	"realm_playgrounds/",
 	"realm_user/add", "realm_user/update",
 	"stream/create", "stream/delete", "stream/update",
 	"subscription/add", "subscription/peer_add", "subscription/peer_remove", "subscription/remove", "subscription/update",
@@ -117,6 +118,7 @@ func TestEventVariantsProduced(t *testing.T) {
 	png := "\x89PNG\r\n\x1a\n" + strings.Repeat("\x00", 32)
 	ok(h.Service.UploadCustomEmoji(ctx, h.Owner.Caller, chat.UploadCustomEmojiRequest{EmojiName: "party",
 		File: chat.FileUpload{FileName: "party.png", ContentType: "image/png", Size: int64(len(png)), Content: strings.NewReader(png)}}))
+	ok(h.Service.AddPlayground(ctx, h.Owner.Caller, chat.AddPlaygroundRequest{Name: "Go", PygmentsLanguage: "Go", URLTemplate: "https://go.dev/play/{?code}"}))
 	collect()
 
 	// Groups and drafts.

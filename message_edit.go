@@ -512,12 +512,12 @@ func (s *Service) applyEdit(ctx context.Context, w *writeTx, e *edit) ([]int64, 
 	return ids, detached, nil
 }
 
-// updateMentionFlags recomputes the readers' mention flags after a
-// content edit: rows gain or lose the mention bits; users newly
-// mentioned get a row.
+// updateMentionFlags recomputes the readers' mention and alert-word
+// flags after a content edit: rows gain or lose those bits; users newly
+// mentioned or alerted get a row.
 func (s *Service) updateMentionFlags(ctx context.Context, w *writeTx, e *edit) error {
 	m, o := e.msg, e.rendered
-	const mentionBits = storage.FlagMentioned | storage.FlagStreamWildcardMentioned | storage.FlagTopicWildcardMentioned
+	const mentionBits = storage.FlagMentioned | storage.FlagStreamWildcardMentioned | storage.FlagTopicWildcardMentioned | storage.FlagHasAlertWord
 	if m.ConversationID != nil {
 		members, err := w.ConversationMembers(ctx, e.realm.ID, *m.ConversationID)
 		if err != nil {
@@ -530,6 +530,9 @@ func (s *Service) updateMentionFlags(ctx context.Context, w *writeTx, e *edit) e
 			}
 			if o.msg.StreamWildcard {
 				flags |= storage.FlagStreamWildcardMentioned
+			}
+			if o.mentions.alerted[id] {
+				flags |= storage.FlagHasAlertWord
 			}
 			if err := w.UpdateUserMessageFlags(ctx, e.realm.ID, id, []int64{m.ID}, flags, mentionBits&^flags); err != nil {
 				return err

@@ -283,6 +283,9 @@ type mentions struct {
 	// topicParticipants are the topic's senders and the sender, when the
 	// message mentions @**topic**.
 	topicParticipants map[int64]bool
+	// alerted are the users whose alert words the message contains, not
+	// yet narrowed to its recipients.
+	alerted map[int64]bool
 }
 
 // renderOutgoing renders the message with its mentions resolved, records
@@ -369,6 +372,9 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 			}
 		}
 	}
+	if o.mentions.alerted, err = s.alertedUsers(ctx, s.store, o.realm.ID, m.Content); err != nil {
+		return s.internal(ctx, "send message", err)
+	}
 	return nil
 }
 
@@ -385,6 +391,11 @@ func (s *Service) channelReaders(ctx context.Context, st storage.Store, o *outgo
 	}
 	for id := range o.mentions.topicParticipants {
 		if !o.mentions.users[id] {
+			candidates = append(candidates, id)
+		}
+	}
+	for id := range o.mentions.alerted {
+		if !o.mentions.users[id] && !o.mentions.topicParticipants[id] {
 			candidates = append(candidates, id)
 		}
 	}
@@ -418,6 +429,9 @@ func (s *Service) channelReaders(ctx context.Context, st storage.Store, o *outgo
 		}
 		if o.mentions.topicParticipants[id] {
 			flags |= storage.FlagTopicWildcardMentioned
+		}
+		if o.mentions.alerted[id] {
+			flags |= storage.FlagHasAlertWord
 		}
 		if flags == 0 {
 			continue

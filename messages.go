@@ -594,10 +594,14 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 			base |= storage.FlagStreamWildcardMentioned
 		}
 		mentioned := func(id int64) int64 {
+			var f int64
 			if o.mentions.users[id] {
-				return storage.FlagMentioned
+				f |= storage.FlagMentioned
 			}
-			return 0
+			if o.mentions.alerted[id] {
+				f |= storage.FlagHasAlertWord
+			}
+			return f
 		}
 		flags := base | mentioned(o.me.ID)
 		if o.readBySender {

@@ -389,6 +389,13 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 		}
 		st["realm_bots"] = r.Bots
 	}
+	if wants(fetch, "alert_words") {
+		words, err := s.listAlertWords(ctx, s.store, me)
+		if err != nil {
+			return nil, err
+		}
+		st["alert_words"] = words
+	}
 	if wants(fetch, "user_status") {
 		statuses, err := s.userStatuses(ctx, me.RealmID)
 		if err != nil {
@@ -460,6 +467,13 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 				st[k] = v
 			}
 		}
+	}
+	if wants(fetch, "realm_playgrounds") {
+		list, err := s.realmPlaygrounds(ctx, s.store, me.RealmID)
+		if err != nil {
+			return nil, err
+		}
+		st["realm_playgrounds"] = list
 	}
 	if wants(fetch, "realm_linkifiers") {
 		st["realm_linkifiers"] = []any{}

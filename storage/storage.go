@@ -34,8 +34,10 @@ type Store interface {
 	SubscriptionStore
 	UserTopicStore
 	UserStatusStore
+	AlertWordStore
 	MessageStore
 	UploadStore
+	PlaygroundStore
 	QueryStore
 	EventStore
 	// InTx runs fn inside one transaction. The Store passed to fn sees the

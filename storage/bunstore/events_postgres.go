@@ -63,6 +63,10 @@ func (s *Store) listenPostgres(ctx context.Context, fn func(storage.EventBatch))
 		_ = ln.Close()
 		return wrapErr("listen", err)
 	}
+	if err := s.awaitListening(ctx, ln); err != nil {
+		_ = ln.Close()
+		return err
+	}
 	go func() {
 		<-ctx.Done()
 		_ = ln.Close()
@@ -91,6 +95,9 @@ func (s *Store) listenPostgres(ctx context.Context, fn func(storage.EventBatch))
 				time.Sleep(200 * time.Millisecond)
 				continue
 			}
+			if strings.HasPrefix(text, listenMarker) {
+				continue // another listener making sure it listens
+			}
 			if gap {
 				gap = false
 				fn(storage.EventBatch{Gap: true})
@@ -104,6 +111,40 @@ func (s *Store) listenPostgres(ctx context.Context, fn func(storage.EventBatch))
 		}
 	}()
 	return nil
+}
+
+// listenMarker starts the notifications a new listener sends itself.
+const listenMarker = "listening "
+
+// awaitListening returns once the listener's LISTEN is in effect. The
+// driver sends LISTEN without waiting for the server to run it, so a
+// commit right after Listen returns could go unheard: the listener
+// notifies itself until it hears its own marker. Notifications heard
+// before the marker belong to commits made before ListenEvents returns,
+// which it does not promise to deliver.
+func (s *Store) awaitListening(ctx context.Context, ln *pgdriver.Listener) error {
+	marker := listenMarker + strconv.FormatInt(time.Now().UnixNano(), 36)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := s.writer.ExecContext(ctx, "SELECT pg_notify(?, ?)", s.channel, marker); err != nil {
+			return wrapErr("listen: notify self", err)
+		}
+		wait := time.Now().Add(time.Second)
+		for time.Now().Before(wait) {
+			_, text, err := ln.ReceiveTimeout(ctx, time.Until(wait))
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				break
+			}
+			if err != nil {
+				return wrapErr("listen: receive", err)
+			}
+			if text == marker {
+				return nil
+			}
+		}
+	}
+	return errors.New("bunstore: listen: LISTEN did not take effect within 30 s")
 }
 
 // decodeNotification reads "token payload" or "token #id".

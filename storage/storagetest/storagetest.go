@@ -106,7 +106,9 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, readStateTests...)
 	all = append(all, eventTests...)
 	all = append(all, uploadTests...)
+	all = append(all, playgroundTests...)
 	all = append(all, userStatusTests...)
+	all = append(all, alertWordTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -315,6 +315,9 @@ func decodeList(target reflect.Value, name, raw string) error {
 		if err := json.Unmarshal([]byte(trimmed), &items); err != nil {
 			return chat.InvalidArgument("%s is not valid JSON", name)
 		}
+	case (strings.HasPrefix(trimmed, `"`) || strings.HasPrefix(trimmed, "{")) && json.Valid([]byte(trimmed)):
+		// A JSON string or object: not the comma-joined form either.
+		return chat.InvalidArgument("%s is not a list", name)
 	case elem.Kind() == reflect.String || isInt(elem.Kind()) || reflect.PointerTo(elem).Implements(jsonUnmarshaler):
 		// zulip-js sends lists in PATCH/DELETE query strings comma-joined.
 		// Parts are strings for string lists, numbers for integer lists,

@@ -22,6 +22,9 @@ func routes() []endpoint {
 		authed("GET", "/users/{email}", (*S).GetUserByEmail),
 		authed("GET", "/users/{user_id:int}/status", (*S).GetUserStatus),
 		authed("POST", "/users/me/status", (*S).UpdateStatus),
+		authedNoArgs("GET", "/users/me/alert_words", (*S).GetAlertWords),
+		authed("POST", "/users/me/alert_words", (*S).AddAlertWords),
+		authed("DELETE", "/users/me/alert_words", (*S).RemoveAlertWords),
 		authed("PATCH", "/users/{email}", (*S).UpdateUserByEmail),
 
 		authedNoArgs("GET", "/settings", (*S).GetSettings),
@@ -58,6 +61,8 @@ func routes() []endpoint {
 		authedUpload("POST", "/realm/emoji/{emoji_name}", (*S).UploadCustomEmoji, func(r *chat.UploadCustomEmojiRequest, f chat.FileUpload) { r.File = f },
 			func(l chat.Limits) int { return l.MaxEmojiFileSizeMiB }, "You must upload exactly one file."),
 		authed("DELETE", "/realm/emoji/{emoji_name}", (*S).DeleteCustomEmoji),
+		authed("POST", "/realm/playgrounds", (*S).AddPlayground),
+		authed("DELETE", "/realm/playgrounds/{playground_id:int}", (*S).RemovePlayground),
 		authed("PATCH", "/realm", (*S).UpdateRealm),
 		authedNoArgs("GET", "/realm/profile_fields", (*S).GetProfileFields),
 		authed("POST", "/realm/profile_fields", (*S).CreateProfileField),
