@@ -19,13 +19,14 @@ import (
 // ones this server's features produce; each is produced below, received
 // through real queues and validated against the schema (client.get). The
 // others belong to features this server does not have yet or at all:
-// alert words, presence, user status, muted users, invitations,
+// presence, muted users, invitations,
 // linkifiers, scheduled messages, submessages, default
 // stream groups, realm domains and exports, onboarding, saved snippets,
 // Zoom, organization deactivation and user-settings defaults, restart and
 // client reload, attachment removal (files are never deleted), and
 // realm_user remove (every user sees every other user here).
 var producedEventVariants = []string{
+	"alert_words/",
 	"attachment/add", "attachment/update",
 	"custom_profile_fields/",
 	"delete_message/",
@@ -46,7 +47,7 @@ var producedEventVariants = []string{
 	"update_message/", "update_message_flags/add", "update_message_flags/remove",
 	"user_group/add", "user_group/add_members", "user_group/add_subgroups", "user_group/remove",
 	"user_group/remove_members", "user_group/remove_subgroups", "user_group/update",
-	"user_settings/update", "user_topic/",
+	"user_settings/update", "user_status/", "user_topic/",
 }
 
 func TestEventVariantsProduced(t *testing.T) {
@@ -120,6 +121,10 @@ func TestEventVariantsProduced(t *testing.T) {
 		File: chat.FileUpload{FileName: "party.png", ContentType: "image/png", Size: int64(len(png)), Content: strings.NewReader(png)}}))
 	ok(h.Service.AddPlayground(ctx, h.Owner.Caller, chat.AddPlaygroundRequest{Name: "Go", PygmentsLanguage: "Go", URLTemplate: "https://go.dev/play/{?code}"}))
 	collect()
+
+	// Alert words and statuses.
+	ok(h.Service.AddAlertWords(ctx, alice.Caller, chat.AlertWordsRequest{AlertWords: []string{"deploy"}}))
+	ok(h.Service.UpdateStatus(ctx, alice.Caller, chat.UpdateStatusRequest{StatusText: ptr("busy")}))
 
 	// Groups and drafts.
 	g, err := h.Service.CreateUserGroup(ctx, h.Owner.Caller, chat.CreateUserGroupRequest{Name: "crew", Description: "d", Members: []int64{alice.ID}})
