@@ -451,3 +451,18 @@ func TestNarrowAllPublicStreamsAndLocalID(t *testing.T) {
 	assert.Equal(t, "42.01", evs[4]["local_message_id"])
 	assert.NotContains(t, evs[0], "local_message_id")
 }
+
+// Channel typing needs access to the channel's messages: an administrator
+// who is not subscribed to a private channel may not (the reference's
+// access_stream_by_id).
+func TestChannelTypingNeedsContentAccess(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	admin := h.NewUser(t, chat.RoleAdministrator)
+	id := newChannelBy(t, h, alice, "hush", true)
+	_, err := h.Service.SetTyping(ctx, admin.Caller, chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: &id, Topic: ptr("t")})
+	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+	_, err = h.Service.SetTyping(ctx, alice.Caller, chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: &id, Topic: ptr("t")})
+	require.NoError(t, err)
+}

@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -120,7 +119,9 @@ func (s *Service) SetTyping(ctx context.Context, c Caller, req TypingRequest) (*
 		if !settingsOf(me).SendStreamTypingNotifications {
 			return nil, BadRequest("User has disabled typing notifications for channel messages")
 		}
-		ch, err := s.typingChannel(ctx, realm, me, *req.StreamID)
+		// The reference's access_stream_by_id: a channel whose messages
+		// the caller may read.
+		_, _, ch, err := s.readableChannel(ctx, c, *req.StreamID)
 		if err != nil {
 			return nil, err
 		}
@@ -167,25 +168,6 @@ func (s *Service) SetTyping(ctx context.Context, c Caller, req TypingRequest) (*
 	}
 	return &EmptyResponse{}, s.announce(ctx, realm.ID, toUsers(notify...),
 		TypingEvent{Op: req.Op, MessageType: "direct", Sender: sender, Recipients: recipients})
-}
-
-// typingChannel is a channel the caller may see ("Invalid channel ID").
-func (s *Service) typingChannel(ctx context.Context, realm *storage.Realm, me *storage.User, id int64) (*storage.Stream, error) {
-	ch, err := s.channelByID(ctx, realm.ID, id)
-	if err != nil {
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, errInvalidChannelID
-		}
-		return nil, s.internal(ctx, "typing", err)
-	}
-	cc, err := s.loadChannelCtx(ctx, s.store, me, realm)
-	if err != nil {
-		return nil, err
-	}
-	if !cc.canSee(ch) {
-		return nil, errInvalidChannelID
-	}
-	return ch, nil
 }
 
 // channelTypingAudience lists the channel's subscribers who receive typing
