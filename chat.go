@@ -113,6 +113,7 @@ type Service struct {
 
 	maintenanceEvery time.Duration
 	callers          *callerCache
+	linkifiers       *linkifierCache
 	messages         *messageCache
 	markAllBatch     int
 	blobs            blob.Store
@@ -153,13 +154,14 @@ func WithPasswordHasher(h PasswordHasher) Option { return func(s *Service) { s.h
 // New returns a Service on store.
 func New(store storage.Store, opts ...Option) *Service {
 	s := &Service{
-		store:    store,
-		now:      time.Now,
-		log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-		hasher:   Argon2id{},
-		callers:  newCallerCache(),
-		messages: newMessageCache(defaultMessageCacheBytes),
-		shared:   &serviceShared{},
+		store:      store,
+		now:        time.Now,
+		log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		hasher:     Argon2id{},
+		callers:    newCallerCache(),
+		linkifiers: &linkifierCache{},
+		messages:   newMessageCache(defaultMessageCacheBytes),
+		shared:     &serviceShared{},
 
 		markAllBatch: 2000,
 	}

@@ -20,7 +20,7 @@ import (
 // through real queues and validated against the schema (client.get). The
 // others belong to features this server does not have yet or at all:
 // presence, muted users, invitations,
-// linkifiers, scheduled messages, submessages, default
+// scheduled messages, submessages, default
 // stream groups, realm domains and exports, onboarding, saved snippets,
 // Zoom, organization deactivation and user-settings defaults, restart and
 // client reload, attachment removal (files are never deleted), and
@@ -38,6 +38,7 @@ var producedEventVariants = []string{
 	"realm/update", "realm/update_dict",
 	"realm_bot/add", "realm_bot/delete", "realm_bot/update",
 	"realm_emoji/update",
+	"realm_linkifiers/",
 	"realm_playgrounds/",
 	"realm_user/add", "realm_user/update",
 	"stream/create", "stream/delete", "stream/update",
@@ -120,6 +121,7 @@ func TestEventVariantsProduced(t *testing.T) {
 	ok(h.Service.UploadCustomEmoji(ctx, h.Owner.Caller, chat.UploadCustomEmojiRequest{EmojiName: "party",
 		File: chat.FileUpload{FileName: "party.png", ContentType: "image/png", Size: int64(len(png)), Content: strings.NewReader(png)}}))
 	ok(h.Service.AddPlayground(ctx, h.Owner.Caller, chat.AddPlaygroundRequest{Name: "Go", PygmentsLanguage: "Go", URLTemplate: "https://go.dev/play/{?code}"}))
+	ok(h.Service.AddLinkifier(ctx, h.Owner.Caller, chat.AddLinkifierRequest{Pattern: `#(?P<id>\d+)`, URLTemplate: "https://example.com/{id}"}))
 	collect()
 
 	// Alert words and statuses.

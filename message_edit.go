@@ -485,7 +485,11 @@ func (s *Service) applyEdit(ctx context.Context, w *writeTx, e *edit) ([]int64, 
 			if e.topic != nil {
 				topic = *e.topic
 			}
-			ev.Subject, ev.TopicLinks = &topic, []TopicLink{}
+			linkifiers, err := s.compiledLinkifiers(ctx, e.realm.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			ev.Subject, ev.TopicLinks = &topic, topicLinks(linkifiers, topic)
 		}
 		if e.to != e.from {
 			ev.NewStreamID = &e.to.ID

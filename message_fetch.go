@@ -317,6 +317,10 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 	channelIDs := []int64{}
 	convs := map[int64][]int64{}
 	lo, hi := rows[0].ID, rows[len(rows)-1].ID
+	linkifiers, err := s.compiledLinkifiers(ctx, realm.ID)
+	if err != nil {
+		return nil, err
+	}
 	for i, m := range rows {
 		ids[i] = m.ID
 		userIDs = append(userIDs, m.SenderID)
@@ -418,6 +422,7 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 			avatars[sender.ID] = avatar
 		}
 		v := FetchedMessage{MessageView: messageView(realm, sender, m, names[ptrValue(m.StreamID)], participants, avatar, emailOf), Flags: flagNames(flags)}
+		v.TopicLinks = topicLinks(linkifiers, m.Topic)
 		if rs := byMessage[m.ID]; rs != nil {
 			v.Reactions = rs
 		}

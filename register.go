@@ -230,6 +230,7 @@ func (s *Service) snapshotView(rs storage.Store) *Service {
 	view := *s
 	view.store = rs
 	view.callers = newCallerCache()
+	view.linkifiers = &linkifierCache{}
 	view.messages = newMessageCache(1 << 20)
 	return &view
 }
@@ -476,7 +477,15 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 		st["realm_playgrounds"] = list
 	}
 	if wants(fetch, "realm_linkifiers") {
-		st["realm_linkifiers"] = []any{}
+		// Only clients that take URL templates get the list (the
+		// reference's linkifier_url_template capability).
+		list := []Linkifier{}
+		if opts.linkifierURLTemplate {
+			if list, err = s.realmLinkifiers(ctx, s.store, me.RealmID); err != nil {
+				return nil, err
+			}
+		}
+		st["realm_linkifiers"] = list
 	}
 	if wants(fetch, "realm_filters") {
 		st["realm_filters"] = []any{}

@@ -15,6 +15,10 @@ import (
 type imatch struct {
 	start, end int
 	g          []string
+	// next, when set, is where the search goes on after a refused match
+	// (the end of the whole match when it is longer than what it
+	// replaces).
+	next int
 }
 
 type ipattern struct {
@@ -29,6 +33,9 @@ type ipattern struct {
 type inlineProc struct {
 	r     *renderer
 	quote bool // inside a block quote: mentions are silent
+	// patterns are this rendering's: inlinePatterns with the
+	// organization's linkifiers (patternsWith).
+	patterns []ipattern
 }
 
 var inlinePatterns []ipattern
@@ -60,13 +67,16 @@ func init() {
 // inline renders a block's inline text to HTML (with placeholders that the
 // final expansion fills in).
 func (r *renderer) inline(text string, quote bool) string {
-	p := &inlineProc{r: r, quote: quote}
+	if r.patterns == nil {
+		r.patterns = patternsWith(r.opts.Linkifiers)
+	}
+	p := &inlineProc{r: r, quote: quote, patterns: r.patterns}
 	return p.process(text, 0)
 }
 
 func (p *inlineProc) process(s string, idx int) string {
-	for i := idx; i < len(inlinePatterns); i++ {
-		pat := inlinePatterns[i]
+	for i := idx; i < len(p.patterns); i++ {
+		pat := p.patterns[i]
 		pos := 0
 		for guard := 0; pos <= len(s) && guard < 100000; guard++ {
 			m, ok := pat.find(p, s, pos)
@@ -78,7 +88,9 @@ func (p *inlineProc) process(s string, idx int) string {
 				if pat.legacy {
 					break
 				}
-				if m.end <= pos {
+				if m.next > pos {
+					pos = m.next
+				} else if m.end <= pos {
 					pos++
 				} else {
 					pos = m.end

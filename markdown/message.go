@@ -61,6 +61,9 @@ type Options struct {
 	// RenderTeX renders a TeX expression to HTML (KaTeX). Without it, or
 	// when it reports failure, TeX shows as the reference's tex-error span.
 	RenderTeX func(tex string, display bool) (string, bool)
+	// Linkifiers are the organization's linkifiers, in the order they
+	// apply (CompileLinkifier).
+	Linkifiers []*Linkifier
 }
 
 // Result is a rendered message and what the rendering found in it.
@@ -95,6 +98,9 @@ type renderer struct {
 	users    map[int64]bool
 	groups   map[int64]bool
 	channels map[int64]bool
+	// patterns are the inline patterns of this rendering (with the
+	// linkifiers), set on first use.
+	patterns []ipattern
 	// listStarts are the start numbers of nested ordered lists, by the
 	// line of their first item.
 	listStarts map[int]int

@@ -38,6 +38,7 @@ type Store interface {
 	MessageStore
 	UploadStore
 	PlaygroundStore
+	LinkifierStore
 	QueryStore
 	EventStore
 	// InTx runs fn inside one transaction. The Store passed to fn sees the

@@ -107,6 +107,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, eventTests...)
 	all = append(all, uploadTests...)
 	all = append(all, playgroundTests...)
+	all = append(all, linkifierTests...)
 	all = append(all, userStatusTests...)
 	all = append(all, alertWordTests...)
 	for _, tc := range all {
