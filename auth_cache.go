@@ -18,7 +18,7 @@ import (
 // same database (until the event bus carries invalidations) or written to
 // the store directly (call Service.InvalidateCaches) can go unseen.
 type callerCache struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	gens    map[int64]uint64
 	byID    map[[2]int64]cachedCaller
 	byEmail map[emailKey]cachedCaller
@@ -44,8 +44,8 @@ type cached[T any] struct {
 
 // cacheGet returns the live entry of (realmID, id) in m.
 func cacheGet[T any](c *callerCache, m map[[2]int64]cached[T], realmID, id int64) (T, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	e, ok := m[[2]int64{realmID, id}]
 	if !ok || e.gen != c.gens[realmID] || time.Now().After(e.expires) {
 		var zero T
@@ -96,8 +96,8 @@ func newCallerCache() *callerCache {
 // generation is the organization's current generation: take it before
 // reading from the store, and store the result under it.
 func (c *callerCache) generation(realmID int64) uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	return c.gens[realmID]
 }
 
@@ -109,15 +109,15 @@ func (c *callerCache) bump(realmID int64) {
 }
 
 func (c *callerCache) get(realmID, userID int64) (*storage.Realm, *storage.User, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	e, ok := c.byID[[2]int64{realmID, userID}]
 	return c.fresh(e, ok, realmID)
 }
 
 func (c *callerCache) getByEmail(realmID int64, email string) (*storage.Realm, *storage.User, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	e, ok := c.byEmail[emailKey{realmID, storage.Fold(email)}]
 	return c.fresh(e, ok, realmID)
 }
@@ -125,8 +125,8 @@ func (c *callerCache) getByEmail(realmID int64, email string) (*storage.Realm, *
 // getUsers adds to out a copy of each live cached user among ids.
 func (c *callerCache) getUsers(realmID int64, ids []int64, out map[int64]*storage.User) {
 	now := time.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	gen := c.gens[realmID]
 	for _, id := range ids {
 		if e, ok := c.byID[[2]int64{realmID, id}]; ok && e.gen == gen && now.Before(e.expires) {
