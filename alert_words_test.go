@@ -3,6 +3,7 @@ package chat_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,7 +68,7 @@ func TestAlertWordsFlagMessages(t *testing.T) {
 	alerted := func(content string) bool {
 		t.Helper()
 		m := send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("t"), Content: content})
-		return slicesContains(getMessage(t, h, bob, m).Flags, "has_alert_word")
+		return slices.Contains(getMessage(t, h, bob, m).Flags, "has_alert_word")
 	}
 	for content, want := range map[string]bool{
 		"Time to DEPLOY.":              true,
@@ -99,13 +100,4 @@ func TestAlertWordsFlagMessages(t *testing.T) {
 	_, err = h.Service.UpdateMessage(ctx, alice.Caller, chat.UpdateMessageRequest{MessageID: dm, Content: ptr("ok, deploy")})
 	require.NoError(t, err)
 	assert.Contains(t, getMessage(t, h, bob, dm).Flags, "has_alert_word")
-}
-
-func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -416,7 +416,6 @@ type delivery struct {
 	bodies       map[uint8][]byte
 	split        [][]byte // delete_message for queues without bulk deletion
 	displayTopic []byte   // the body with the empty topic as "general chat"
-	msg          *narrow.EventMessage
 }
 
 // deliver hands a committed write's events to the realm's queues.
@@ -565,25 +564,19 @@ func (h *eventHub) offer(q *eventQueue, ev *busEvent, d *delivery) {
 	}
 }
 
-// reaches applies the event's audience to the queue's user.
+// reaches applies the event's audience to the queue's replica of its
+// user's standing.
 func (h *eventHub) reaches(q *eventQueue, ev *busEvent, d *delivery) bool {
 	a := &ev.Audience
-	if slices.Contains(a.Except, q.userID) {
-		return false
-	}
-	if slices.Contains(a.Users, q.userID) || slices.Contains(a.Roles, q.role) {
-		return true
-	}
-	for _, ch := range a.Subscribers {
-		if _, ok := q.subscribed[ch]; ok {
-			return true
-		}
-	}
-	if q.role != RoleGuest && d.groupMembers[q.userID] {
+	u := storage.User{ID: q.userID, Role: q.role, IsActive: true}
+	subscribed := func(ch int64) bool { _, ok := q.subscribed[ch]; return ok }
+	inGroup := func(int64) bool { return d.groupMembers[q.userID] } // the members of all the audience's groups
+	if a.Includes(&u, subscribed, inGroup) {
 		return true
 	}
 	// all_public_streams: every public channel's messages.
-	return ev.Message != nil && ev.Message.PublicChannel && q.opts.allPublicStreams && len(a.Subscribers) > 0
+	return ev.Message != nil && ev.Message.PublicChannel && q.opts.allPublicStreams && len(a.Subscribers) > 0 &&
+		!slices.Contains(a.Except, q.userID)
 }
 
 // flagsRunOf returns the compressible run of an update_message_flags

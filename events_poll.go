@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/teamchat/chat/storage"
 )
 
 // GetEventsRequest is the input of GetEvents (GET /events). Without a
@@ -23,6 +25,18 @@ type GetEventsRequest struct {
 type GetEventsResponse struct {
 	Events  []json.RawMessage `json:"events"`
 	QueueID *string           `json:"queue_id,omitempty"`
+}
+
+// queueOf is the user's queue with that ID; nil when there is none (or it
+// is another user's).
+func (h *eventHub) queueOf(id string, me *storage.User) *eventQueue {
+	h.mu.RLock()
+	q := h.queues[id]
+	h.mu.RUnlock()
+	if q == nil || q.userID != me.ID || q.realmID != me.RealmID {
+		return nil
+	}
+	return q
 }
 
 // badQueue is the error for a queue that is gone or not the caller's.
@@ -45,11 +59,10 @@ func (s *Service) GetEvents(ctx context.Context, c Caller, req GetEventsRequest)
 		if !dontBlock {
 			return nil, BadRequest("Missing 'queue_id' argument")
 		}
-		opts, err := req.options(me)
+		opts, err := req.options(me, s.queueLimit)
 		if err != nil {
 			return nil, err
 		}
-		opts.lifespan = req.lifespan(s.queueLimit)
 		start, err := s.openQueue(ctx, me, opts, nil)
 		if err != nil {
 			return nil, err
@@ -61,10 +74,8 @@ func (s *Service) GetEvents(ctx context.Context, c Caller, req GetEventsRequest)
 	}
 	id, last := *req.QueueID, *req.LastEventID
 	hub := s.shared.hub
-	hub.mu.RLock()
-	q := hub.queues[id]
-	hub.mu.RUnlock()
-	if q == nil || q.userID != me.ID || q.realmID != me.RealmID {
+	q := hub.queueOf(id, me)
+	if q == nil {
 		return nil, badQueue(id)
 	}
 	q.mu.Lock()
@@ -139,10 +150,8 @@ func (s *Service) DeleteEvents(ctx context.Context, c Caller, req DeleteEventsRe
 		return nil, MissingArgument("queue_id")
 	}
 	hub := s.shared.hub
-	hub.mu.RLock()
-	q := hub.queues[*req.QueueID]
-	hub.mu.RUnlock()
-	if q == nil || q.userID != me.ID || q.realmID != me.RealmID {
+	q := hub.queueOf(*req.QueueID, me)
+	if q == nil {
 		return nil, badQueue(*req.QueueID)
 	}
 	hub.remove(q)

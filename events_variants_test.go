@@ -3,6 +3,7 @@ package chat_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -158,20 +159,11 @@ func TestEventVariantsProduced(t *testing.T) {
 	assert.Empty(t, missing, "variants not produced")
 	var extra []string
 	for v := range seen {
-		if !containsString(producedEventVariants, v) {
+		if !slices.Contains(producedEventVariants, v) {
 			extra = append(extra, v)
 		}
 	}
 	sort.Strings(extra)
 	assert.Empty(t, extra, "variants produced but not listed")
 	t.Logf("%d of the reference's 77 event variants produced and validated", len(producedEventVariants))
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

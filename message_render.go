@@ -305,12 +305,11 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 	if err != nil {
 		return s.internal(ctx, "send message", err)
 	}
-	linkifiers, err := s.compiledLinkifiers(ctx, o.realm.ID)
-	if err != nil {
+	if o.linkifiers, err = s.compiledLinkifiers(ctx, o.realm.ID); err != nil {
 		return s.internal(ctx, "send message", err)
 	}
 	res, err := markdown.RenderMessage(m.Content, d, markdown.Options{RealmURL: o.realm.URL,
-		TranslateEmoticons: settingsOf(o.me).TranslateEmoticons, Linkifiers: linkifiers})
+		TranslateEmoticons: settingsOf(o.me).TranslateEmoticons, Linkifiers: o.linkifiers})
 	if err == nil {
 		err = d.err
 	}

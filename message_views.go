@@ -207,11 +207,7 @@ func (s *Service) emitMessage(w *writeTx, o *outgoing, readers []storage.UserMes
 	}
 	avatar := gravatarURL(o.me)
 	view := messageView(o.realm, o.me, m, name, participants, &avatar, nil)
-	// The linkifiers renderOutgoing just used: cached, so no read (and
-	// without them the topic just has no links).
-	if linkifiers, err := s.compiledLinkifiers(context.Background(), o.realm.ID); err == nil {
-		view.TopicLinks = topicLinks(linkifiers, m.Topic)
-	}
+	view.TopicLinks = topicLinks(o.linkifiers, m.Topic) // the linkifiers the rendering applied
 	variants := &messageVariants{Raw: m.Content, EmptyTopic: m.StreamID != nil && m.Topic == "",
 		PublicChannel: o.channel != nil && !o.channel.InviteOnly,
 		QueueID:       ptrValue(o.req.QueueID), LocalID: ptrValue(o.req.LocalID)}

@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/teamchat/chat/markdown"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -312,6 +313,8 @@ type outgoing struct {
 	uploads []string
 	// internal: a system bot's message, which no posting rule stops.
 	internal bool
+	// linkifiers are the ones the rendering applied (for topic_links).
+	linkifiers []*markdown.Linkifier
 }
 
 func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic *string) error {

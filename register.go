@@ -91,8 +91,8 @@ func (r RegisterResponse) MarshalJSON() ([]byte, error) {
 }
 
 // options checks the parameters and resolves their defaults.
-func (p *QueueParams) options(me *storage.User) (queueOptions, error) {
-	o := queueOptions{clientGravatar: true, lifespan: 0}
+func (p *QueueParams) options(me *storage.User, lim QueueLimits) (queueOptions, error) {
+	o := queueOptions{clientGravatar: true, lifespan: p.lifespan(lim)}
 	if p.ApplyMarkdown != nil {
 		o.applyMarkdown = *p.ApplyMarkdown
 	}
@@ -150,11 +150,10 @@ func (s *Service) Register(ctx context.Context, c Caller, req RegisterRequest) (
 	if err != nil {
 		return nil, err
 	}
-	opts, err := req.options(me)
+	opts, err := req.options(me, s.queueLimit)
 	if err != nil {
 		return nil, err
 	}
-	opts.lifespan = req.lifespan(s.queueLimit)
 	fetch := req.EventTypes
 	if req.FetchEventTypes != nil {
 		fetch = req.FetchEventTypes
@@ -438,7 +437,7 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 		st["realm_user_settings_defaults"] = DefaultSettings
 	}
 	if wants(fetch, "muted_topics") && !wants(fetch, "user_topic") {
-		muted, err := s.legacyMutedTopics(ctx, c)
+		muted, err := s.mutedTopics(ctx, s.store, me)
 		if err != nil {
 			return nil, err
 		}
@@ -677,27 +676,6 @@ func (s *Service) recentDirectConversations(ctx context.Context, me *storage.Use
 			}
 		}
 		out = append(out, RecentConversation{MaxMessageID: newest[conv], UserIDs: others})
-	}
-	return out, nil
-}
-
-// legacyMutedTopics is the pre-user_topic form of the muted topics:
-// [channel name, topic, time muted].
-func (s *Service) legacyMutedTopics(ctx context.Context, c Caller) ([][]any, error) {
-	r, err := s.GetUserTopics(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	out := [][]any{}
-	for _, ut := range r.UserTopics {
-		if ut.VisibilityPolicy != 1 {
-			continue
-		}
-		ch, err := s.GetChannel(ctx, c, GetChannelRequest{StreamID: ut.StreamID})
-		if err != nil {
-			continue // a channel the user no longer sees
-		}
-		out = append(out, []any{ch.Stream.Name, ut.TopicName, ut.LastUpdated})
 	}
 	return out, nil
 }

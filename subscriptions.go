@@ -719,9 +719,20 @@ func (MutedTopicsEvent) EventType() string { return "muted_topics" }
 
 // emitMutedTopics tells the user their muted topics in the legacy form.
 func (s *Service) emitMutedTopics(ctx context.Context, w *writeTx, me *storage.User) error {
-	rows, err := w.ListUserTopics(ctx, me.RealmID, me.ID)
+	muted, err := s.mutedTopics(ctx, w, me)
 	if err != nil {
 		return err
+	}
+	w.emit(toUsers(me.ID), MutedTopicsEvent{MutedTopics: muted})
+	return nil
+}
+
+// mutedTopics lists the user's muted topics in the legacy form: [channel
+// name, topic, time muted].
+func (s *Service) mutedTopics(ctx context.Context, st storage.Store, me *storage.User) ([][]any, error) {
+	rows, err := st.ListUserTopics(ctx, me.RealmID, me.ID)
+	if err != nil {
+		return nil, err
 	}
 	var ids []int64
 	for _, r := range rows {
@@ -731,7 +742,7 @@ func (s *Service) emitMutedTopics(ctx context.Context, w *writeTx, me *storage.U
 	}
 	channels, err := s.channelsByID(ctx, me.RealmID, ids)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	muted := [][]any{}
 	for _, r := range rows {
@@ -739,8 +750,7 @@ func (s *Service) emitMutedTopics(ctx context.Context, w *writeTx, me *storage.U
 			muted = append(muted, []any{ch.Name, r.TopicName, r.LastUpdated})
 		}
 	}
-	w.emit(toUsers(me.ID), MutedTopicsEvent{MutedTopics: muted})
-	return nil
+	return muted, nil
 }
 
 // UserTopic is a stored topic policy.

@@ -162,7 +162,7 @@ func (s *Service) SetTyping(ctx context.Context, c Caller, req TypingRequest) (*
 			return nil, BadRequest("Invalid user ID %d", id)
 		}
 		recipients = append(recipients, typingUser{u.ID, apiEmail(realm, u)})
-		if u.IsActive && settingsOf(u).ReceivesTypingNotifications {
+		if receivesTyping(u) {
 			notify = append(notify, u.ID)
 		}
 	}
@@ -184,13 +184,24 @@ func (s *Service) channelTypingAudience(ctx context.Context, realmID, channelID 
 	for i, sub := range subs {
 		ids[i] = sub.UserID
 	}
+	return s.typingReceivers(ctx, realmID, ids)
+}
+
+// receivesTyping: the user is active and wants typing notifications.
+func receivesTyping(u *storage.User) bool {
+	return u.IsActive && settingsOf(u).ReceivesTypingNotifications
+}
+
+// typingReceivers keeps the users among ids who receive typing
+// notifications.
+func (s *Service) typingReceivers(ctx context.Context, realmID int64, ids []int64) ([]int64, error) {
 	users, err := s.store.FindUsers(ctx, realmID, storage.UserFilter{IDs: ids})
 	if err != nil {
 		return nil, s.internal(ctx, "typing", err)
 	}
 	to := []int64{}
 	for i := range users {
-		if users[i].IsActive && settingsOf(&users[i]).ReceivesTypingNotifications {
+		if receivesTyping(&users[i]) {
 			to = append(to, users[i].ID)
 		}
 	}
@@ -237,15 +248,9 @@ func (s *Service) SetEditTyping(ctx context.Context, c Caller, req TypingEditReq
 		if err != nil {
 			return nil, s.internal(ctx, "edit typing", err)
 		}
-		users, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: members})
-		if err != nil {
-			return nil, s.internal(ctx, "edit typing", err)
-		}
 		ev.Recipient = typingRecipient{Type: "direct", UserIDs: members}
-		for i := range users {
-			if users[i].IsActive && settingsOf(&users[i]).ReceivesTypingNotifications {
-				to = append(to, users[i].ID)
-			}
+		if to, err = s.typingReceivers(ctx, realm.ID, members); err != nil {
+			return nil, err
 		}
 	}
 	return &EmptyResponse{}, s.announce(ctx, realm.ID, toUsers(to...), ev)
