@@ -32,6 +32,9 @@ type callerCache struct {
 	// which every message read needs; only subscription changes, which
 	// are writes, change them.
 	periods map[[2]int64]cached[[]storage.SubscriptionPeriod]
+	// mutes are the users each user muted, which every message read
+	// needs (their messages are read for the muter).
+	mutes map[[2]int64]cached[map[int64]bool]
 }
 
 // cached is a record of an organization, keyed by (realm, ID), read at
@@ -90,7 +93,7 @@ const (
 func newCallerCache() *callerCache {
 	return &callerCache{gens: map[int64]uint64{}, byID: map[[2]int64]cachedCaller{}, byEmail: map[emailKey]cachedCaller{},
 		channels: map[[2]int64]cached[storage.Stream]{}, groups: map[[2]int64]cached[[]int64]{},
-		periods: map[[2]int64]cached[[]storage.SubscriptionPeriod]{}}
+		periods: map[[2]int64]cached[[]storage.SubscriptionPeriod]{}, mutes: map[[2]int64]cached[map[int64]bool]{}}
 }
 
 // generation is the organization's current generation: take it before

@@ -110,14 +110,17 @@ type Service struct {
 	logins *attemptLimiter
 
 	notifyEmailChange func(context.Context, EmailChangeNotice) error
+	sendInvitation    func(context.Context, Invitation) error
 
 	maintenanceEvery time.Duration
-	callers          *callerCache
-	linkifiers       *linkifierCache
-	messages         *messageCache
-	markAllBatch     int
-	blobs            blob.Store
-	signingKey       []byte
+	// presenceFlushEvery is how often Run writes buffered presence.
+	presenceFlushEvery time.Duration
+	callers            *callerCache
+	linkifiers         *linkifierCache
+	messages           *messageCache
+	markAllBatch       int
+	blobs              blob.Store
+	signingKey         []byte
 
 	sinks      []func(Event)
 	queueLimit QueueLimits
@@ -133,6 +136,8 @@ type serviceShared struct {
 	standInValue string
 	publishMu    sync.Mutex // one transaction's events reach the sinks at a time
 	hub          *eventHub
+	presence     *presenceBuffer
+	scheduler    schedulerState // RunScheduler's interval and wake-ups (scheduled_delivery.go)
 }
 
 // Option configures a Service.
@@ -161,7 +166,7 @@ func New(store storage.Store, opts ...Option) *Service {
 		callers:    newCallerCache(),
 		linkifiers: &linkifierCache{},
 		messages:   newMessageCache(defaultMessageCacheBytes),
-		shared:     &serviceShared{},
+		shared:     &serviceShared{presence: newPresenceBuffer()},
 
 		markAllBatch: 2000,
 	}
@@ -189,6 +194,7 @@ func (s *Service) Logger() *slog.Logger { return s.log }
 // the store.
 func (s *Service) Close() error {
 	s.shared.hub.stop()
+	s.flushPresence(context.Background())
 	return s.store.Close()
 }
 

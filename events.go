@@ -180,7 +180,9 @@ type writeTx struct {
 	callersKept bool
 	// forgotten are messages whose cached form the write makes stale.
 	forgotten []int64
-	svc       *Service
+	// after run once the transaction has committed.
+	after []func()
+	svc   *Service
 }
 
 // keepCallers tells the write path that this write leaves every cached
@@ -196,6 +198,10 @@ func (w *writeTx) forgetMessages(ids ...int64) {
 	w.svc.messages.forget(ids)
 	w.forgotten = append(w.forgotten, ids...)
 }
+
+// afterCommit runs fn once the transaction has committed (never when it
+// rolls back).
+func (w *writeTx) afterCommit(fn func()) { w.after = append(w.after, fn) }
 
 // emit queues an event of the transaction's realm.
 func (w *writeTx) emit(aud Audience, body EventBody) {
@@ -242,6 +248,9 @@ func (s *Service) write(ctx context.Context, realmID int64, fn func(w *writeTx) 
 	}
 	if len(done.forgotten) > 0 {
 		s.messages.forget(done.forgotten)
+	}
+	for _, fn := range done.after {
+		fn()
 	}
 	s.publish(done.events)
 	return nil

@@ -20,8 +20,7 @@ import (
 // ones this server's features produce; each is produced below, received
 // through real queues and validated against the schema (client.get). The
 // others belong to features this server does not have yet or at all:
-// presence, muted users, invitations,
-// scheduled messages, submessages, default
+// submessages, default
 // stream groups, realm domains and exports, onboarding, saved snippets,
 // Zoom, organization deactivation and user-settings defaults, restart and
 // client reload, attachment removal (files are never deleted), and
@@ -33,8 +32,11 @@ var producedEventVariants = []string{
 	"delete_message/",
 	"drafts/add", "drafts/remove", "drafts/update",
 	"heartbeat/",
+	"invites_changed/",
 	"message/",
 	"muted_topics/",
+	"muted_users/",
+	"presence/",
 	"reaction/add", "reaction/remove",
 	"realm/update", "realm/update_dict",
 	"realm_bot/add", "realm_bot/delete", "realm_bot/update",
@@ -42,6 +44,7 @@ var producedEventVariants = []string{
 	"realm_linkifiers/",
 	"realm_playgrounds/",
 	"realm_user/add", "realm_user/update",
+	"scheduled_messages/add", "scheduled_messages/remove", "scheduled_messages/update",
 	"stream/create", "stream/delete", "stream/update",
 	"subscription/add", "subscription/peer_add", "subscription/peer_remove", "subscription/remove", "subscription/update",
 	"typing/start", "typing/stop", "typing_edit_message/start", "typing_edit_message/stop",
@@ -121,9 +124,20 @@ func TestEventVariantsProduced(t *testing.T) {
 	png := "\x89PNG\r\n\x1a\n" + strings.Repeat("\x00", 32)
 	ok(h.Service.UploadCustomEmoji(ctx, h.Owner.Caller, chat.UploadCustomEmojiRequest{EmojiName: "party",
 		File: chat.FileUpload{FileName: "party.png", ContentType: "image/png", Size: int64(len(png)), Content: strings.NewReader(png)}}))
+	ok(h.Service.MuteUser(ctx, bob.Caller, chat.MuteUserRequest{MutedUserID: alice.ID}))
+	ok(h.Service.UnmuteUser(ctx, bob.Caller, chat.MuteUserRequest{MutedUserID: alice.ID}))
+	ok(h.Service.UpdatePresence(ctx, alice.Caller, chat.UpdatePresenceRequest{Status: "active", PingOnly: ptr(true)}))
 	ok(h.Service.AddPlayground(ctx, h.Owner.Caller, chat.AddPlaygroundRequest{Name: "Go", PygmentsLanguage: "Go", URLTemplate: "https://go.dev/play/{?code}"}))
 	ok(h.Service.AddLinkifier(ctx, h.Owner.Caller, chat.AddLinkifierRequest{Pattern: `#(?P<id>\d+)`, URLTemplate: "https://example.com/{id}"}))
+	ok(h.Service.CreateInviteLink(ctx, h.Owner.Caller, chat.CreateInviteLinkRequest{}))
 	collect()
+
+	// Scheduled messages: scheduled, edited, and sent (or deleted).
+	sm, err := h.Service.CreateScheduledMessage(ctx, alice.Caller, chat.CreateScheduledMessageRequest{Type: "direct",
+		To: chat.ScheduleToUsers(bob.ID), Content: "later", ScheduledDeliveryTimestamp: h.Clock.Now().Add(time.Hour).Unix()})
+	require.NoError(t, err)
+	ok(h.Service.UpdateScheduledMessage(ctx, alice.Caller, chat.UpdateScheduledMessageRequest{ScheduledMessageID: sm.ScheduledMessageID, Content: ptr("later, edited")}))
+	ok(h.Service.DeleteScheduledMessage(ctx, alice.Caller, chat.DeleteScheduledMessageRequest{ScheduledMessageID: sm.ScheduledMessageID}))
 
 	// Alert words and statuses.
 	ok(h.Service.AddAlertWords(ctx, alice.Caller, chat.AlertWordsRequest{AlertWords: []string{"deploy"}}))

@@ -250,7 +250,8 @@ func (s *Service) firstUnread(ctx context.Context, realmID, userID int64, q *fet
 
 // channelFlags computes a reader's flags of a channel message from their
 // row (if any), whether one of their subscription periods covers it, and
-// whether a read range does: what the reference's per-user row would say.
+// whether a read range does: what the reference's per-user row would say
+// (callers add read when the reader muted the sender).
 func channelFlags(m *storage.Message, row int64, hasRow, received, readRange bool) int64 {
 	if !received && !hasRow {
 		return storage.FlagRead | storage.FlagHistorical
@@ -373,6 +374,10 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 			return nil, err
 		}
 	}
+	muted, err := s.mutedSenders(ctx, realm.ID, me.ID)
+	if err != nil {
+		return nil, err
+	}
 	ranges := map[int64][]storage.ReadRange{}
 	if len(channelIDs) > 0 {
 		all, err := s.store.ListReadRangesOf(ctx, realm.ID, me.ID, channelIDs, lo, hi)
@@ -405,6 +410,9 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 		row, hasRow := rowFlags[m.ID]
 		if m.StreamID != nil {
 			flags = channelFlags(m, row, hasRow, periodsCover(periods, *m.StreamID, m.ID), rangesCover(ranges[*m.StreamID], m.ID))
+			if muted[m.SenderID] {
+				flags |= storage.FlagRead // read for a muter
+			}
 		} else {
 			for _, id := range convs[*m.ConversationID] {
 				if u := byID[id]; u != nil {

@@ -238,8 +238,21 @@ func (s *Service) emitMessage(w *writeTx, o *outgoing, readers []storage.UserMes
 	except := []int64{o.me.ID}
 	for _, r := range readers {
 		if r.UserID != o.me.ID {
-			w.emit(toUsers(r.UserID), MessageEvent{Message: view, Flags: flagNames(r.Flags), variants: variants})
+			flags := r.Flags
+			if o.mutedBy[r.UserID] {
+				flags |= storage.FlagRead
+			}
+			w.emit(toUsers(r.UserID), MessageEvent{Message: view, Flags: flagNames(flags), variants: variants})
 			except = append(except, r.UserID)
+		}
+	}
+	// Subscribers who muted the sender and have no row: read for them.
+	muters := mapKeys(o.mutedBy)
+	slices.Sort(muters)
+	for _, id := range muters {
+		if _, ok := flagsOf[id]; !ok && id != o.me.ID && m.StreamID != nil {
+			w.emit(toUsers(id), MessageEvent{Message: view, Flags: flagNames(base | storage.FlagRead), variants: variants})
+			except = append(except, id)
 		}
 	}
 	if m.StreamID != nil {

@@ -262,6 +262,27 @@ func (s *Service) SendMessage(ctx context.Context, c Caller, req SendMessageRequ
 	if err != nil {
 		return nil, err
 	}
+	return s.sendMessageAs(ctx, me, realm, req, nil)
+}
+
+// sendMessageAs is SendMessage by me in realm; inTx, when not nil, runs
+// in the message's write transaction (see outgoing.inTx).
+func (s *Service) sendMessageAs(ctx context.Context, me *storage.User, realm *storage.Realm, req SendMessageRequest,
+	inTx func(ctx context.Context, w *writeTx, m *storage.Message) error) (*SendMessageResponse, error) {
+	send, err := s.prepareMessage(ctx, me, realm, &req)
+	if err != nil {
+		return nil, err
+	}
+	send.inTx = inTx
+	if err := s.storeMessage(ctx, send); err != nil {
+		return nil, err
+	}
+	return &SendMessageResponse{ID: send.msg.ID, AutomaticNewVisibilityPolicy: send.newPolicy}, nil
+}
+
+// prepareMessage checks and renders a message of me as SendMessage does,
+// without storing it.
+func (s *Service) prepareMessage(ctx context.Context, me *storage.User, realm *storage.Realm, req *SendMessageRequest) (*outgoing, error) {
 	topic, err := topicParam(req.Topic, req.Subject)
 	if err != nil {
 		return nil, err
@@ -271,7 +292,7 @@ func (s *Service) SendMessage(ctx context.Context, c Caller, req SendMessageRequ
 	if req.ReadBySender != nil {
 		readBySender = *req.ReadBySender
 	}
-	send := &outgoing{me: me, realm: realm, client: client, readBySender: readBySender, req: &req}
+	send := &outgoing{me: me, realm: realm, client: client, readBySender: readBySender, req: req}
 	switch req.Type {
 	case "stream", "channel":
 		err = s.prepareChannelMessage(ctx, send, topic)
@@ -286,10 +307,7 @@ func (s *Service) SendMessage(ctx context.Context, c Caller, req SendMessageRequ
 	if err := s.renderOutgoing(ctx, send); err != nil {
 		return nil, err
 	}
-	if err := s.storeMessage(ctx, send); err != nil {
-		return nil, err
-	}
-	return &SendMessageResponse{ID: send.msg.ID, AutomaticNewVisibilityPolicy: send.newPolicy}, nil
+	return send, nil
 }
 
 // outgoing is a message on its way through SendMessage.
@@ -315,6 +333,13 @@ type outgoing struct {
 	internal bool
 	// linkifiers are the ones the rendering applied (for topic_links).
 	linkifiers []*markdown.Linkifier
+	// mutedBy are the recipients who muted the sender: the message is
+	// read for them.
+	mutedBy map[int64]bool
+	// inTx, when not nil, runs in storeMessage's write transaction once
+	// the message is stored (its ID set), before its events: a failure
+	// rolls the message back (scheduled delivery claims its row here).
+	inTx func(ctx context.Context, w *writeTx, m *storage.Message) error
 }
 
 func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic *string) error {
@@ -627,6 +652,9 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 				return err
 			}
 		}
+		if err := s.applyMutes(ctx, w, o, readers); err != nil {
+			return err
+		}
 		if err := w.CreateMessage(ctx, m, readers); err != nil {
 			return err
 		}
@@ -660,6 +688,11 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 				if err := w.UpdateStream(ctx, ch, "first_message_id"); err != nil {
 					return err
 				}
+			}
+		}
+		if o.inTx != nil {
+			if err := o.inTx(ctx, w, m); err != nil {
+				return err
 			}
 		}
 		s.emitMessage(w, o, readers)

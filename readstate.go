@@ -50,6 +50,10 @@ func (s *Service) readerState(ctx context.Context, st storage.Store, realm *stor
 	if err != nil {
 		return nil, err
 	}
+	muted, err := s.mutedSendersIn(ctx, st, realm.ID, me.ID)
+	if err != nil {
+		return nil, err
+	}
 	rowFlags := make(map[int64]int64, len(rows))
 	for _, r := range rows {
 		rowFlags[r.MessageID] = r.Flags
@@ -77,6 +81,9 @@ func (s *Service) readerState(ctx context.Context, st storage.Store, realm *stor
 		if m.StreamID != nil {
 			ms.received = periodsCover(rs.periods, *m.StreamID, m.ID)
 			ms.flags = channelFlags(m, row, hasRow, ms.received, rangesCover(ranges[*m.StreamID], m.ID))
+			if muted[m.SenderID] {
+				ms.flags |= storage.FlagRead // read for a muter
+			}
 		}
 		rs.msgs[m.ID] = ms
 	}

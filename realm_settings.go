@@ -43,6 +43,8 @@ type RealmSettings struct {
 	RealmCanMoveMessagesBetweenChannelsGroup    GroupSettingValue `json:"realm_can_move_messages_between_channels_group"`
 	RealmCanMoveMessagesBetweenTopicsGroup      GroupSettingValue `json:"realm_can_move_messages_between_topics_group"`
 	RealmCanResolveTopicsGroup                  GroupSettingValue `json:"realm_can_resolve_topics_group"`
+	RealmCanInviteUsersGroup                    GroupSettingValue `json:"realm_can_invite_users_group"`
+	RealmCreateMultiuseInviteGroup              GroupSettingValue `json:"realm_create_multiuse_invite_group"`
 	RealmAllowMessageEditing                    bool              `json:"realm_allow_message_editing"`
 	RealmMessageContentEditLimitSeconds         *int64            `json:"realm_message_content_edit_limit_seconds"`
 	RealmMessageContentDeleteLimitSeconds       *int64            `json:"realm_message_content_delete_limit_seconds"`
@@ -50,6 +52,7 @@ type RealmSettings struct {
 	RealmMoveMessagesBetweenStreamsLimitSeconds *int64            `json:"realm_move_messages_between_streams_limit_seconds"`
 	RealmMessageEditHistoryVisibilityPolicy     string            `json:"realm_message_edit_history_visibility_policy"`
 	RealmEnableReadReceipts                     bool              `json:"realm_enable_read_receipts"`
+	RealmPresenceDisabled                       bool              `json:"realm_presence_disabled"`
 }
 
 // editHistoryPolicies are the names of message_edit_history_visibility_policy.
@@ -113,6 +116,7 @@ func (s *Service) GetRealmSettings(ctx context.Context, c Caller) (*GetRealmSett
 		RealmMoveMessagesBetweenStreamsLimitSeconds: realm.MoveMessagesBetweenStreamsLimitSeconds,
 		RealmMessageEditHistoryVisibilityPolicy:     editHistoryPolicies[realm.MessageEditHistoryVisibilityPolicy],
 		RealmEnableReadReceipts:                     realm.EnableReadReceipts,
+		RealmPresenceDisabled:                       realm.PresenceDisabled,
 	}
 	for i, set := range realmGroupSettings {
 		v, err := s.realmGroupSetting(ctx, s.store, realm, *set.field(realm))
@@ -137,6 +141,8 @@ var realmGroupSettings = []settingDescriptor[storage.Realm]{
 	newSetting[storage.Realm]("can_move_messages_between_channels_group", GroupMembers, GroupInternet, GroupEveryone),
 	newSetting[storage.Realm]("can_move_messages_between_topics_group", GroupEveryone, GroupInternet),
 	newSetting[storage.Realm]("can_resolve_topics_group", GroupEveryone, GroupInternet),
+	newSetting[storage.Realm]("can_invite_users_group", GroupMembers, GroupInternet, GroupEveryone),
+	newSetting[storage.Realm]("create_multiuse_invite_group", GroupAdministrators, GroupInternet, GroupEveryone),
 }
 
 var (
@@ -181,6 +187,8 @@ type UpdateRealmRequest struct {
 	CanMoveMessagesBetweenChannelsGroup *GroupSettingUpdate `json:"can_move_messages_between_channels_group"`
 	CanMoveMessagesBetweenTopicsGroup   *GroupSettingUpdate `json:"can_move_messages_between_topics_group"`
 	CanResolveTopicsGroup               *GroupSettingUpdate `json:"can_resolve_topics_group"`
+	CanInviteUsersGroup                 *GroupSettingUpdate `json:"can_invite_users_group"`
+	CreateMultiuseInviteGroup           *GroupSettingUpdate `json:"create_multiuse_invite_group"`
 	AllowMessageEditing                 *bool               `json:"allow_message_editing"`
 	// The time limits take a number of seconds or "unlimited".
 	MessageContentEditLimitSeconds         *TimeLimit `json:"message_content_edit_limit_seconds"`
@@ -190,6 +198,7 @@ type UpdateRealmRequest struct {
 	// MessageEditHistoryVisibilityPolicy is "all", "moves" or "none".
 	MessageEditHistoryVisibilityPolicy *string `json:"message_edit_history_visibility_policy"`
 	EnableReadReceipts                 *bool   `json:"enable_read_receipts"`
+	PresenceDisabled                   *bool   `json:"presence_disabled"`
 }
 
 // UpdateRealm changes organization settings. Administrators only. Every
@@ -243,6 +252,9 @@ func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequ
 	}
 	if req.EnableReadReceipts != nil {
 		next.EnableReadReceipts, columns = *req.EnableReadReceipts, append(columns, "enable_read_receipts")
+	}
+	if req.PresenceDisabled != nil {
+		next.PresenceDisabled, columns = *req.PresenceDisabled, append(columns, "presence_disabled")
 	}
 	for _, lim := range []struct {
 		name string
@@ -324,6 +336,7 @@ func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequ
 			{"waiting_period_threshold", realm.WaitingPeriodThreshold, next.WaitingPeriodThreshold},
 			{"allow_message_editing", realm.AllowMessageEditing, next.AllowMessageEditing},
 			{"enable_read_receipts", realm.EnableReadReceipts, next.EnableReadReceipts},
+			{"presence_disabled", realm.PresenceDisabled, next.PresenceDisabled},
 			{"message_edit_history_visibility_policy", editHistoryPolicies[realm.MessageEditHistoryVisibilityPolicy],
 				editHistoryPolicies[next.MessageEditHistoryVisibilityPolicy]},
 		} {

@@ -367,6 +367,13 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 		}
 		st["drafts"] = drafts
 	}
+	if wants(fetch, "scheduled_messages") {
+		r, err := s.GetScheduledMessages(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		st["scheduled_messages"] = r.ScheduledMessages
+	}
 	if wants(fetch, "custom_profile_fields") {
 		r, err := s.GetProfileFields(ctx, c)
 		if err != nil {
@@ -402,6 +409,21 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 			return nil, err
 		}
 		st["user_status"] = statuses
+	}
+	if wants(fetch, "muted_users") {
+		list, err := mutedUsers(ctx, s.store, me.RealmID, me.ID)
+		if err != nil {
+			return nil, err
+		}
+		st["muted_users"] = list
+	}
+	if wants(fetch, "presence") {
+		q := presenceQuery{slim: flag(req.SlimPresence, false), historyDays: req.PresenceHistoryLimitDays}
+		presences, last, err := s.presences(ctx, realm, q)
+		if err != nil {
+			return nil, err
+		}
+		st["presences"], st["presence_last_update_id"], st["server_timestamp"] = presences, last, s.serverTimestamp()
 	}
 	if wants(fetch, "starred_messages") {
 		ids, err := s.store.ListFlaggedMessageIDs(ctx, me.RealmID, me.ID, storage.FlagStarred)
@@ -516,6 +538,11 @@ func (s *Service) realmUserState(ctx context.Context, c Caller, me *storage.User
 	st["avatar_source"], st["avatar_url"], st["avatar_url_medium"] = me.AvatarSource, o.AvatarURL, o.AvatarURL
 	st["is_admin"], st["is_owner"], st["is_guest"] = o.IsAdmin, o.IsOwner, o.IsGuest
 	st["is_moderator"] = me.Role == RoleModerator
+	canInvite, err := s.mayInviteByEmail(ctx, realm, me)
+	if err != nil {
+		return err
+	}
+	st["can_invite_others_to_realm"] = canInvite
 	return nil
 }
 

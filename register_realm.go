@@ -18,7 +18,7 @@ import (
 //     setting are reported as the system group the rule amounts to
 //     (fixedRealmPermissions);
 //   - features this server does not have (video calls, GIPHY, billing,
-//     logos, digests, invitations, push notifications, previews,
+//     logos, digests, push notifications, previews,
 //     presence, spectators, topic summaries, announcements) are reported
 //     off, with the reference's value for "off" (or, for a parameter of
 //     such a feature that has no off value, the reference's default).
@@ -27,12 +27,6 @@ import (
 // the reference defines as the start time of the process hosting the
 // event queue (queues live in this process's memory).
 var processStarted = time.Now().Unix()
-
-// Presence parameters for clients (the reference's defaults).
-const (
-	presencePingIntervalSeconds     = 60
-	presenceOfflineThresholdSeconds = 140
-)
 
 // Sizes the reference reports for the organization icon, logo and user
 // avatar uploads (5 MiB each). This server has none of these uploads
@@ -64,10 +58,8 @@ var fixedRealmPermissions = []struct{ name, group string }{
 	{"can_create_web_public_channel_group", GroupAdministrators},
 	// Administrators manage every group (groupScope.canManage).
 	{"can_manage_all_groups", GroupAdministrators},
-	// No invitations, billing or topic summaries on this server: nobody
-	// may use them.
-	{"can_invite_users_group", GroupNobody},
-	{"create_multiuse_invite_group", GroupNobody},
+	// No billing or topic summaries on this server: nobody may use them.
+	// (Who may invite are organization settings: realmGroupSettings.)
 	{"can_manage_billing_group", GroupNobody},
 	{"can_summarize_topics_group", GroupNobody},
 }
@@ -193,10 +185,9 @@ func (s *Service) realmRegisterExtras(ctx context.Context, realm *storage.Realm,
 	st["realm_digest_weekday"] = 1 // the reference's default (Tuesday)
 	st["realm_message_content_allowed_in_email_notifications"] = true
 
-	// Push notifications, presence, topic summaries: not offered.
+	// Push notifications and topic summaries: not offered.
 	st["realm_push_notifications_enabled"] = false
 	st["realm_push_notifications_enabled_end_timestamp"] = nil
-	st["realm_presence_disabled"] = true
 	st["server_presence_ping_interval_seconds"] = presencePingIntervalSeconds
 	st["server_presence_offline_threshold_seconds"] = presenceOfflineThresholdSeconds
 	st["server_can_summarize_topics"] = false

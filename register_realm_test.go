@@ -147,7 +147,7 @@ func TestRegisterRealmStateValues(t *testing.T) {
 	assert.EqualValues(t, 12, state["password_min_length"])
 	assert.EqualValues(t, 64, state["password_max_length"])
 	assert.EqualValues(t, 60, state["server_presence_ping_interval_seconds"])
-	assert.EqualValues(t, 140, state["server_presence_offline_threshold_seconds"])
+	assert.EqualValues(t, 200, state["server_presence_offline_threshold_seconds"])
 	assert.Equal(t, true, state["realm_allow_edit_history"])
 	assert.EqualValues(t, 5, state["realm_wildcard_mention_policy"]) // administrators, the default
 	assert.Equal(t, strings.TrimPrefix(h.RealmURL, "http://"), state["realm_bot_domain"])
@@ -162,8 +162,8 @@ func TestRegisterRealmStateValues(t *testing.T) {
 		"realm_can_create_private_channel_group":    chat.GroupMembers,
 		"realm_can_create_web_public_channel_group": chat.GroupAdministrators,
 		"realm_can_manage_all_groups":               chat.GroupAdministrators,
-		"realm_can_invite_users_group":              chat.GroupNobody,
-		"realm_create_multiuse_invite_group":        chat.GroupNobody,
+		"realm_can_invite_users_group":              chat.GroupMembers,        // a setting; its default
+		"realm_create_multiuse_invite_group":        chat.GroupAdministrators, // a setting; its default
 		"realm_can_manage_billing_group":            chat.GroupNobody,
 		"realm_can_summarize_topics_group":          chat.GroupNobody,
 	} {

@@ -15,14 +15,19 @@ func WithMaintenanceInterval(d time.Duration) Option {
 // ctx's error. A host program starts it once (go svc.Run(ctx)) and cancels
 // ctx to stop it. Today that work is the periodic full-member promotion of
 // every organization (role:fullmembers follows the waiting period, the
-// counterpart of the reference's daily job); the event-queue cleanup,
-// scheduled messages and outgoing webhooks will join it.
+// counterpart of the reference's daily job), and the delivery of
+// scheduled messages (RunScheduler), which Run waits for before it
+// returns; the event-queue cleanup and outgoing webhooks will join it.
 func (s *Service) Run(ctx context.Context) error {
 	// Listen to the event bus from the start: other servers' writes then
 	// refresh this one's caches at once.
 	if err := s.shared.hub.listening(ctx); err != nil {
 		s.log.Warn("event bus not listening yet; the first event queue retries", "err", err)
 	}
+	go s.runPresenceFlusher(ctx)
+	scheduler := make(chan struct{})
+	go func() { defer close(scheduler); _ = s.RunScheduler(ctx) }()
+	defer func() { <-scheduler }()
 	every := s.maintenanceEvery
 	if every <= 0 {
 		every = time.Hour

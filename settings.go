@@ -259,6 +259,11 @@ func (s *Service) UpdateSettings(ctx context.Context, c Caller, req UpdateSettin
 			}
 		}
 		emitSettingsChanges(w, realm, fresh, &next, before, after)
+		if before.PresenceEnabled != after.PresenceEnabled {
+			if err := s.presenceEnabledChanged(ctx, w, realm, &next, after.PresenceEnabled); err != nil {
+				return err
+			}
+		}
 		if newEmail != "" {
 			key, err := newAPIKey()
 			if err != nil {

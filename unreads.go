@@ -124,7 +124,11 @@ func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *stor
 	if err != nil {
 		return nil, err
 	}
-	chMsgs, err := st.ListUnreadChannelMessages(ctx, realm.ID, gaps, limit)
+	muted, err := s.mutedSendersIn(ctx, st, realm.ID, me.ID)
+	if err != nil {
+		return nil, err
+	}
+	chMsgs, err := st.ListUnreadChannelMessages(ctx, realm.ID, gaps, mapKeys(muted), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +149,9 @@ func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *stor
 		j++
 		if r.StreamID != nil && !active[*r.StreamID] {
 			continue // an unsubscribed channel's historical row
+		}
+		if r.StreamID != nil && muted[r.SenderID] {
+			continue // read for a muter (direct messages arrive read instead)
 		}
 		all = append(all, unreadOf(&r.Message, r.Flags))
 	}

@@ -71,11 +71,21 @@ func TestUnreadMessagesAgainstBruteForce(t *testing.T) {
 		}
 		return ids
 	}
+	// mutes[u][v]: u muted v, whose channel messages must then be read
+	// for u.
+	mutes := map[int64]map[int64]bool{}
 	steps, checks, unread := 0, 0, 0
 	for steps = 0; steps < 700; steps++ {
 		if steps%100 == 99 {
 			for _, u := range users {
-				unread += checkUnreads(t, h, u, seed, feed(u))
+				msgs := feed(u)
+				for _, m := range msgs {
+					// (Direct messages arrive read, but can be marked unread.)
+					if mutes[u.ID][m.SenderID] && m.Type == "stream" {
+						require.Contains(t, m.Flags, "read", "seed %d: message %d (%s %v) of a sender %d muted", seed, m.ID, m.Type, m.StreamID, u.ID)
+					}
+				}
+				unread += checkUnreads(t, h, u, seed, msgs)
 				checks++
 			}
 		}
@@ -166,6 +176,23 @@ func TestUnreadMessagesAgainstBruteForce(t *testing.T) {
 			_, err := h.Service.UpdateSubscriptionProperties(ctx, u.Caller, chat.UpdateSubscriptionPropertiesRequest{SubscriptionData: []chat.SubscriptionProperty{
 				{StreamID: channels[name], Property: "is_muted", Value: json.RawMessage(strconv.FormatBool(rng.IntN(2) == 0))}}})
 			require.NoError(t, err)
+		case r < 97:
+			// Mute or unmute another user (the owner, who moves, too).
+			other := append(slices.Clone(users), h.Owner)[rng.IntN(len(users)+1)]
+			if other.ID == u.ID {
+				continue
+			}
+			if mutes[u.ID] == nil {
+				mutes[u.ID] = map[int64]bool{}
+			}
+			var err error
+			if mutes[u.ID][other.ID] {
+				_, err = h.Service.UnmuteUser(ctx, u.Caller, chat.MuteUserRequest{MutedUserID: other.ID})
+			} else {
+				_, err = h.Service.MuteUser(ctx, u.Caller, chat.MuteUserRequest{MutedUserID: other.ID})
+			}
+			require.NoError(t, err)
+			mutes[u.ID][other.ID] = !mutes[u.ID][other.ID]
 		default:
 			_, err := h.Service.UpdateUserTopic(ctx, u.Caller, chat.UpdateUserTopicRequest{StreamID: channels[name],
 				Topic: topics[rng.IntN(len(topics))], VisibilityPolicy: rng.IntN(4)})

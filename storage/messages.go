@@ -151,7 +151,8 @@ type MessageStore interface {
 	// FirstUnreadMessage returns the ID of the oldest message of
 	// w.Scope matching w.Filter that w.UserID has not read (0 when there
 	// is none): a channel message no read range covers, a historical row
-	// marked unread, or a direct message whose row lacks the read flag. Whole channels in the scope
+	// marked unread, or a direct message whose row lacks the read flag,
+	// not sent by a user the reader muted. Whole channels in the scope
 	// count only where a span also covers the message (one cannot have
 	// an unread message one never received).
 	FirstUnreadMessage(ctx context.Context, w MessageWindow) (int64, error)
@@ -177,8 +178,9 @@ type MessageStore interface {
 	ListChannelMessagesIn(ctx context.Context, realmID int64, spans []IDSpan, topic *string, limit int) ([]Message, error)
 	// ListUnreadChannelMessages returns the messages of the spans,
 	// newest first, up to limit, with what unread counts need: ID,
-	// channel, topic and the channel-wildcard fact.
-	ListUnreadChannelMessages(ctx context.Context, realmID int64, spans []IDSpan, limit int) ([]UnreadChannelMessage, error)
+	// channel, topic and the channel-wildcard fact. Messages of
+	// exceptSenders (those the reader muted: read for them) are left out.
+	ListUnreadChannelMessages(ctx context.Context, realmID int64, spans []IDSpan, exceptSenders []int64, limit int) ([]UnreadChannelMessage, error)
 	// ResetReadRanges makes one range [1, last] the user's whole read
 	// state of each of the channels.
 	ResetReadRanges(ctx context.Context, realmID, userID int64, streamIDs []int64, last int64) error
@@ -316,7 +318,8 @@ type MessageFilter struct {
 	// Starred, Mentioned and Unread keep messages with that state for the
 	// window's reader (Mentioned: a mention row, or a channel wildcard;
 	// Unread: no read range covers the channel message, or the direct
-	// message's row lacks the read flag). Resolved keeps topics starting
+	// message's row lacks the read flag; never a message whose sender the
+	// reader muted). Resolved keeps topics starting
 	// with "✔ ". HasLink, HasImage and HasAttachment keep messages with
 	// that content.
 	Starred, Mentioned, Unread, Resolved bool

@@ -34,11 +34,15 @@ type Store interface {
 	SubscriptionStore
 	UserTopicStore
 	UserStatusStore
+	PresenceStore
+	UserMuteStore
 	AlertWordStore
 	MessageStore
 	UploadStore
 	PlaygroundStore
 	LinkifierStore
+	ScheduledMessageStore
+	InviteStore
 	QueryStore
 	EventStore
 	// InTx runs fn inside one transaction. The Store passed to fn sees the
@@ -95,6 +99,10 @@ type Realm struct {
 	CanMoveMessagesBetweenChannelsGroupID int64 `bun:"can_move_messages_between_channels_group_id"`
 	CanMoveMessagesBetweenTopicsGroupID   int64 `bun:"can_move_messages_between_topics_group_id"`
 	CanResolveTopicsGroupID               int64 `bun:"can_resolve_topics_group_id"`
+	// CanInviteUsersGroupID may send email invitations;
+	// CreateMultiuseInviteGroupID may create reusable invitation links.
+	CanInviteUsersGroupID       int64 `bun:"can_invite_users_group_id"`
+	CreateMultiuseInviteGroupID int64 `bun:"create_multiuse_invite_group_id"`
 	// AllowMessageEditing lets senders edit their messages' content; the
 	// limits are in seconds after sending (nil: none).
 	AllowMessageEditing                    bool   `bun:"allow_message_editing"`
@@ -105,6 +113,8 @@ type Realm struct {
 	// MessageEditHistoryVisibilityPolicy: 1 all, 2 moves only, 3 none.
 	MessageEditHistoryVisibilityPolicy int  `bun:"message_edit_history_visibility_policy"`
 	EnableReadReceipts                 bool `bun:"enable_read_receipts"`
+	// PresenceDisabled turns presence off for the whole organization.
+	PresenceDisabled bool `bun:"presence_disabled"`
 }
 
 // User is a human or bot account in one realm.

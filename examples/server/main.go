@@ -6,6 +6,11 @@
 // On its first start it creates the organization and prints the owner's
 // email, password and API key with a ready-to-paste curl command; later
 // starts reuse the database.
+//
+// With -invite it prints a reusable invitation link for a second person
+// (and the curl command that accepts it) and exits:
+//
+//	go run ./examples/server -invite
 package main
 
 import (
@@ -38,6 +43,9 @@ type config struct {
 	// them in an S3-compatible bucket instead.
 	uploads, s3, s3Bucket, s3Region, s3Prefix string
 	s3Insecure                                bool
+	// invite: print a reusable invitation link and exit (printInvite).
+	invite        bool
+	inviteMinutes int
 }
 
 func main() {
@@ -56,11 +64,17 @@ func main() {
 	flag.StringVar(&cfg.s3Region, "s3-region", "", "S3 region")
 	flag.StringVar(&cfg.s3Prefix, "s3-prefix", "", "S3 key prefix of uploaded files")
 	flag.BoolVar(&cfg.s3Insecure, "s3-insecure", false, "talk to the S3 endpoint over plain HTTP")
+	flag.BoolVar(&cfg.invite, "invite", false, "print a reusable invitation link (made by the owner) and how to accept it, then exit")
+	flag.IntVar(&cfg.inviteMinutes, "invite-minutes", 0, "with -invite: how long the link works (default 10 days)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, cfg, os.Stdout, os.Stderr, nil); err != nil {
+	runServer := func() error { return run(ctx, cfg, os.Stdout, os.Stderr, nil) }
+	if cfg.invite {
+		runServer = func() error { return printInvite(ctx, cfg, os.Stdout) }
+	}
+	if err := runServer(); err != nil {
 		fmt.Fprintln(os.Stderr, "server:", err)
 		os.Exit(1)
 	}
@@ -118,8 +132,13 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	srv.RegisterOnShutdown(svc.StopEvents)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	// The Service's background work (full-member promotion, hourly).
-	go func() { _ = svc.Run(ctx) }()
+	// The Service's background work (full-member promotion, hourly;
+	// scheduled messages, as they fall due). It stops with the server,
+	// which waits for it before the store closes.
+	runCtx, stopRun := context.WithCancel(ctx)
+	background := make(chan struct{})
+	go func() { defer close(background); _ = svc.Run(runCtx) }()
+	defer func() { stopRun(); <-background }()
 	log.Info("listening", "url", base+"/api/v1", "db", redactDSN(cfg.db), "uploads", where, "startup", time.Since(start).Round(time.Millisecond))
 	if ready != nil {
 		ready <- ln.Addr().String()

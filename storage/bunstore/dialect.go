@@ -38,9 +38,11 @@ type dialectOps struct {
 	// bigint triples (PostgreSQL needs the types of a VALUES list).
 	spanValues string
 	// unreadQuery is the query of ListUnreadChannelMessages over the VALUES
-	// rows of the spans; its arguments are the spans' values, the realm
-	// and the limit (the limit twice where the query needs it per span).
-	unreadQuery func(values string) (query string, limitPerSpan bool)
+	// rows of the spans, with cond (a condition on m, with no arguments)
+	// added to the messages' conditions; its arguments are the spans'
+	// values, the realm and the limit (the limit twice where the query
+	// needs it per span).
+	unreadQuery func(values, cond string) (query string, limitPerSpan bool)
 	// unindexMessages removes the messages from a full-text index kept
 	// apart from their rows (nothing where it lives in the row).
 	unindexMessages func(ctx context.Context, db bun.IDB, ids []int64) error

@@ -29,10 +29,11 @@ var sqliteOps = &dialectOps{
 	},
 	spanValues: "(?, ?, ?)",
 	// SQLite walks the few VALUES rows and range-scans the index for each.
-	unreadQuery: func(values string) (string, bool) {
+	unreadQuery: func(values, cond string) (string, bool) {
 		return `WITH g (sid, lo, hi) AS (VALUES ` + values + `)
 			SELECT m.id, m.stream_id, m.topic, m.stream_wildcard FROM g
 			JOIN messages AS m ON m.realm_id = ? AND m.stream_id = g.sid AND m.id >= g.lo AND m.id <= g.hi
+				AND ` + cond + `
 			ORDER BY m.id DESC LIMIT ?`, false
 	},
 	indexMessages: func(ctx context.Context, db bun.IDB, docs []searchDoc) error {

@@ -472,7 +472,7 @@ func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f stora
 				WHERE hu.realm_id = m.realm_id AND hu.user_id = ? AND hu.message_id = m.id AND (hu.flags & 3073) = 1024))`, w.UserID).
 				WhereOr(`(m.conversation_id IS NOT NULL AND EXISTS (SELECT 1 FROM user_messages AS um
 				WHERE um.realm_id = m.realm_id AND um.user_id = ? AND um.message_id = m.id AND (um.flags & 1) = 0))`, w.UserID)
-		})
+		}).Where(notMutedSender, w.UserID)
 	}
 	if f.Resolved {
 		q = q.Where("(m.stream_id IS NOT NULL AND substr(m.topic, 1, 2) = ?)", "✔ ")
@@ -595,7 +595,7 @@ func (s *Store) FirstUnreadMessage(ctx context.Context, w storage.MessageWindow)
 			for {
 				var rows []messageRow
 				q, idCol := s.windowQuery(one, &rows)
-				q = q.Where("? > ?", bun.Safe(idCol), candidate)
+				q = q.Where("? > ?", bun.Safe(idCol), candidate).Where(notMutedSender, w.UserID)
 				if best != 0 {
 					q = q.Where("? < ?", bun.Safe(idCol), best)
 				}
@@ -652,7 +652,7 @@ func (s *Store) firstUnreadRow(ctx context.Context, w storage.MessageWindow, sco
 	var rows []messageRow
 	q, idCol := s.windowQuery(one, &rows)
 	q = q.Where(`m.id IN (SELECT hu.message_id FROM user_messages AS hu
-		WHERE hu.realm_id = ? AND hu.user_id = ? AND `+cond+`)`, w.RealmID, w.UserID)
+		WHERE hu.realm_id = ? AND hu.user_id = ? AND `+cond+`)`, w.RealmID, w.UserID).Where(notMutedSender, w.UserID)
 	if best != 0 {
 		q = q.Where("? < ?", bun.Safe(idCol), best)
 	}

@@ -371,6 +371,8 @@ func write0002Rows(t *testing.T, db *bun.DB) schema0002Rows {
 	// Migration 0013's defaults: role:members where the reference has it.
 	messageDefaults(&rows.realm)
 	rows.realm.CanAddCustomEmojiGroupID, rows.realm.CanMoveMessagesBetweenChannelsGroupID = sys.ID, sys.ID
+	// Migration 0022's: role:members may send email invitations.
+	rows.realm.CanInviteUsersGroupID = sys.ID
 
 	member := func(realmID, groupID, userID int64) {
 		exec(`INSERT INTO user_group_members (realm_id, group_id, user_id) VALUES (?, ?, ?)`, realmID, groupID, userID)
@@ -557,6 +559,9 @@ func write0003Rows(t *testing.T, db *bun.DB) schema0003Rows {
 	// Migration 0013 gives it the reference's message-action defaults
 	// (the groups other than role:administrators do not exist here).
 	rows.realm.CanDeleteAnyMessageGroupID = rows.group.ID
+	// Migration 0022 makes it create_multiuse_invite_group (role:members,
+	// the default of can_invite_users_group, does not exist here).
+	rows.realm.CreateMultiuseInviteGroupID = rows.group.ID
 	messageDefaults(&rows.realm)
 	_, err := db.ExecContext(ctx, `UPDATE user_groups SET can_manage_group_id = ? WHERE id = ?`, rows.group.ID, rows.group.ID)
 	require.NoError(t, err)

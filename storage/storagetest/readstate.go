@@ -183,7 +183,7 @@ func testReadStateChannelMessagesIn(t *testing.T, s storage.Store) {
 	// The unread form: the same order and limit, the columns counts need.
 	unread := func(spans []storage.IDSpan, limit int) []int64 {
 		t.Helper()
-		ms, err := s.ListUnreadChannelMessages(ctx, realm.ID, spans, limit)
+		ms, err := s.ListUnreadChannelMessages(ctx, realm.ID, spans, nil, limit)
 		require.NoError(t, err)
 		ids := []int64{}
 		for _, m := range ms {
@@ -195,11 +195,11 @@ func testReadStateChannelMessagesIn(t *testing.T, s storage.Store) {
 	assert.Equal(t, list(spans, nil, 3), unread(spans, 3))
 	assert.Equal(t, []int64{}, unread(nil, 10))
 	assert.Len(t, unread(many, 1000), 450, "many spans")
-	um, err := s.ListUnreadChannelMessages(ctx, realm.ID, []storage.IDSpan{{StreamID: c.ID, First: cm[4], Last: cm[4]}}, 1)
+	um, err := s.ListUnreadChannelMessages(ctx, realm.ID, []storage.IDSpan{{StreamID: c.ID, First: cm[4], Last: cm[4]}}, nil, 1)
 	require.NoError(t, err)
 	assert.Equal(t, []storage.UnreadChannelMessage{{ID: cm[4], StreamID: c.ID, Topic: "A", StreamWildcard: true}}, um)
 	other := newRealm(t, s, "other")
-	um, err = s.ListUnreadChannelMessages(ctx, other.ID, spans, 10)
+	um, err = s.ListUnreadChannelMessages(ctx, other.ID, spans, nil, 10)
 	require.NoError(t, err)
 	assert.Empty(t, um, "realms apart")
 	ms, err := s.ListChannelMessagesIn(ctx, realm.ID, []storage.IDSpan{{StreamID: c.ID, First: cm[4], Last: cm[4]}}, nil, 1)

@@ -108,7 +108,11 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, uploadTests...)
 	all = append(all, playgroundTests...)
 	all = append(all, linkifierTests...)
+	all = append(all, scheduledTests...)
+	all = append(all, inviteTests...)
 	all = append(all, userStatusTests...)
+	all = append(all, presenceTests...)
+	all = append(all, userMuteTests...)
 	all = append(all, alertWordTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ func routes() []endpoint {
 		publicNoArgs("GET", "/server_settings", (*S).GetServerSettings),
 		public("POST", "/fetch_api_key", (*S).FetchAPIKey),
 		public("POST", "/accounts/confirm_new_email/{key}", (*S).ConfirmEmailChange),
+		public("POST", "/invites/accept", (*S).AcceptInvitation),
 
 		authedNoArgs("POST", "/users/me/api_key/regenerate", (*S).RegenerateAPIKey),
 		authedNoArgs("GET", "/users/me", (*S).GetOwnUser),
@@ -22,6 +23,11 @@ func routes() []endpoint {
 		authed("GET", "/users/{email}", (*S).GetUserByEmail),
 		authed("GET", "/users/{user_id:int}/status", (*S).GetUserStatus),
 		authed("POST", "/users/me/status", (*S).UpdateStatus),
+		authed("POST", "/users/me/presence", (*S).UpdatePresence),
+		authed("POST", "/users/me/muted_users/{muted_user_id:int}", (*S).MuteUser),
+		authed("DELETE", "/users/me/muted_users/{muted_user_id:int}", (*S).UnmuteUser),
+		authed("GET", "/users/{user_id_or_email}/presence", (*S).GetUserPresence),
+		authedNoArgs("GET", "/realm/presence", (*S).GetRealmPresence),
 		authedNoArgs("GET", "/users/me/alert_words", (*S).GetAlertWords),
 		authed("POST", "/users/me/alert_words", (*S).AddAlertWords),
 		authed("DELETE", "/users/me/alert_words", (*S).RemoveAlertWords),
@@ -36,6 +42,11 @@ func routes() []endpoint {
 		authed("POST", "/drafts", (*S).CreateDrafts),
 		authed("PATCH", "/drafts/{draft_id:int}", (*S).EditDraft),
 		authed("DELETE", "/drafts/{draft_id:int}", (*S).DeleteDraft),
+
+		authedNoArgs("GET", "/scheduled_messages", (*S).GetScheduledMessages),
+		authed("POST", "/scheduled_messages", (*S).CreateScheduledMessage),
+		authed("PATCH", "/scheduled_messages/{scheduled_message_id:int}", (*S).UpdateScheduledMessage),
+		authed("DELETE", "/scheduled_messages/{scheduled_message_id:int}", (*S).DeleteScheduledMessage),
 
 		authed("POST", "/messages", (*S).SendMessage),
 		authed("GET", "/messages", (*S).GetMessages),
@@ -106,5 +117,12 @@ func routes() []endpoint {
 		authed("PATCH", "/bots/{bot_id:int}", (*S).UpdateBot),
 		authed("DELETE", "/bots/{bot_id:int}", (*S).DeactivateBot),
 		authed("POST", "/bots/{bot_id:int}/api_key/regenerate", (*S).RegenerateBotAPIKey),
+
+		authedNoArgs("GET", "/invites", (*S).GetInvites),
+		authed("POST", "/invites", (*S).SendInvites),
+		authed("POST", "/invites/multiuse", (*S).CreateInviteLink),
+		authed("DELETE", "/invites/{invite_id:int}", (*S).RevokeEmailInvite),
+		authed("DELETE", "/invites/multiuse/{invite_id:int}", (*S).RevokeInviteLink),
+		authed("POST", "/invites/{invite_id:int}/resend", (*S).ResendEmailInvite),
 	}
 }
