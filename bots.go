@@ -13,9 +13,15 @@ type CreateBotRequest struct {
 	FullName string `json:"full_name"`
 	// ShortName makes the bot's email: {short_name}-bot@{organization host}.
 	ShortName string `json:"short_name"`
-	// BotType is 1 (generic, the default) or 2 (incoming webhook).
-	// Outgoing-webhook and embedded bots are not offered yet.
+	// BotType is 1 (generic, the default), 2 (incoming webhook) or 3
+	// (outgoing webhook). Embedded bots are not offered.
 	BotType *int `json:"bot_type"`
+	// PayloadURL, InterfaceType (1 generic, the default; 2
+	// Slack-compatible) and ServiceName (default: the short name) make an
+	// outgoing-webhook bot's service.
+	PayloadURL    *string `json:"payload_url"`
+	InterfaceType *int    `json:"interface_type"`
+	ServiceName   *string `json:"service_name"`
 }
 
 // CreateBotResponse is the success body of CreateBot.
@@ -44,8 +50,29 @@ func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest)
 	if req.BotType != nil {
 		botType = *req.BotType
 	}
-	if botType != BotTypeGeneric && botType != BotTypeIncomingWebhook {
+	if botType != BotTypeGeneric && botType != BotTypeIncomingWebhook && botType != BotTypeOutgoingWebhook {
 		return nil, BadRequest("Invalid bot type")
+	}
+	var service *storage.BotService
+	if botType == BotTypeOutgoingWebhook {
+		service = &storage.BotService{RealmID: realm.ID, BaseURL: jsonOrPlain(ptrValue(req.PayloadURL)), Interface: WebhookInterfaceGeneric}
+		if err := checkPayloadURL("payload_url", service.BaseURL); err != nil {
+			return nil, err
+		}
+		if req.InterfaceType != nil {
+			service.Interface = *req.InterfaceType
+		}
+		if err := checkInterface(service.Interface); err != nil {
+			return nil, err
+		}
+		service.Name = strings.TrimSpace(ptrValue(req.ServiceName))
+		if service.Name == "" {
+			service.Name = strings.ToLower(strings.TrimSpace(req.ShortName))
+		}
+		var err error
+		if service.Token, err = newServiceToken(); err != nil {
+			return nil, s.internal(ctx, "create bot", err)
+		}
 	}
 	allowed, err := s.inRealmGroup(ctx, realm, realm.CanCreateBotsGroupID, me)
 	if err == nil && !allowed && botType == BotTypeIncomingWebhook {
@@ -73,8 +100,8 @@ func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest)
 		return nil, err
 	}
 	bt := botType
-	u, key, err := s.addUser(ctx, realm, ProvisionUserRequest{Email: email, FullName: fullName,
-		Role: RoleMember, BotType: &bt, BotOwnerID: &me.ID})
+	u, key, err := s.addUserWith(ctx, realm, ProvisionUserRequest{Email: email, FullName: fullName,
+		Role: RoleMember, BotType: &bt, BotOwnerID: &me.ID}, service)
 	if err != nil {
 		if e := AsError(err); e.Msg == "Email is already in use." {
 			return nil, BadRequest("Username already in use")
@@ -119,19 +146,20 @@ func (s *Service) botNameFree(ctx context.Context, realmID int64, name string, s
 
 // Bot is a bot as its owner (or an administrator) sees it.
 type Bot struct {
-	UserID                      int64    `json:"user_id"`
-	Username                    string   `json:"username"`
-	FullName                    string   `json:"full_name"`
-	APIKey                      string   `json:"api_key"`
-	AvatarURL                   string   `json:"avatar_url"`
-	BotType                     int      `json:"bot_type"`
-	OwnerID                     *int64   `json:"owner_id"`
-	Owner                       *string  `json:"owner"`
-	IsActive                    bool     `json:"is_active"`
-	DefaultSendingStream        *string  `json:"default_sending_stream"`
-	DefaultEventsRegisterStream *string  `json:"default_events_register_stream"`
-	DefaultAllPublicStreams     bool     `json:"default_all_public_streams"`
-	Services                    []string `json:"services"`
+	UserID                      int64   `json:"user_id"`
+	Username                    string  `json:"username"`
+	FullName                    string  `json:"full_name"`
+	APIKey                      string  `json:"api_key"`
+	AvatarURL                   string  `json:"avatar_url"`
+	BotType                     int     `json:"bot_type"`
+	OwnerID                     *int64  `json:"owner_id"`
+	Owner                       *string `json:"owner"`
+	IsActive                    bool    `json:"is_active"`
+	DefaultSendingStream        *string `json:"default_sending_stream"`
+	DefaultEventsRegisterStream *string `json:"default_events_register_stream"`
+	DefaultAllPublicStreams     bool    `json:"default_all_public_streams"`
+	// Services are an outgoing-webhook bot's: base_url, interface, token.
+	Services []any `json:"services"`
 }
 
 // GetBotsResponse is the success body of GetBots.
@@ -169,6 +197,14 @@ func (s *Service) GetBots(ctx context.Context, c Caller) (*GetBotsResponse, erro
 	for _, u := range owners {
 		emails[u.ID] = apiEmail(realm, &u)
 	}
+	var botIDs []int64
+	for i := range users {
+		botIDs = append(botIDs, users[i].ID)
+	}
+	services, err := botServices(ctx, s.store, realm.ID, botIDs)
+	if err != nil {
+		return nil, s.internal(ctx, "get bots", err)
+	}
 	resp := &GetBotsResponse{Bots: []Bot{}}
 	for i := range users {
 		u := &users[i]
@@ -176,7 +212,10 @@ func (s *Service) GetBots(ctx context.Context, c Caller) (*GetBotsResponse, erro
 			continue
 		}
 		b := Bot{UserID: u.ID, Username: u.Email, FullName: u.FullName, APIKey: u.APIKey, AvatarURL: gravatarURL(u),
-			OwnerID: u.BotOwnerID, IsActive: u.IsActive, Services: []string{}}
+			OwnerID: u.BotOwnerID, IsActive: u.IsActive, Services: services[u.ID]}
+		if b.Services == nil {
+			b.Services = []any{}
+		}
 		if u.BotType != nil {
 			b.BotType = *u.BotType
 		}
@@ -194,6 +233,10 @@ type UpdateBotRequest struct {
 	BotID      int64   `json:"bot_id"`
 	FullName   *string `json:"full_name"`
 	BotOwnerID *int64  `json:"bot_owner_id"`
+	// ServicePayloadURL and ServiceInterface (default 1) change an
+	// outgoing-webhook bot's service.
+	ServicePayloadURL *string `json:"service_payload_url"`
+	ServiceInterface  *int    `json:"service_interface"`
 }
 
 // UpdateBotResponse is the success body of UpdateBot.
@@ -205,6 +248,11 @@ type UpdateBotResponse struct {
 	DefaultAllPublicStreams     bool    `json:"default_all_public_streams"`
 	// BotOwner is the new owner's email, when the owner changed.
 	BotOwner *string `json:"bot_owner,omitempty"`
+	// ServiceInterface and ServicePayloadURL echo a service change
+	// (null otherwise); ConfigData is always null (no embedded bots).
+	ServiceInterface  *int    `json:"service_interface"`
+	ServicePayloadURL *string `json:"service_payload_url"`
+	ConfigData        any     `json:"config_data"`
 }
 
 // UpdateBot renames a bot or gives it to another owner. The bot's owner
@@ -247,8 +295,45 @@ func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest)
 		e := apiEmail(realm, owner)
 		resp.BotOwner = &e
 	}
-	if len(columns) > 0 {
+	var service *storage.BotService
+	if req.ServicePayloadURL != nil {
+		if bot.BotType == nil || *bot.BotType != BotTypeOutgoingWebhook {
+			return nil, BadRequest("This bot has no outgoing webhook service")
+		}
+		iface := WebhookInterfaceGeneric
+		if req.ServiceInterface != nil {
+			iface = *req.ServiceInterface
+		}
+		if err := checkInterface(iface); err != nil {
+			return nil, err
+		}
+		payloadURL := jsonOrPlain(*req.ServicePayloadURL)
+		if err := checkPayloadURL("service_payload_url", payloadURL); err != nil {
+			return nil, err
+		}
+		list, err := s.store.ListBotServices(ctx, realm.ID, []int64{bot.ID})
+		if err != nil {
+			return nil, s.internal(ctx, "update bot", err)
+		}
+		if len(list) == 0 {
+			return nil, BadRequest("This bot has no outgoing webhook service")
+		}
+		service = &list[0]
+		service.BaseURL, service.Interface = payloadURL, iface
+		resp.ServiceInterface, resp.ServicePayloadURL = &iface, &payloadURL
+	}
+	if len(columns) > 0 || service != nil {
 		err := s.write(ctx, realm.ID, func(w *writeTx) error {
+			if service != nil {
+				if err := w.UpdateBotService(ctx, service); err != nil {
+					return err
+				}
+				emitBotUpdate(w, bot, map[string]any{"services": []any{
+					botService{BaseURL: service.BaseURL, Interface: service.Interface, Token: service.Token}}})
+				if len(columns) == 0 {
+					return nil
+				}
+			}
 			if err := w.UpdateUser(ctx, &next, columns...); err != nil {
 				return err
 			}

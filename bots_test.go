@@ -39,7 +39,7 @@ func TestCreateBot(t *testing.T) {
 		{"empty short name", chat.CreateBotRequest{FullName: "Bot X", ShortName: " "}, "Bad name or username"},
 		{"bad short name", chat.CreateBotRequest{FullName: "Bot X", ShortName: "a@b"}, "Bad name or username"},
 		{"bad full name", chat.CreateBotRequest{FullName: "B", ShortName: "bx"}, "Name too short!"},
-		{"outgoing webhook not offered yet", chat.CreateBotRequest{FullName: "Bot X", ShortName: "bx", BotType: ptr(3)}, "Invalid bot type"},
+		{"embedded bots not offered", chat.CreateBotRequest{FullName: "Bot X", ShortName: "bx", BotType: ptr(4)}, "Invalid bot type"},
 		{"unknown type", chat.CreateBotRequest{FullName: "Bot X", ShortName: "bx", BotType: ptr(9)}, "Invalid bot type"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -137,7 +137,8 @@ type serviceShared struct {
 	publishMu    sync.Mutex // one transaction's events reach the sinks at a time
 	hub          *eventHub
 	presence     *presenceBuffer
-	scheduler    schedulerState // RunScheduler's interval and wake-ups (scheduled_delivery.go)
+	scheduler    pollLoop     // RunScheduler's interval and wake-ups (scheduled_delivery.go)
+	webhooks     webhookState // RunWebhooks' deliverer, interval and wake-ups (outgoing_webhooks.go)
 }
 
 // Option configures a Service.

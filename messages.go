@@ -658,6 +658,9 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 		if err := w.CreateMessage(ctx, m, readers); err != nil {
 			return err
 		}
+		if err := s.queueWebhooks(ctx, w, o); err != nil {
+			return err
+		}
 		if err := s.claimUploads(ctx, w, o.realm, o.me, m.ID, o.uploads); err != nil {
 			return err
 		}

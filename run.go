@@ -15,19 +15,25 @@ func WithMaintenanceInterval(d time.Duration) Option {
 // ctx's error. A host program starts it once (go svc.Run(ctx)) and cancels
 // ctx to stop it. Today that work is the periodic full-member promotion of
 // every organization (role:fullmembers follows the waiting period, the
-// counterpart of the reference's daily job), and the delivery of
-// scheduled messages (RunScheduler), which Run waits for before it
-// returns; the event-queue cleanup and outgoing webhooks will join it.
+// counterpart of the reference's daily job), the delivery of scheduled
+// messages (RunScheduler) and of outgoing webhooks (RunWebhooks), and the
+// periodic writes of presence (a last one when ctx ends); Run waits for
+// them before it returns.
 func (s *Service) Run(ctx context.Context) error {
 	// Listen to the event bus from the start: other servers' writes then
 	// refresh this one's caches at once.
 	if err := s.shared.hub.listening(ctx); err != nil {
 		s.log.Warn("event bus not listening yet; the first event queue retries", "err", err)
 	}
-	go s.runPresenceFlusher(ctx)
+	presence := make(chan struct{})
+	go func() { defer close(presence); s.runPresenceFlusher(ctx) }()
+	defer func() { <-presence }()
 	scheduler := make(chan struct{})
 	go func() { defer close(scheduler); _ = s.RunScheduler(ctx) }()
 	defer func() { <-scheduler }()
+	webhooks := make(chan struct{})
+	go func() { defer close(webhooks); _ = s.RunWebhooks(ctx) }()
+	defer func() { <-webhooks }()
 	every := s.maintenanceEvery
 	if every <= 0 {
 		every = time.Hour

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/teamchat/chat/storage"
@@ -55,19 +54,6 @@ const defaultSchedulerInterval = 5 * time.Second
 // delivery hit an unexpected error.
 const schedulerRetry = time.Second
 
-// schedulerState is the Service's scheduler configuration and wake-up
-// channel; its zero value is ready.
-type schedulerState struct {
-	every time.Duration
-	once  sync.Once
-	wake  chan struct{}
-}
-
-func (st *schedulerState) wakeups() chan struct{} {
-	st.once.Do(func() { st.wake = make(chan struct{}, 1) })
-	return st.wake
-}
-
 // WithSchedulerInterval sets how long RunScheduler waits at most between
 // looks at the database (default 5 s): scheduled messages added or
 // edited through other servers are seen within it. Messages scheduled
@@ -78,12 +64,7 @@ func WithSchedulerInterval(d time.Duration) Option {
 
 // wakeScheduler tells RunScheduler that the next delivery time may have
 // changed.
-func (s *Service) wakeScheduler() {
-	select {
-	case s.shared.scheduler.wakeups() <- struct{}{}:
-	default:
-	}
-}
+func (s *Service) wakeScheduler() { s.shared.scheduler.poke() }
 
 // errScheduledClaimLost rolls a delivery (or a failure's mark) back: the
 // scheduled message was delivered, failed, edited or deleted since it was
@@ -95,35 +76,20 @@ var errScheduledClaimLost = &Error{Kind: KindConflict, Code: CodeBadRequest, Msg
 // call Run may call it instead. Several loops, on this server or others
 // sharing the database, deliver each message once.
 func (s *Service) RunScheduler(ctx context.Context) error {
-	st := &s.shared.scheduler
-	every := st.every
-	if every <= 0 {
-		every = defaultSchedulerInterval
-	}
-	wake := st.wakeups()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-timer.C:
-		case <-wake:
-		}
+	return s.shared.scheduler.run(ctx, defaultSchedulerInterval, func(ctx context.Context) time.Duration {
 		_, _ = s.DeliverDueScheduledMessages(ctx) // failures are logged where they happen
-		wait := every
 		at, ok, err := s.store.NextScheduledDelivery(ctx)
-		if err != nil {
+		switch {
+		case err != nil:
 			_ = s.internal(ctx, "next scheduled delivery", err)
-		} else if ok {
-			if until := time.Unix(at, 0).Sub(s.now()); until <= 0 {
-				wait = min(wait, schedulerRetry) // due, and not sent: try again soon
-			} else {
-				wait = min(wait, until)
+		case ok:
+			if until := time.Unix(at, 0).Sub(s.now()); until > 0 {
+				return until
 			}
+			return schedulerRetry // due, and not sent: try again soon
 		}
-		timer.Reset(wait)
-	}
+		return noSooner
+	})
 }
 
 // DeliverDueScheduledMessages sends every scheduled message due now (by

@@ -29,6 +29,11 @@ func emailAudiences(realm *storage.Realm, u *storage.User) (sees, blind Audience
 // email to those who may see it, without to the others; a bot is also
 // announced to its owner and the administrators.
 func emitUserAdded(w *writeTx, realm *storage.Realm, u *storage.User, profile map[string]ProfileFieldValue) {
+	emitUserAddedWith(w, realm, u, profile, nil)
+}
+
+// emitUserAddedWith is emitUserAdded for a bot with services.
+func emitUserAddedWith(w *writeTx, realm *storage.Realm, u *storage.User, profile map[string]ProfileFieldValue, services []any) {
 	sees, blind := emailAudiences(realm, u)
 	opts := userView{profileFields: !u.IsBot, profile: map[int64]map[string]ProfileFieldValue{u.ID: profile}}
 	withEmail := viewUser(realm, &storage.User{ID: u.ID}, u, opts)
@@ -39,7 +44,11 @@ func emitUserAdded(w *writeTx, realm *storage.Realm, u *storage.User, profile ma
 		w.emit(blind, RealmUserEvent{Op: "add", Person: without})
 	}
 	if u.IsBot {
-		w.emit(botAudience(u), RealmBotEvent{Op: "add", Bot: newBotEventView(u)})
+		view := newBotEventView(u)
+		if services != nil {
+			view.Services = services
+		}
+		w.emit(botAudience(u), RealmBotEvent{Op: "add", Bot: view})
 	}
 }
 

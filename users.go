@@ -512,6 +512,12 @@ func (s *Service) ProvisionUser(ctx context.Context, realmID int64, req Provisio
 // addUser validates and stores a new account with its role-group
 // memberships, and returns it with its API key.
 func (s *Service) addUser(ctx context.Context, realm *storage.Realm, req ProvisionUserRequest) (*storage.User, string, error) {
+	return s.addUserWith(ctx, realm, req, nil)
+}
+
+// addUserWith is addUser for a bot with a service (an outgoing webhook's),
+// stored with the account and shown in its realm_bot event.
+func (s *Service) addUserWith(ctx context.Context, realm *storage.Realm, req ProvisionUserRequest, service *storage.BotService) (*storage.User, string, error) {
 	role := req.Role
 	if role == 0 {
 		role = RoleMember
@@ -569,7 +575,15 @@ func (s *Service) addUser(ctx context.Context, realm *storage.Realm, req Provisi
 		if err := s.subscribeToDefaultChannels(ctx, w, u); err != nil {
 			return err
 		}
-		emitUserAdded(w, realm, u, map[string]ProfileFieldValue{})
+		var services []any
+		if service != nil {
+			service.BotID = u.ID
+			if err := w.CreateBotService(ctx, service); err != nil {
+				return err
+			}
+			services = append(services, botService{BaseURL: service.BaseURL, Interface: service.Interface, Token: service.Token})
+		}
+		emitUserAddedWith(w, realm, u, map[string]ProfileFieldValue{}, services)
 		return nil
 	})
 	if errors.Is(err, storage.ErrConflict) {

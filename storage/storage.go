@@ -36,6 +36,7 @@ type Store interface {
 	UserStatusStore
 	PresenceStore
 	UserMuteStore
+	WebhookStore
 	AlertWordStore
 	MessageStore
 	UploadStore

@@ -34,6 +34,7 @@ import (
 	"github.com/teamchat/chat/storage/blob/s3blob"
 	"github.com/teamchat/chat/storage/bunstore"
 	"github.com/teamchat/chat/transport/rest"
+	"github.com/teamchat/chat/transport/webhook"
 )
 
 type config struct {
@@ -46,6 +47,9 @@ type config struct {
 	// invite: print a reusable invitation link and exit (printInvite).
 	invite        bool
 	inviteMinutes int
+	// allowPrivateWebhooks lets outgoing webhooks reach loopback and
+	// private addresses (a bot on this machine, for development).
+	allowPrivateWebhooks bool
 }
 
 func main() {
@@ -66,6 +70,7 @@ func main() {
 	flag.BoolVar(&cfg.s3Insecure, "s3-insecure", false, "talk to the S3 endpoint over plain HTTP")
 	flag.BoolVar(&cfg.invite, "invite", false, "print a reusable invitation link (made by the owner) and how to accept it, then exit")
 	flag.IntVar(&cfg.inviteMinutes, "invite-minutes", 0, "with -invite: how long the link works (default 10 days)")
+	flag.BoolVar(&cfg.allowPrivateWebhooks, "allow-private-webhooks", false, "let outgoing webhooks reach loopback and private addresses (development: a bot on this machine)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -99,7 +104,8 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	if err != nil {
 		return err
 	}
-	opts := []chat.Option{chat.WithLogger(log), chat.WithBlobStore(blobs)}
+	hooks := webhook.New(webhook.Options{Version: "teamchat", AllowPrivate: cfg.allowPrivateWebhooks, Logger: log})
+	opts := []chat.Option{chat.WithLogger(log), chat.WithBlobStore(blobs), chat.WithWebhookDeliverer(webhook.NewDeliverer(hooks))}
 	if key := os.Getenv("TEAMCHAT_URL_SIGNING_KEY"); key != "" {
 		// Servers sharing a database sign temporary file URLs alike.
 		opts = append(opts, chat.WithURLSigningKey([]byte(key)))

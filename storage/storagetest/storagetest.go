@@ -113,6 +113,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, userStatusTests...)
 	all = append(all, presenceTests...)
 	all = append(all, userMuteTests...)
+	all = append(all, webhookTests...)
 	all = append(all, alertWordTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {

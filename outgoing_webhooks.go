@@ -1,0 +1,541 @@
+package chat
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/teamchat/chat/markdown"
+	"github.com/teamchat/chat/storage"
+)
+
+// Outgoing webhooks: a message that triggers an outgoing-webhook bot (a
+// non-silent mention in a channel, or any direct message it receives; never
+// a bot's message) is written to an outbox in the send's own transaction,
+// so a slow or dead bot never slows a send and a restart loses no
+// delivery. Deliverers (RunWebhooks, started by Run, on every server)
+// claim due rows for a lease, call the bot through a WebhookDeliverer (the
+// HTTP side lives in transport/webhook: this package knows no HTTP), and
+// then, in one transaction that also releases the row, post the bot's
+// reply or the failure notice in the conversation. A claim that expires
+// (its server died) is taken again by another deliverer; a reply is
+// posted at most once because only the claim's holder may release it.
+
+// Webhook interfaces (the reference's Service.interface).
+const (
+	WebhookInterfaceGeneric = 1
+	WebhookInterfaceSlack   = 2
+)
+
+const (
+	// webhookMaxAttempts counts every request of one trigger (the
+	// reference's MAX_REQUEST_RETRIES = 3, plus the first).
+	webhookMaxAttempts = 4
+	// webhookLease is how long a claim lasts (a delivery takes at most
+	// the deliverer's timeout, 10 s by default).
+	webhookLease = 60
+	// webhookBatch is how many deliveries one round claims.
+	webhookBatch = 20
+	// webhookWorkers is how many deliveries of a round run at once.
+	webhookWorkers = 8
+	// defaultWebhookInterval is how long RunWebhooks waits at most between
+	// looks at the outbox (deliveries queued by this Service wake it).
+	defaultWebhookInterval = 5 * time.Second
+)
+
+// WebhookCall is one trigger to deliver to one bot service.
+type WebhookCall struct {
+	URL       string
+	Interface int
+	// Direct: the trigger is a direct message (the Slack interface has
+	// none; a deliverer answers with its refusal).
+	Direct bool
+	// The generic payload: bot_email, bot_full_name, data (the Markdown),
+	// trigger, token and the message (with rendered_content).
+	BotEmail, BotFullName, Data, Trigger, Token string
+	Message                                     json.RawMessage
+	// What the Slack form needs besides the above.
+	RealmID        int64
+	RealmHost      string
+	StreamID       int64
+	StreamName     string
+	Timestamp      int64
+	SenderID       int64
+	SenderFullName string
+	BotID          int64
+	// MessageLink is the triggering message's permalink, for the owner's
+	// notice.
+	MessageLink string
+}
+
+// WebhookResultKind is what a delivery attempt asks the Service to do.
+type WebhookResultKind int
+
+const (
+	// WebhookReply: post Content as the bot in the conversation.
+	WebhookReply WebhookResultKind = iota + 1
+	// WebhookNoReply: nothing to post.
+	WebhookNoReply
+	// WebhookFailure: post Message as the bot in the conversation and,
+	// when OwnerMessage is not empty, send it to the bot's owner.
+	WebhookFailure
+	// WebhookRetry: a timeout or connection error; try again after
+	// Backoff, and after the last attempt act on Exhausted.
+	WebhookRetry
+)
+
+// WebhookResult is the outcome of one delivery attempt.
+type WebhookResult struct {
+	Kind         WebhookResultKind
+	Content      string
+	Message      string
+	OwnerMessage string
+	// Exhausted is the failure to act on when a WebhookRetry was the
+	// last attempt.
+	Exhausted *WebhookResult
+}
+
+// WebhookDeliverer calls bot services. transport/webhook provides one
+// (webhook.NewDeliverer) over its HTTP client.
+type WebhookDeliverer interface {
+	// Attempt makes one request of call.
+	Attempt(ctx context.Context, call WebhookCall) WebhookResult
+	// Backoff is the wait after the nth failed attempt (n from 1).
+	Backoff(n int) time.Duration
+}
+
+// WithWebhookDeliverer sets how outgoing webhooks are delivered. Without
+// one, triggers wait in the outbox (and are delivered once a Service with a
+// deliverer runs).
+func WithWebhookDeliverer(d WebhookDeliverer) Option {
+	return func(s *Service) { s.shared.webhooks.deliverer = d }
+}
+
+// WithWebhookInterval sets how long RunWebhooks waits at most between looks
+// at the outbox (default 5 s).
+func WithWebhookInterval(d time.Duration) Option {
+	return func(s *Service) { s.shared.webhooks.every = d }
+}
+
+// webhookState is RunWebhooks' deliverer and loop.
+type webhookState struct {
+	deliverer WebhookDeliverer
+	pollLoop
+}
+
+func (s *Service) wakeWebhooks() { s.shared.webhooks.poke() }
+
+// botService is a bot's service as GET /bots and realm_bot events show it.
+type botService struct {
+	BaseURL   string `json:"base_url"`
+	Interface int    `json:"interface"`
+	Token     string `json:"token"`
+}
+
+// botServices lists the services of these bots, by bot.
+func botServices(ctx context.Context, st storage.Store, realmID int64, botIDs []int64) (map[int64][]any, error) {
+	list, err := st.ListBotServices(ctx, realmID, botIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64][]any{}
+	for _, svc := range list {
+		out[svc.BotID] = append(out[svc.BotID], botService{BaseURL: svc.BaseURL, Interface: svc.Interface, Token: svc.Token})
+	}
+	return out, nil
+}
+
+// newServiceToken is a bot service's token: 32 letters and digits.
+func newServiceToken() (string, error) {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b), nil
+}
+
+// jsonOrPlain reads a parameter the reference takes as JSON (payload_url is
+// Json[str] there, so clients send it quoted), also accepting it plain.
+func jsonOrPlain(raw string) string {
+	var s string
+	if strings.HasPrefix(raw, `"`) && json.Unmarshal([]byte(raw), &s) == nil {
+		return s
+	}
+	return raw
+}
+
+// checkPayloadURL is the reference's check_url for payload_url (empty is
+// allowed: such a bot fails at delivery, as the reference's does).
+func checkPayloadURL(name, raw string) error {
+	if raw == "" {
+		return nil
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
+	scheme = strings.ToLower(scheme)
+	if !ok || scheme != "http" && scheme != "https" || rest == "" || strings.ContainsAny(raw, " \t\n") {
+		return BadRequest("%s is not a URL", name)
+	}
+	return nil
+}
+
+// checkInterface is the reference's check_valid_interface_type.
+func checkInterface(i int) error {
+	if i != WebhookInterfaceGeneric && i != WebhookInterfaceSlack {
+		return BadRequest("Invalid interface type")
+	}
+	return nil
+}
+
+// queueWebhooks writes, in the send's transaction, the deliveries the
+// message triggers. It costs nothing more when the message mentions no
+// bot and is no direct message to one.
+func (s *Service) queueWebhooks(ctx context.Context, w *writeTx, o *outgoing) error {
+	if o.me.IsBot || o.internal {
+		return nil
+	}
+	var bots []*storage.User
+	trigger := "mention"
+	if o.msg.StreamID == nil {
+		trigger = "direct_message"
+		for _, u := range o.recipients {
+			if u.ID != o.me.ID && isOutgoingBot(u) {
+				bots = append(bots, u)
+			}
+		}
+	} else if len(o.mentions.users) > 0 {
+		users, err := s.usersByID(ctx, o.realm, mapKeys(o.mentions.users))
+		if err != nil {
+			return err
+		}
+		for _, u := range users {
+			if isOutgoingBot(u) {
+				bots = append(bots, u)
+			}
+		}
+	}
+	if len(bots) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(bots))
+	for i, b := range bots {
+		ids[i] = b.ID
+	}
+	services, err := w.ListBotServices(ctx, o.realm.ID, ids)
+	if err != nil {
+		return err
+	}
+	now := s.nowUnix()
+	rows := make([]storage.WebhookDelivery, 0, len(services))
+	for _, svc := range services {
+		rows = append(rows, storage.WebhookDelivery{RealmID: o.realm.ID, BotID: svc.BotID, ServiceID: svc.ID,
+			MessageID: o.msg.ID, Trigger: trigger, NextAttemptAt: now, CreatedAt: now})
+	}
+	if err := w.EnqueueWebhooks(ctx, rows); err != nil {
+		return err
+	}
+	w.afterCommit(s.wakeWebhooks)
+	return nil
+}
+
+func isOutgoingBot(u *storage.User) bool {
+	return u.IsBot && u.IsActive && u.BotType != nil && *u.BotType == BotTypeOutgoingWebhook
+}
+
+// RunWebhooks delivers outgoing webhooks as they fall due, until ctx ends;
+// then it returns ctx's error. Run starts it; several loops, on this
+// server or others sharing the database, deliver each trigger once.
+func (s *Service) RunWebhooks(ctx context.Context) error {
+	return s.shared.webhooks.run(ctx, defaultWebhookInterval, func(ctx context.Context) time.Duration {
+		if n, _ := s.DeliverDueWebhooks(ctx); n == webhookBatch { // failures are logged where they happen
+			return 0 // more may be due
+		}
+		at, ok, err := s.store.NextWebhookAt(ctx, s.nowUnix())
+		switch {
+		case err != nil:
+			_ = s.internal(ctx, "next webhook", err)
+		case ok:
+			return max(time.Unix(at, 0).Sub(s.now()), 10*time.Millisecond)
+		}
+		return noSooner
+	})
+}
+
+// DeliverDueWebhooks claims the deliveries due now (up to one batch) and
+// delivers them, several at once; it returns how many it claimed. Without a
+// deliverer it does nothing.
+func (s *Service) DeliverDueWebhooks(ctx context.Context) (int, error) {
+	d := s.shared.webhooks.deliverer
+	if d == nil {
+		return 0, nil
+	}
+	claim := make([]byte, 12)
+	_, _ = rand.Read(claim)
+	token := hex.EncodeToString(claim)
+	now := s.nowUnix()
+	rows, err := s.store.ClaimWebhooks(ctx, now, now+webhookLease, token, webhookBatch)
+	if err != nil {
+		return 0, s.internal(ctx, "claim webhooks", err)
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, webhookWorkers)
+	for _, row := range rows {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := s.deliverWebhook(ctx, d, row); err != nil && !errors.Is(err, errWebhookClaimLost) {
+				_ = s.internal(ctx, "deliver webhook", err)
+			}
+		}()
+	}
+	wg.Wait()
+	return len(rows), nil
+}
+
+// errWebhookClaimLost rolls back what a delivery would post: its claim
+// expired and another deliverer took the row.
+var errWebhookClaimLost = errors.New("webhook claim lost")
+
+// webhookJob is what one delivery reads before calling the bot.
+type webhookJob struct {
+	row     storage.WebhookDelivery
+	realm   *storage.Realm
+	bot     *storage.User
+	service storage.BotService
+	msg     *storage.Message
+	sender  *storage.User
+	channel *storage.Stream
+	// participants of a direct message (the bot included).
+	participants []*storage.User
+}
+
+// deliverWebhook makes one attempt of a claimed delivery and acts on it.
+func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row storage.WebhookDelivery) error {
+	job, err := s.loadWebhookJob(ctx, row)
+	if err != nil {
+		return err
+	}
+	if job == nil { // the bot, its service or the message is gone
+		_, err := s.store.FinishWebhook(ctx, row.ID, row.Claim)
+		return err
+	}
+	call, err := s.webhookCall(job)
+	if err != nil {
+		return err
+	}
+	res := d.Attempt(ctx, call)
+	if ctx.Err() != nil {
+		return nil // shutting down: the claim expires and the delivery is tried again
+	}
+	if res.Kind == WebhookRetry {
+		attempts := row.Attempts + 1
+		if attempts < webhookMaxAttempts {
+			next := s.now().Add(d.Backoff(attempts)).Unix()
+			_, err := s.store.RetryWebhook(ctx, row.ID, row.Claim, attempts, next)
+			return err
+		}
+		if res.Exhausted == nil {
+			res = WebhookResult{Kind: WebhookFailure, Message: "Failure! Bot is unavailable"}
+		} else {
+			res = *res.Exhausted
+		}
+	}
+	// The transaction that posts (or not) also releases the row, and
+	// marks the triggering message read for the bot.
+	finish := func(ctx context.Context, w *writeTx, _ *storage.Message) error {
+		ok, err := w.FinishWebhook(ctx, row.ID, row.Claim)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errWebhookClaimLost
+		}
+		_, err = s.changeFlags(ctx, w, job.realm, job.bot, true, storage.FlagRead, "read", []int64{job.msg.ID})
+		return err
+	}
+	switch res.Kind {
+	case WebhookReply:
+		if strings.TrimSpace(res.Content) == "" {
+			return s.write(ctx, job.realm.ID, func(w *writeTx) error { w.keepCallers(); return finish(ctx, w, nil) })
+		}
+		return s.postAsBot(ctx, job, res.Content, finish)
+	case WebhookFailure:
+		if err := s.postAsBot(ctx, job, res.Message, finish); err != nil {
+			return err
+		}
+		if res.OwnerMessage != "" && job.bot.BotOwnerID != nil {
+			owner, err := s.store.GetUser(ctx, job.realm.ID, *job.bot.BotOwnerID)
+			if err != nil {
+				return err
+			}
+			notifier, err := s.notificationBot(ctx, job.realm)
+			if err != nil {
+				return err
+			}
+			return s.sendInternalDirect(ctx, job.realm, notifier, owner, res.OwnerMessage, nil)
+		}
+		return nil
+	default: // WebhookNoReply
+		return s.write(ctx, job.realm.ID, func(w *writeTx) error { w.keepCallers(); return finish(ctx, w, nil) })
+	}
+}
+
+// loadWebhookJob reads what a delivery needs; nil when there is nothing
+// left to deliver.
+func (s *Service) loadWebhookJob(ctx context.Context, row storage.WebhookDelivery) (*webhookJob, error) {
+	realm, err := s.store.GetRealm(ctx, row.RealmID)
+	if err != nil {
+		return nil, err
+	}
+	bot, err := s.store.GetUser(ctx, row.RealmID, row.BotID)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && (!bot.IsActive || realm.Deactivated) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	services, err := s.store.ListBotServices(ctx, row.RealmID, []int64{row.BotID})
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(services, func(svc storage.BotService) bool { return svc.ID == row.ServiceID })
+	if i < 0 {
+		return nil, nil
+	}
+	msgs, err := s.store.GetMessagesByID(ctx, row.RealmID, []int64{row.MessageID})
+	if err != nil || len(msgs) == 0 {
+		return nil, err // a deleted message is not delivered
+	}
+	job := &webhookJob{row: row, realm: realm, bot: bot, service: services[i], msg: &msgs[0]}
+	if job.sender, err = s.store.GetUser(ctx, row.RealmID, job.msg.SenderID); err != nil {
+		return nil, err
+	}
+	if job.msg.StreamID != nil {
+		if job.channel, err = s.store.GetStream(ctx, row.RealmID, *job.msg.StreamID); err != nil {
+			return nil, err
+		}
+		return job, nil
+	}
+	ids, err := s.store.ConversationMembers(ctx, row.RealmID, *job.msg.ConversationID)
+	if err != nil {
+		return nil, err
+	}
+	users, err := s.usersByID(ctx, realm, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if u := users[id]; u != nil {
+			job.participants = append(job.participants, u)
+		}
+	}
+	return job, nil
+}
+
+// webhookCall builds the request: the message as GET /messages shows it,
+// with its Markdown as content and its HTML as rendered_content.
+func (s *Service) webhookCall(job *webhookJob) (WebhookCall, error) {
+	m := job.msg
+	name := ""
+	if job.channel != nil {
+		name = job.channel.Name
+	}
+	avatar := gravatarURL(job.sender)
+	view := messageView(job.realm, job.sender, m, name, job.participants, &avatar, nil)
+	raw, err := json.Marshal(view)
+	if err != nil {
+		return WebhookCall{}, err
+	}
+	var dict map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &dict); err != nil {
+		return WebhookCall{}, err
+	}
+	dict["rendered_content"] = dict["content"]
+	dict["content"], _ = json.Marshal(m.Content)
+	dict["content_type"] = json.RawMessage(`"text/x-markdown"`)
+	msg, err := json.Marshal(dict)
+	if err != nil {
+		return WebhookCall{}, err
+	}
+	call := WebhookCall{URL: job.service.BaseURL, Interface: job.service.Interface, Direct: m.StreamID == nil,
+		BotEmail: job.bot.Email, BotFullName: job.bot.FullName, Data: m.Content, Trigger: job.row.Trigger,
+		Token: job.service.Token, Message: msg, RealmID: job.realm.ID, RealmHost: hostOnly(job.realm.Host),
+		StreamName: name, Timestamp: m.DateSent, SenderID: job.sender.ID, SenderFullName: job.sender.FullName,
+		BotID: job.bot.ID, MessageLink: s.messageLink(job)}
+	if m.StreamID != nil {
+		call.StreamID = *m.StreamID
+	}
+	return call, nil
+}
+
+// messageLink is the triggering message's permalink (the reference's
+// near_message_url).
+func (s *Service) messageLink(job *webhookJob) string {
+	m := job.msg
+	if job.channel != nil {
+		return fmt.Sprintf("%s/#narrow/channel/%s/topic/%s/near/%d", job.realm.URL,
+			markdown.EncodeChannel(job.channel.ID, job.channel.Name), markdown.EncodeHashComponent(m.Topic), m.ID)
+	}
+	var others []string
+	for _, u := range job.participants {
+		if u.ID != job.bot.ID {
+			others = append(others, strconv.FormatInt(u.ID, 10))
+		}
+	}
+	slug := "group"
+	if len(others) == 1 {
+		slug = "dm"
+	}
+	return fmt.Sprintf("%s/#narrow/dm/%s-%s/near/%d", job.realm.URL, strings.Join(others, ","), slug, m.ID)
+}
+
+// postAsBot posts content as the bot where the triggering message is: the
+// same channel and topic (whatever the channel's posting rules, as the
+// reference skips them for its bots' replies), or the same direct-message
+// group. inTx runs in the post's transaction.
+func (s *Service) postAsBot(ctx context.Context, job *webhookJob, content string,
+	inTx func(ctx context.Context, w *writeTx, m *storage.Message) error) error {
+	req := SendMessageRequest{Content: content} // cut to the length limit, as every message
+	o := &outgoing{me: job.bot, realm: job.realm, client: "OutgoingWebhookResponse", req: &req, internal: true, inTx: inTx}
+	var err error
+	if job.channel != nil {
+		if job.channel.IsArchived {
+			// Nowhere to post: the delivery just ends.
+			return s.write(ctx, job.realm.ID, func(w *writeTx) error { w.keepCallers(); return inTx(ctx, w, nil) })
+		}
+		topic := job.msg.Topic
+		req.Type, req.To, req.Topic = "channel", ToChannelID(job.channel.ID), &topic
+		err = s.prepareChannelMessage(ctx, o, &topic)
+	} else {
+		var ids []int64
+		for _, u := range job.participants {
+			if u.ID != job.bot.ID {
+				ids = append(ids, u.ID)
+			}
+		}
+		req.Type, req.To = "private", ToUsers(ids...)
+		err = s.prepareDirectMessage(ctx, o)
+	}
+	if err == nil {
+		err = s.renderOutgoing(ctx, o)
+	}
+	if err != nil {
+		// The reply cannot be posted (a recipient deactivated, ...):
+		// the delivery ends without it.
+		s.log.WarnContext(ctx, "outgoing webhook reply not posted", "bot_id", job.bot.ID, "message_id", job.msg.ID, "err", err)
+		return s.write(ctx, job.realm.ID, func(w *writeTx) error { w.keepCallers(); return inTx(ctx, w, nil) })
+	}
+	return s.storeMessage(ctx, o)
+}

@@ -1,0 +1,5 @@
+DROP TABLE webhook_deliveries;
+
+--bun:split
+
+DROP TABLE bot_services;
