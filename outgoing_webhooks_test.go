@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -360,73 +359,78 @@ func TestOutgoingWebhookPrivateAddressRefused(t *testing.T) {
 	assert.Contains(t, msgs[1].Content, "private or disallowed network")
 }
 
-// Exactly once: a delivery claimed by a server that died is taken again
-// once its claim expires, by a new Service on the same database; and two
-// Services delivering at once call the bot once per trigger.
+// Exactly once, on each database: a delivery claimed by a server that
+// died is taken again, once its claim expires, by a new Service on its
+// own connection to the same database; and two Services delivering at
+// once call the bot once per trigger and post each answer once.
 func TestOutgoingWebhookExactlyOnce(t *testing.T) {
-	ctx := context.Background()
-	h := webhookHarness(t)
-	alice := h.NewUser(t, chat.RoleMember)
-	bot := newBotServer(t)
-	botID, _ := outgoingBot(t, h, alice, "echo", bot.URL, 1)
-	send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(botID), Content: "one"})
-	// A server claims it and dies before calling the bot.
-	claimed, err := h.Store.ClaimWebhooks(ctx, h.Clock.Now().Unix(), h.Clock.Now().Unix()+60, "dead-server", 10)
-	require.NoError(t, err)
-	require.Len(t, claimed, 1)
-	n, err := h.Service.DeliverDueWebhooks(ctx)
-	require.NoError(t, err)
-	assert.Zero(t, n, "still claimed")
-	// A restarted Service on the same database, after the claim expired.
-	client := webhook.New(webhook.Options{AllowPrivate: true, Timeout: time.Second})
-	restarted := chat.New(h.Store, chat.WithClock(h.Clock.Now), chat.WithWebhookDeliverer(webhook.NewDeliverer(client)))
-	h.Clock.Advance(61 * time.Second)
-	n, err = restarted.DeliverDueWebhooks(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, 1, n)
-	n, err = restarted.DeliverDueWebhooks(ctx)
-	require.NoError(t, err)
-	assert.Zero(t, n)
-	assert.Len(t, bot.hits(), 1)
-	ok, err := h.Store.FinishWebhook(ctx, claimed[0].ID, "dead-server")
-	require.NoError(t, err)
-	assert.False(t, ok, "the dead server's claim is void")
-	assert.Equal(t, "pong", lastMessages(t, h, alice, 1)[0].Content)
+	for _, dialect := range dialects {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			open := sharedDatabase(t, dialect)
+			h := webhookHarness(t, chattest.WithStore(func(testing.TB) storage.Store { return open() }))
+			alice := h.NewUser(t, chat.RoleMember)
+			bot := newBotServer(t)
+			botID, _ := outgoingBot(t, h, alice, "echo", bot.URL, 1)
+			send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(botID), Content: "one"})
+			// A server claims it and dies before calling the bot.
+			claimed, err := h.Store.ClaimWebhooks(ctx, h.Clock.Now().Unix(), h.Clock.Now().Unix()+60, "dead-server", 10)
+			require.NoError(t, err)
+			require.Len(t, claimed, 1)
+			n, err := h.Service.DeliverDueWebhooks(ctx)
+			require.NoError(t, err)
+			assert.Zero(t, n, "still claimed")
+			// A restarted Service, after the claim expired.
+			client := webhook.New(webhook.Options{AllowPrivate: true, Timeout: time.Second})
+			restarted := chat.New(open(), chat.WithClock(h.Clock.Now), chat.WithWebhookDeliverer(webhook.NewDeliverer(client)))
+			h.Clock.Advance(61 * time.Second)
+			n, err = restarted.DeliverDueWebhooks(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, 1, n)
+			n, err = restarted.DeliverDueWebhooks(ctx)
+			require.NoError(t, err)
+			assert.Zero(t, n)
+			assert.Len(t, bot.hits(), 1)
+			ok, err := h.Store.FinishWebhook(ctx, claimed[0].ID, "dead-server")
+			require.NoError(t, err)
+			assert.False(t, ok, "the dead server's claim is void")
+			assert.Equal(t, "pong", lastMessages(t, h, alice, 1)[0].Content)
 
-	// Two Services at once.
-	var replies atomic.Int64
-	bot.answer(func(w http.ResponseWriter, _ *http.Request) {
-		replies.Add(1)
-		time.Sleep(5 * time.Millisecond)
-		_, _ = io.WriteString(w, `{"content": "ack"}`)
-	})
-	const triggers = 30
-	for i := range triggers {
-		send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(botID), Content: fmt.Sprint("n", i)})
-	}
-	var wg sync.WaitGroup
-	for _, svc := range []*chat.Service{h.Service, restarted} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				n, err := svc.DeliverDueWebhooks(ctx)
-				if !assert.NoError(t, err) || n == 0 {
-					return
+			// Two Services at once.
+			var replies atomic.Int64
+			bot.answer(func(w http.ResponseWriter, _ *http.Request) {
+				replies.Add(1)
+				time.Sleep(5 * time.Millisecond)
+				_, _ = io.WriteString(w, `{"content": "ack"}`)
+			})
+			const triggers = 30
+			for i := range triggers {
+				send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(botID), Content: fmt.Sprint("n", i)})
+			}
+			var wg sync.WaitGroup
+			for _, svc := range []*chat.Service{h.Service, restarted} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						n, err := svc.DeliverDueWebhooks(ctx)
+						if !assert.NoError(t, err) || n == 0 {
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			assert.EqualValues(t, triggers, replies.Load(), "each trigger delivered once")
+			acks := 0
+			for _, m := range lastMessages(t, h, alice, 100) {
+				if m.SenderID == botID && m.Content == "ack" {
+					acks++
 				}
 			}
-		}()
+			assert.Equal(t, triggers, acks, "each reply posted once")
+		})
 	}
-	wg.Wait()
-	assert.EqualValues(t, triggers, replies.Load(), "each trigger delivered once")
-	acks := 0
-	for _, m := range lastMessages(t, h, alice, 100) {
-		if m.SenderID == botID && m.Content == "ack" {
-			acks++
-		}
-	}
-	assert.Equal(t, triggers, acks, "each reply posted once")
-	_ = strings.TrimSpace
 }
 
 // RunWebhooks delivers on its own: a send wakes it.

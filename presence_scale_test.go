@@ -119,8 +119,9 @@ func TestPresencePingsCostOneWritePerUserPerInterval(t *testing.T) {
 }
 
 // BenchmarkPresence measures, in an organization of 10,000 users who all
-// have presence (TEAMCHAT_PRESENCE_USERS overrides the size), a ping that
-// moves the reporter's times (Ping), the flush of 10,000 such pings
+// have presence (TEAMCHAT_PRESENCE_USERS overrides the size), a ping of an
+// online user that moves their times (Ping), a ping of a user coming back
+// online, written at once (PingComingOnline), the flush of 10,000 pings
 // (Flush, per row), GET /realm/presence (RealmPresence, legacy form of
 // everyone), a first modern fetch (ModernFirstFetch) and an incremental
 // one with one change (ModernIncremental); GetOwnUser runs alongside as
@@ -143,18 +144,36 @@ func BenchmarkPresence(b *testing.B) {
 			check(b, err)
 		}
 	})
+	ping := func(b *testing.B, c chat.Caller, status string) {
+		_, err := h.Service.UpdatePresence(ctx, c, chat.UpdatePresenceRequest{Status: status, PingOnly: ptr(true)})
+		check(b, err)
+	}
+	// Every user online: their pings move their times in memory.
+	for _, c := range callers {
+		ping(b, c, "active")
+	}
+	h.Service.FlushPresence(ctx)
 	b.Run("Ping", func(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			if i%n == 0 {
 				h.Clock.Advance(time.Minute) // every ping moves its user's times
 			}
-			_, err := h.Service.UpdatePresence(ctx, callers[i%n], chat.UpdatePresenceRequest{Status: "active", PingOnly: ptr(true)})
-			check(b, err)
+			ping(b, callers[i%n], "active")
 			i++
 		}
 		b.StopTimer()
 		h.Service.FlushPresence(ctx)
+	})
+	b.Run("PingComingOnline", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			if i%n == 0 {
+				h.Clock.Advance(10 * time.Minute) // everyone was away: a ping is written at once
+			}
+			ping(b, callers[i%n], "active")
+			i++
+		}
 	})
 	b.Run("Flush", func(b *testing.B) {
 		for b.Loop() {

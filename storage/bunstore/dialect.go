@@ -38,8 +38,8 @@ type dialectOps struct {
 	// bigint triples (PostgreSQL needs the types of a VALUES list).
 	spanValues string
 	// unreadQuery is the query of ListUnreadChannelMessages over the VALUES
-	// rows of the spans, with cond (a condition on m, with no arguments)
-	// added to the messages' conditions; its arguments are the spans'
+	// rows of the spans, with cond ("", or AND and a condition on m, with no
+	// arguments) after the messages' conditions; its arguments are the spans'
 	// values, the realm and the limit (the limit twice where the query
 	// needs it per span).
 	unreadQuery func(values, cond string) (query string, limitPerSpan bool)

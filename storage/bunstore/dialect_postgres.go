@@ -41,7 +41,7 @@ var postgresOps = &dialectOps{
 		return `SELECT x.id, x.stream_id, x.topic, x.stream_wildcard FROM (VALUES ` + values + `) AS g (sid, lo, hi)
 			CROSS JOIN LATERAL (SELECT m.id, m.stream_id, m.topic, m.stream_wildcard FROM messages AS m
 				WHERE m.realm_id = ? AND m.stream_id = g.sid AND m.id >= g.lo AND m.id <= g.hi
-				AND ` + cond + `
+				` + cond + `
 				ORDER BY m.id DESC LIMIT ?) AS x
 			ORDER BY x.id DESC LIMIT ?`, true
 	},

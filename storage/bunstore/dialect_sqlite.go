@@ -33,7 +33,7 @@ var sqliteOps = &dialectOps{
 		return `WITH g (sid, lo, hi) AS (VALUES ` + values + `)
 			SELECT m.id, m.stream_id, m.topic, m.stream_wildcard FROM g
 			JOIN messages AS m ON m.realm_id = ? AND m.stream_id = g.sid AND m.id >= g.lo AND m.id <= g.hi
-				AND ` + cond + `
+				` + cond + `
 			ORDER BY m.id DESC LIMIT ?`, false
 	},
 	indexMessages: func(ctx context.Context, db bun.IDB, docs []searchDoc) error {

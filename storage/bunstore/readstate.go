@@ -232,13 +232,13 @@ func (s *Store) ListUnreadChannelMessages(ctx context.Context, realmID int64, sp
 	// A reader who muted someone leaves their messages out: a short list
 	// of IDs written into the query. Their rows are then visited for the
 	// sender; readers without mutes keep the index-only scan.
-	cond := "TRUE"
+	cond := ""
 	if len(exceptSenders) > 0 {
 		ids := make([]string, 0, len(exceptSenders))
 		for _, id := range uniqueIDs(exceptSenders) {
 			ids = append(ids, strconv.FormatInt(id, 10))
 		}
-		cond = "m.sender_id NOT IN (" + strings.Join(ids, ", ") + ")"
+		cond = "AND m.sender_id NOT IN (" + strings.Join(ids, ", ") + ")"
 	}
 	for start := 0; start < len(spans); start += maxListArgs / 3 {
 		part := spans[start:min(len(spans), start+maxListArgs/3)]
