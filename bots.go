@@ -352,7 +352,15 @@ func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest)
 					aud.Except = append(aud.Except, *bot.BotOwnerID)
 				}
 				if !isAdminID(ctx, w, realm.ID, *next.BotOwnerID) {
-					w.emit(toUsers(*next.BotOwnerID), RealmBotEvent{Op: "add", Bot: newBotEventView(&next)})
+					view := newBotEventView(&next)
+					services, err := botServices(ctx, w, realm.ID, []int64{bot.ID})
+					if err != nil {
+						return err
+					}
+					if services[bot.ID] != nil {
+						view.Services = services[bot.ID]
+					}
+					w.emit(toUsers(*next.BotOwnerID), RealmBotEvent{Op: "add", Bot: view})
 					aud.Except = append(aud.Except, *next.BotOwnerID)
 				}
 				w.emit(aud, RealmBotEvent{Op: "update", Bot: map[string]any{"user_id": bot.ID, "owner_id": *next.BotOwnerID}})

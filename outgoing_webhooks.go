@@ -274,7 +274,9 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 
 // DeliverDueWebhooks claims the deliveries due now (up to one batch) and
 // delivers them, several at once; it returns how many it claimed. Without a
-// deliverer it does nothing.
+// deliverer it does nothing. The claim itself is the one write outside the
+// write path: it spans organizations and changes nothing anyone sees (what
+// follows it, a retry or the answer, goes through the write path).
 func (s *Service) DeliverDueWebhooks(ctx context.Context) (int, error) {
 	d := s.shared.webhooks.deliverer
 	if d == nil {
@@ -329,8 +331,11 @@ func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row st
 		return err
 	}
 	if job == nil { // the bot, its service or the message is gone
-		_, err := s.store.FinishWebhook(ctx, row.ID, row.Claim)
-		return err
+		return s.write(ctx, row.RealmID, func(w *writeTx) error {
+			w.keepCallers()
+			_, err := w.FinishWebhook(ctx, row.ID, row.Claim)
+			return err
+		})
 	}
 	call, err := s.webhookCall(job)
 	if err != nil {
@@ -344,8 +349,11 @@ func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row st
 		attempts := row.Attempts + 1
 		if attempts < webhookMaxAttempts {
 			next := s.now().Add(d.Backoff(attempts)).Unix()
-			_, err := s.store.RetryWebhook(ctx, row.ID, row.Claim, attempts, next)
-			return err
+			return s.write(ctx, row.RealmID, func(w *writeTx) error {
+				w.keepCallers()
+				_, err := w.RetryWebhook(ctx, row.ID, row.Claim, attempts, next)
+				return err
+			})
 		}
 		if res.Exhausted == nil {
 			res = WebhookResult{Kind: WebhookFailure, Message: "Failure! Bot is unavailable"}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -319,6 +320,15 @@ func TestOutgoingWebhookRefusedAndSlack(t *testing.T) {
 	msgs := lastMessages(t, h, alice, 2)
 	assert.Equal(t, "Failure! Bot is unavailable", msgs[0].Content)
 	assert.Contains(t, msgs[1].Content, "A connection error occurred. Is my bot server down?")
+
+	// A bot without a URL: an exception, not retried; both are told.
+	nowhereID, _ := outgoingBot(t, h, alice, "nowhere", "", 1)
+	send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(nowhereID), Content: "lost?"})
+	deliverAll(t, h)
+	msgs = lastMessages(t, h, alice, 2)
+	assert.True(t, strings.HasPrefix(msgs[0].Content, "Failure! An exception of type *"), msgs[0].Content)
+	assert.Contains(t, msgs[0].Content, "`lost?`")
+	assert.Contains(t, msgs[1].Content, "an exception of type")
 
 	bot := newBotServer(t)
 	bot.answer(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, `{"text": "from slack"}`) })

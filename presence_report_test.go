@@ -381,3 +381,42 @@ func registerStateWith(t *testing.T, h *chattest.Harness, as chattest.User, req 
 	require.NoError(t, json.Unmarshal(raw, &state))
 	return state
 }
+
+// Two servers on one database agree through it: a report held by one is
+// seen by the other once flushed (Run flushes every 15 s, Close at the
+// end), and a user coming online is written at once.
+func TestPresenceTwoServers(t *testing.T) {
+	for _, dialect := range dialects {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			open := sharedDatabase(t, dialect)
+			h := chattest.New(t, chattest.WithStore(func(testing.TB) storage.Store { return open() }))
+			other := chat.New(open(), chat.WithClock(h.Clock.Now))
+			alice := h.NewUser(t, chat.RoleMember)
+			bob := h.NewUser(t, chat.RoleMember)
+			seen := func(svc *chat.Service) int64 {
+				t.Helper()
+				resp, err := svc.UpdatePresence(ctx, bob.Caller, chat.UpdatePresenceRequest{Status: "idle", LastUpdateID: ptr[int64](-1)})
+				require.NoError(t, err)
+				p, ok := resp.Presences[strconv.FormatInt(alice.ID, 10)].(chat.ModernPresence)
+				if !ok {
+					return 0
+				}
+				return p.ActiveTimestamp
+			}
+			t0 := h.Clock.Now().Unix()
+			ping(t, h, alice, "active")
+			assert.Equal(t, t0, seen(other), "coming online is written at once")
+			h.Clock.Advance(time.Minute)
+			ping(t, h, alice, "active")
+			assert.Equal(t, t0, seen(other), "held by the first server")
+			h.Service.FlushPresence(ctx)
+			assert.Equal(t, t0+60, seen(other))
+			h.Clock.Advance(time.Minute)
+			_, err := other.UpdatePresence(ctx, alice.Caller, chat.UpdatePresenceRequest{Status: "active", PingOnly: ptr(true)})
+			require.NoError(t, err)
+			require.NoError(t, other.Close())
+			assert.Equal(t, t0+120, seen(h.Service), "Close writes what it held")
+		})
+	}
+}
