@@ -316,7 +316,10 @@ func (s *Service) flushPresence(ctx context.Context) {
 }
 
 // flushPresenceBatch stores the rows, each merged with the stored one
-// (another server may have stored a later time).
+// (another server may have stored a later time). A row whose user's entry
+// changed since the flush took it is left out: a newer report marked it
+// for the next flush, or a switch to invisible mode replaced it (which
+// the old times must not overwrite).
 func (s *Service) flushPresenceBatch(ctx context.Context, realmID int64, batch []storage.Presence) error {
 	return s.write(ctx, realmID, func(w *writeTx) error {
 		w.keepCallers()
@@ -333,8 +336,15 @@ func (s *Service) flushPresenceBatch(ctx context.Context, realmID int64, batch [
 			byUser[p.UserID] = presenceTimes{active: p.LastActive, connected: p.LastConnected}
 		}
 		rows := make([]storage.Presence, 0, len(batch))
+		b := s.shared.presence
 		for _, p := range batch {
 			mine := presenceTimes{active: p.LastActive, connected: p.LastConnected}
+			b.mu.Lock()
+			now, ok := b.known[presenceKey{realmID, p.UserID}]
+			b.mu.Unlock()
+			if !ok || !now.equal(mine) {
+				continue
+			}
 			theirs, ok := byUser[p.UserID]
 			if ok && theirs.merge(mine).equal(theirs) {
 				continue // nothing newer than what is stored
