@@ -35,6 +35,8 @@ type callerCache struct {
 	// mutes are the users each user muted, which every message read
 	// needs (their messages are read for the muter).
 	mutes map[[2]int64]cached[map[int64]bool]
+	// muters are the users who muted each sender, which every send needs.
+	muters map[[2]int64]cached[[]int64]
 }
 
 // cached is a record of an organization, keyed by (realm, ID), read at
@@ -93,7 +95,8 @@ const (
 func newCallerCache() *callerCache {
 	return &callerCache{gens: map[int64]uint64{}, byID: map[[2]int64]cachedCaller{}, byEmail: map[emailKey]cachedCaller{},
 		channels: map[[2]int64]cached[storage.Stream]{}, groups: map[[2]int64]cached[[]int64]{},
-		periods: map[[2]int64]cached[[]storage.SubscriptionPeriod]{}, mutes: map[[2]int64]cached[map[int64]bool]{}}
+		periods: map[[2]int64]cached[[]storage.SubscriptionPeriod]{}, mutes: map[[2]int64]cached[map[int64]bool]{},
+		muters: map[[2]int64]cached[[]int64]{}}
 }
 
 // generation is the organization's current generation: take it before

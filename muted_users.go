@@ -197,12 +197,27 @@ func (s *Service) markReadFrom(ctx context.Context, w *writeTx, realm *storage.R
 	}
 }
 
-// applyMutes finds, in the send's transaction, the recipients who muted
-// the sender (one indexed read; usually nobody): a direct message's row
+// muters lists the users who muted sender (cached with the callers: a
+// mute is a write that refreshes them).
+func (s *Service) muters(ctx context.Context, realmID, sender int64) ([]int64, error) {
+	if ids, ok := cacheGet(s.callers, s.callers.muters, realmID, sender); ok {
+		return ids, nil
+	}
+	gen := s.callers.generation(realmID)
+	ids, err := s.store.ListMuters(ctx, realmID, sender)
+	if err != nil {
+		return nil, err
+	}
+	cachePut(s.callers, s.callers.muters, gen, realmID, sender, ids)
+	return ids, nil
+}
+
+// applyMutes finds the recipients who muted the sender (usually nobody;
+// from the caller cache, else one indexed read): a direct message's row
 // is read for them, and every message event they get says read. A
 // channel muter without a row is told only when subscribed.
 func (s *Service) applyMutes(ctx context.Context, w *writeTx, o *outgoing, readers []storage.UserMessage) error {
-	muters, err := w.ListMuters(ctx, o.realm.ID, o.me.ID)
+	muters, err := s.muters(ctx, o.realm.ID, o.me.ID)
 	if err != nil || len(muters) == 0 {
 		return err
 	}

@@ -18,8 +18,8 @@ import (
 //     setting are reported as the system group the rule amounts to
 //     (fixedRealmPermissions);
 //   - features this server does not have (video calls, GIPHY, billing,
-//     logos, digests, push notifications, previews,
-//     presence, spectators, topic summaries, announcements) are reported
+//     logos, digests, push notifications, previews, spectators, topic
+//     summaries, announcements) are reported
 //     off, with the reference's value for "off" (or, for a parameter of
 //     such a feature that has no off value, the reference's default).
 
