@@ -220,9 +220,19 @@ func (s *Service) queueWebhooks(ctx context.Context, w *writeTx, o *outgoing) er
 			return err
 		}
 		for _, u := range users {
-			if isOutgoingBot(u) {
-				bots = append(bots, u)
+			if !isOutgoingBot(u) {
+				continue
 			}
+			if o.channel.InviteOnly {
+				// A private channel's message reaches only a subscribed bot.
+				sub, err := w.GetSubscription(ctx, o.realm.ID, u.ID, o.channel.ID)
+				if errors.Is(err, storage.ErrNotFound) || err == nil && !sub.Active {
+					continue
+				} else if err != nil {
+					return err
+				}
+			}
+			bots = append(bots, u)
 		}
 	}
 	if len(bots) == 0 {
@@ -372,6 +382,9 @@ func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row st
 			return errWebhookClaimLost
 		}
 		_, err = s.changeFlags(ctx, w, job.realm, job.bot, true, storage.FlagRead, "read", []int64{job.msg.ID})
+		if err != nil && AsError(err).Kind != KindInternal {
+			err = nil // a message the bot cannot mark (it lost access since)
+		}
 		return err
 	}
 	switch res.Kind {

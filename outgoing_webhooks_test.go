@@ -235,6 +235,24 @@ func TestOutgoingWebhookTriggersAndReply(t *testing.T) {
 	assert.Greater(t, reply.ID, dm)
 	assert.Equal(t, "private", reply.Type)
 	assert.Len(t, reply.DisplayRecipient, 3, "the same group")
+
+	// A private channel: only a subscribed bot hears its mention.
+	newChannelBy(t, h, alice, "secret", true)
+	secret := func() int64 {
+		resp, err := h.Service.GetChannelID(ctx, alice.Caller, chat.GetChannelIDRequest{Stream: "secret"})
+		require.NoError(t, err)
+		return resp.StreamID
+	}()
+	toSecret := func() {
+		send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(secret), Topic: ptr("x"), Content: "@**Bot echo** psst"})
+		deliverAll(t, h)
+	}
+	toSecret()
+	assert.Len(t, bot.hits(), 2, "not subscribed: not triggered")
+	subscribe(t, h, alice, "secret", botID)
+	toSecret()
+	assert.Len(t, bot.hits(), 3)
+	assert.Equal(t, botID, lastMessages(t, h, alice, 1)[0].SenderID)
 }
 
 // Each way a bot can answer or fail, through a real HTTP server.
