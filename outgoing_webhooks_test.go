@@ -65,9 +65,15 @@ func (b *botServer) hits() []botRequest {
 }
 
 // webhookHarness is a harness whose Service delivers outgoing webhooks
-// (to loopback, with a short timeout, without waiting between attempts).
+// (to loopback, without waiting between attempts), with a timeout no
+// answer reaches on a busy machine.
 func webhookHarness(t *testing.T, opts ...chattest.Option) *chattest.Harness {
-	client := webhook.New(webhook.Options{AllowPrivate: true, Timeout: 300 * time.Millisecond,
+	return webhookHarnessTimeout(t, 5*time.Second, opts...)
+}
+
+// webhookHarnessTimeout is webhookHarness with the attempts' timeout.
+func webhookHarnessTimeout(t *testing.T, timeout time.Duration, opts ...chattest.Option) *chattest.Harness {
+	client := webhook.New(webhook.Options{AllowPrivate: true, Timeout: timeout,
 		Sleep: func(context.Context, time.Duration) error { return nil }})
 	return chattest.New(t, append(opts, chattest.WithServiceOptions(chat.WithWebhookDeliverer(webhook.NewDeliverer(client))))...)
 }
@@ -285,7 +291,11 @@ func TestOutgoingWebhookOutcomes(t *testing.T) {
 		}, 4, "Failure! Bot is unavailable", "Request timed out after 0.3 seconds."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := webhookHarness(t)
+			timeout := 5 * time.Second
+			if tc.name == "timeout" {
+				timeout = 300 * time.Millisecond
+			}
+			h := webhookHarnessTimeout(t, timeout)
 			alice := h.NewUser(t, chat.RoleMember)
 			bot := newBotServer(t)
 			bot.answer(tc.respond)
@@ -396,7 +406,12 @@ func TestOutgoingWebhookExactlyOnce(t *testing.T) {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
 			open := sharedDatabase(t, dialect)
-			h := webhookHarness(t, chattest.WithStore(func(testing.TB) storage.Store { return open() }))
+			// A timeout long enough that no attempt times out on a busy
+			// machine: a timed-out call is retried, and this test counts
+			// calls.
+			client := webhook.New(webhook.Options{AllowPrivate: true, Timeout: 10 * time.Second})
+			h := chattest.New(t, chattest.WithStore(func(testing.TB) storage.Store { return open() }),
+				chattest.WithServiceOptions(chat.WithWebhookDeliverer(webhook.NewDeliverer(client))))
 			alice := h.NewUser(t, chat.RoleMember)
 			bot := newBotServer(t)
 			botID, _ := outgoingBot(t, h, alice, "echo", bot.URL, 1)
@@ -409,7 +424,6 @@ func TestOutgoingWebhookExactlyOnce(t *testing.T) {
 			require.NoError(t, err)
 			assert.Zero(t, n, "still claimed")
 			// A restarted Service, after the claim expired.
-			client := webhook.New(webhook.Options{AllowPrivate: true, Timeout: time.Second})
 			restarted := chat.New(open(), chat.WithClock(h.Clock.Now), chat.WithWebhookDeliverer(webhook.NewDeliverer(client)))
 			h.Clock.Advance(61 * time.Second)
 			n, err = restarted.DeliverDueWebhooks(ctx)

@@ -282,12 +282,12 @@ func TestDeliverTimeoutRetries(t *testing.T) {
 		}
 	})
 	defer close(release) // before bot.Close (cleanup), which waits for handlers
-	c, rec := newTestClient(t, Options{AllowPrivate: true, Timeout: 50 * time.Millisecond})
+	c, rec := newTestClient(t, Options{AllowPrivate: true, Timeout: 250 * time.Millisecond})
 	o, err := c.Deliver(context.Background(), genericRequest(bot.URL))
 	require.NoError(t, err)
 	assert.Equal(t, Failure, o.Kind)
 	assert.Equal(t, "Failure! Bot is unavailable", o.Message)
-	assert.Equal(t, "Request timed out after 0.05 seconds.", o.OwnerDetail)
+	assert.Equal(t, "Request timed out after 0.25 seconds.", o.OwnerDetail)
 	assert.Equal(t, 4, o.Attempts)
 	assert.EqualValues(t, 4, bot.hits.Load(), "4 attempts in all")
 	assert.Equal(t, testBackoff, rec.got(), "a wait between attempts")
