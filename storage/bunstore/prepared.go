@@ -33,6 +33,10 @@ type preparedStmts struct {
 	// against 7.7 µs with no ORDER BY, or with literal values): the
 	// statement behaves as if compiled again on every run.
 	profileValuesOfUser *sql.Stmt
+	// realmUserByID(realm_id, user_id): a user with their realm, which
+	// authenticating a caller the caller cache does not hold needs (a
+	// client that reports presence once a minute is never in the cache).
+	realmUserByID *sql.Stmt
 
 	all []*sql.Stmt
 }
@@ -61,6 +65,12 @@ func prepareStmts(ctx context.Context, db *bun.DB, ops *dialectOps) (*preparedSt
 	p.profileValuesOfUser, err = prepare(db.NewSelect().Model((*profileFieldValueRow)(nil)).
 		Where("realm_id = ?", ops.placeholder(1)).
 		Where("user_id = ?", ops.placeholder(2)))
+	if err != nil {
+		return nil, err
+	}
+	p.realmUserByID, err = prepare(db.NewSelect().Model((*realmUserRow)(nil)).Relation("Realm").
+		Where("u.realm_id = ?", ops.placeholder(1)).
+		Where("u.id = ?", ops.placeholder(2)))
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/uptrace/bun"
@@ -86,10 +87,18 @@ type realmUserRow struct {
 // GetRealmUser returns a user with their realm in one query.
 func (s *Store) GetRealmUser(ctx context.Context, realmID, userID int64) (*storage.Realm, *storage.User, error) {
 	row := new(realmUserRow)
-	err := s.r.NewSelect().Model(row).Relation("Realm").
-		Where("u.realm_id = ?", realmID).
-		Where("u.id = ?", userID).
-		Scan(ctx)
+	var err error
+	if s.prepared != nil {
+		err = s.queryPrepared(ctx, s.prepared.realmUserByID, "user with realm", row, realmID, userID)
+		if err == nil && row.ID == 0 {
+			err = sql.ErrNoRows // no row scanned
+		}
+	} else {
+		err = s.r.NewSelect().Model(row).Relation("Realm").
+			Where("u.realm_id = ?", realmID).
+			Where("u.id = ?", userID).
+			Scan(ctx)
+	}
 	if err != nil {
 		return nil, nil, wrapErr(fmt.Sprintf("get user %d with realm %d", userID, realmID), err)
 	}
