@@ -70,7 +70,7 @@ func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest)
 			service.Name = strings.ToLower(strings.TrimSpace(req.ShortName))
 		}
 		var err error
-		if service.Token, err = newServiceToken(); err != nil {
+		if service.Token, err = newAPIKey(); err != nil { // 32 letters and digits, as the reference
 			return nil, s.internal(ctx, "create bot", err)
 		}
 	}
@@ -115,15 +115,20 @@ func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest)
 // realm made before the setting existed stores 0, read as
 // role:administrators (the safe choice); new realms store their defaults.
 func (s *Service) inRealmGroup(ctx context.Context, realm *storage.Realm, groupID int64, u *storage.User) (bool, error) {
-	if groupID == 0 {
-		var err error
-		if groupID, err = systemGroupID(ctx, s.store, realm.ID, GroupAdministrators); err != nil {
-			return false, err
-		}
-	}
 	scope, err := callerScope(ctx, s.store, realm.ID, u.ID)
 	if err != nil {
 		return false, err
+	}
+	return s.scopeInRealmGroup(ctx, realm.ID, groupID, scope)
+}
+
+// scopeInRealmGroup is inRealmGroup for groups already loaded.
+func (s *Service) scopeInRealmGroup(ctx context.Context, realmID, groupID int64, scope *groupScope) (bool, error) {
+	if groupID == 0 {
+		var err error
+		if groupID, err = systemGroupID(ctx, s.store, realmID, GroupAdministrators); err != nil {
+			return false, err
+		}
 	}
 	return scope.in(groupID), nil
 }
@@ -328,8 +333,7 @@ func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest)
 				if err := w.UpdateBotService(ctx, service); err != nil {
 					return err
 				}
-				emitBotUpdate(w, bot, map[string]any{"services": []any{
-					botService{BaseURL: service.BaseURL, Interface: service.Interface, Token: service.Token}}})
+				emitBotUpdate(w, bot, map[string]any{"services": []any{serviceView(*service)}})
 				if len(columns) == 0 {
 					return nil
 				}

@@ -203,18 +203,6 @@ func invitationFailed(msg string, errs [][]any, sent bool) *Error {
 		"errors": errs, "sent_invitations": sent, "license_limit_reached": false, "daily_limit_reached": false}}
 }
 
-// realmPermission reports whether the caller is in an organization
-// permission group (0: role:administrators, as inRealmGroup reads it).
-func (s *Service) realmPermission(ctx context.Context, cc *channelCtx, groupID int64) (bool, error) {
-	if groupID == 0 {
-		var err error
-		if groupID, err = systemGroupID(ctx, s.store, cc.realm.ID, GroupAdministrators); err != nil {
-			return false, err
-		}
-	}
-	return cc.groups.in(groupID), nil
-}
-
 // mayInviteByEmail is the permission SendInvites checks: a member or more
 // (not a bot) in can_invite_users_group (register's
 // can_invite_others_to_realm).
@@ -247,7 +235,7 @@ func (s *Service) prepareInvite(ctx context.Context, c Caller, inviteAs *int, pe
 	if err != nil {
 		return nil, 0, s.internal(ctx, "invite", err)
 	}
-	allowed, err := s.realmPermission(ctx, cc, permissionGroup(realm))
+	allowed, err := s.scopeInRealmGroup(ctx, realm.ID, permissionGroup(realm), cc.groups)
 	if err != nil {
 		return nil, 0, s.internal(ctx, "invite", err)
 	}

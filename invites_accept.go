@@ -262,13 +262,5 @@ func (s *Service) notifyReferrer(ctx context.Context, realm *storage.Realm, refe
 		return err
 	}
 	content := fmt.Sprintf("@_**%s|%d** accepted your invitation to join Zulip!", u.FullName, u.ID)
-	req := SendMessageRequest{Type: "direct", To: ToUsers(referrer.ID), Content: content}
-	o := &outgoing{me: bot, realm: realm, client: "Internal", req: &req, internal: true}
-	if err := s.prepareDirectMessage(ctx, o); err != nil {
-		return err
-	}
-	if err := s.renderOutgoing(ctx, o); err != nil {
-		return err
-	}
-	return s.storeMessage(ctx, o)
+	return s.sendInternalDirect(ctx, realm, bot, referrer, content, nil)
 }

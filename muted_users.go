@@ -57,24 +57,16 @@ func (s *Service) mutedSenders(ctx context.Context, realmID, userID int64) (map[
 		return m, nil
 	}
 	gen := s.callers.generation(realmID)
-	mutes, err := s.store.ListUserMutes(ctx, realmID, userID)
+	set, err := muteSet(ctx, s.store, realmID, userID)
 	if err != nil {
 		return nil, err
-	}
-	set := make(map[int64]bool, len(mutes))
-	for _, m := range mutes {
-		set[m.MutedUserID] = true
 	}
 	cachePut(s.callers, s.callers.mutes, gen, realmID, userID, set)
 	return set, nil
 }
 
-// mutedSendersIn is mutedSenders as st sees it (a transaction sees its
-// own mutes and unmutes; the cache does not).
-func (s *Service) mutedSendersIn(ctx context.Context, st storage.Store, realmID, userID int64) (map[int64]bool, error) {
-	if st == s.store {
-		return s.mutedSenders(ctx, realmID, userID)
-	}
+// muteSet reads the users userID muted, as a set.
+func muteSet(ctx context.Context, st storage.Store, realmID, userID int64) (map[int64]bool, error) {
 	mutes, err := st.ListUserMutes(ctx, realmID, userID)
 	if err != nil {
 		return nil, err
@@ -84,6 +76,15 @@ func (s *Service) mutedSendersIn(ctx context.Context, st storage.Store, realmID,
 		set[m.MutedUserID] = true
 	}
 	return set, nil
+}
+
+// mutedSendersIn is mutedSenders as st sees it (a transaction sees its
+// own mutes and unmutes; the cache does not).
+func (s *Service) mutedSendersIn(ctx context.Context, st storage.Store, realmID, userID int64) (map[int64]bool, error) {
+	if st == s.store {
+		return s.mutedSenders(ctx, realmID, userID)
+	}
+	return muteSet(ctx, st, realmID, userID)
 }
 
 // muteTarget checks the target of a mute or unmute: not the caller, a

@@ -140,6 +140,11 @@ type botService struct {
 	Token     string `json:"token"`
 }
 
+// serviceView is a service as clients see it.
+func serviceView(svc storage.BotService) botService {
+	return botService{BaseURL: svc.BaseURL, Interface: svc.Interface, Token: svc.Token}
+}
+
 // botServices lists the services of these bots, by bot.
 func botServices(ctx context.Context, st storage.Store, realmID int64, botIDs []int64) (map[int64][]any, error) {
 	list, err := st.ListBotServices(ctx, realmID, botIDs)
@@ -148,22 +153,9 @@ func botServices(ctx context.Context, st storage.Store, realmID int64, botIDs []
 	}
 	out := map[int64][]any{}
 	for _, svc := range list {
-		out[svc.BotID] = append(out[svc.BotID], botService{BaseURL: svc.BaseURL, Interface: svc.Interface, Token: svc.Token})
+		out[svc.BotID] = append(out[svc.BotID], serviceView(svc))
 	}
 	return out, nil
-}
-
-// newServiceToken is a bot service's token: 32 letters and digits.
-func newServiceToken() (string, error) {
-	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b), nil
 }
 
 // jsonOrPlain reads a parameter the reference takes as JSON (payload_url is
@@ -179,12 +171,7 @@ func jsonOrPlain(raw string) string {
 // checkPayloadURL is the reference's check_url for payload_url (empty is
 // allowed: such a bot fails at delivery, as the reference's does).
 func checkPayloadURL(name, raw string) error {
-	if raw == "" {
-		return nil
-	}
-	scheme, rest, ok := strings.Cut(raw, "://")
-	scheme = strings.ToLower(scheme)
-	if !ok || scheme != "http" && scheme != "https" || rest == "" || strings.ContainsAny(raw, " \t\n") {
+	if raw != "" && !isHTTPURL(raw) {
 		return BadRequest("%s is not a URL", name)
 	}
 	return nil

@@ -410,8 +410,7 @@ func (s *Service) checkProfileValue(ctx context.Context, st storage.Store, realm
 			return "", BadRequest("%s is not a date", f.Name)
 		}
 	case FieldURL:
-		u, err := url.Parse(value)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if !isHTTPURL(value) {
 			return "", BadRequest("%s is not a URL", f.Name)
 		}
 	}
@@ -447,4 +446,11 @@ func profileData(values []storage.ProfileFieldValue) map[int64]map[string]Profil
 		m[fmt.Sprint(v.FieldID)] = ProfileFieldValue{Value: v.Value, RenderedValue: v.RenderedValue}
 	}
 	return out
+}
+
+// isHTTPURL is the reference's URL check (check_url) for values users
+// give: an absolute http or https URL with a host.
+func isHTTPURL(value string) bool {
+	u, err := url.Parse(value)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }

@@ -581,7 +581,7 @@ func (s *Service) addUserWith(ctx context.Context, realm *storage.Realm, req Pro
 			if err := w.CreateBotService(ctx, service); err != nil {
 				return err
 			}
-			services = append(services, botService{BaseURL: service.BaseURL, Interface: service.Interface, Token: service.Token})
+			services = append(services, serviceView(*service))
 		}
 		emitUserAddedWith(w, realm, u, map[string]ProfileFieldValue{}, services)
 		return nil
