@@ -200,6 +200,12 @@ func (s *Service) cachedScope(ctx context.Context, realmID, userID int64) (*grou
 // channelsByID loads channels of the organization, from the cache where
 // it has them and in one query for the rest; missing IDs are left out.
 func (s *Service) channelsByID(ctx context.Context, realmID int64, ids []int64) (map[int64]*storage.Stream, error) {
+	return s.channelsByIDFrom(ctx, s.store, realmID, ids)
+}
+
+// channelsByIDFrom is channelsByID reading what is not cached from st (a
+// write transaction reads through itself).
+func (s *Service) channelsByIDFrom(ctx context.Context, st storage.Store, realmID int64, ids []int64) (map[int64]*storage.Stream, error) {
 	ids = uniqueSorted(ids)
 	out := make(map[int64]*storage.Stream, len(ids))
 	var missing []int64
@@ -214,7 +220,7 @@ func (s *Service) channelsByID(ctx context.Context, realmID int64, ids []int64) 
 		return out, nil
 	}
 	gen := s.callers.generation(realmID)
-	found, err := s.store.GetStreamsByID(ctx, realmID, missing)
+	found, err := st.GetStreamsByID(ctx, realmID, missing)
 	if err != nil {
 		return nil, err
 	}

@@ -135,6 +135,7 @@ type serviceShared struct {
 	standIn      sync.Once
 	standInValue string
 	publishMu    sync.Mutex // one transaction's events reach the sinks at a time
+	writeGate    *realmGate // one write transaction per organization at a time (write_gate.go)
 	hub          *eventHub
 	presence     *presenceBuffer
 	scheduler    pollLoop     // RunScheduler's interval and wake-ups (scheduled_delivery.go)
@@ -167,7 +168,7 @@ func New(store storage.Store, opts ...Option) *Service {
 		callers:    newCallerCache(),
 		linkifiers: &linkifierCache{},
 		messages:   newMessageCache(defaultMessageCacheBytes),
-		shared:     &serviceShared{presence: newPresenceBuffer()},
+		shared:     &serviceShared{presence: newPresenceBuffer(), writeGate: newRealmGate(writeLimit(store))},
 
 		markAllBatch: 2000,
 	}

@@ -217,29 +217,39 @@ func (w *writeTx) emit(aud Audience, body EventBody) {
 // order; the local sinks get them right after the commit. A failed or
 // rolled-back fn publishes nothing.
 func (s *Service) write(ctx context.Context, realmID int64, fn func(w *writeTx) error) error {
+	leave := func() {}
+	if realmID != 0 {
+		var err error
+		if leave, err = s.shared.writeGate.enter(ctx, realmID); err != nil {
+			return s.internal(ctx, "wait for the organization's write turn", err)
+		}
+	}
 	var done *writeTx
-	err := s.store.InTx(ctx, func(st storage.Store) error {
-		w := &writeTx{Store: st, realmID: realmID, svc: s}
-		if realmID != 0 {
-			if err := st.LockRealm(ctx, realmID); err != nil {
+	err := func() error {
+		defer leave() // before the events go out: a sink may write again
+		return s.store.InTx(ctx, func(st storage.Store) error {
+			w := &writeTx{Store: st, realmID: realmID, svc: s}
+			if realmID != 0 {
+				if err := st.LockRealm(ctx, realmID); err != nil {
+					return err
+				}
+			}
+			if err := fn(w); err != nil {
 				return err
 			}
-		}
-		if err := fn(w); err != nil {
-			return err
-		}
-		payload, err := s.busPayload(w)
-		if err != nil {
-			return err
-		}
-		if payload != nil {
-			if err := st.PublishEvents(ctx, payload); err != nil {
+			payload, err := s.busPayload(w)
+			if err != nil {
 				return err
 			}
-		}
-		done = w
-		return nil
-	})
+			if payload != nil {
+				if err := st.PublishEvents(ctx, payload); err != nil {
+					return err
+				}
+			}
+			done = w
+			return nil
+		})
+	}()
 	if err != nil {
 		return err
 	}

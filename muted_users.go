@@ -199,13 +199,14 @@ func (s *Service) markReadFrom(ctx context.Context, w *writeTx, realm *storage.R
 }
 
 // muters lists the users who muted sender (cached with the callers: a
-// mute is a write that refreshes them).
-func (s *Service) muters(ctx context.Context, realmID, sender int64) ([]int64, error) {
+// mute is a write that refreshes them), reading from st: the write
+// transaction that needs them.
+func (s *Service) muters(ctx context.Context, st storage.Store, realmID, sender int64) ([]int64, error) {
 	if ids, ok := cacheGet(s.callers, s.callers.muters, realmID, sender); ok {
 		return ids, nil
 	}
 	gen := s.callers.generation(realmID)
-	ids, err := s.store.ListMuters(ctx, realmID, sender)
+	ids, err := st.ListMuters(ctx, realmID, sender)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +219,7 @@ func (s *Service) muters(ctx context.Context, realmID, sender int64) ([]int64, e
 // is read for them, and every message event they get says read. A
 // channel muter without a row is told only when subscribed.
 func (s *Service) applyMutes(ctx context.Context, w *writeTx, o *outgoing, readers []storage.UserMessage) error {
-	muters, err := s.muters(ctx, o.realm.ID, o.me.ID)
+	muters, err := s.muters(ctx, w, o.realm.ID, o.me.ID)
 	if err != nil || len(muters) == 0 {
 		return err
 	}

@@ -109,7 +109,7 @@ func (s *Service) mutedTopics(ctx context.Context, st storage.Store, me *storage
 			ids = append(ids, r.StreamID)
 		}
 	}
-	channels, err := s.channelsByID(ctx, me.RealmID, ids)
+	channels, err := s.channelsByIDFrom(ctx, st, me.RealmID, ids)
 	if err != nil {
 		return nil, err
 	}

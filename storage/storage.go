@@ -54,6 +54,14 @@ type Store interface {
 	Close() error
 }
 
+// WriteLimiter is an optional interface of a Store whose transactions
+// share a bounded connection pool: MaxConcurrentWrites is how many write
+// transactions may be open at once so that reads made beside them still
+// find a connection (0: no limit). The Service keeps to it.
+type WriteLimiter interface {
+	MaxConcurrentWrites() int
+}
+
 // Realm is an organization. One Store can hold many.
 type Realm struct {
 	ID          int64  `bun:"id,pk,autoincrement"`

@@ -16,7 +16,15 @@ import (
 type PostgresOption func(*postgresConfig)
 
 type postgresConfig struct {
-	schema string
+	schema   string
+	maxConns int
+}
+
+// WithMaxConns sets the size of the connection pool (the default is four
+// per CPU, the least is two). The Service keeps its write transactions to half of it
+// (MaxConcurrentWrites), so reads always find a connection.
+func WithMaxConns(n int) PostgresOption {
+	return func(c *postgresConfig) { c.maxConns = n }
 }
 
 // WithSchema sets the search_path of every connection to schema, so that
@@ -41,6 +49,9 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Sto
 	}
 	sqldb := sql.OpenDB(connector)
 	maxConns := 4 * runtime.GOMAXPROCS(0)
+	if cfg.maxConns > 0 {
+		maxConns = max(2, cfg.maxConns) // migrations hold one and run on another
+	}
 	sqldb.SetMaxOpenConns(maxConns)
 	sqldb.SetMaxIdleConns(maxConns)
 	db := bun.NewDB(sqldb, pgdialect.New())

@@ -19,7 +19,10 @@ const (
 	DialectPostgres = "pg"
 )
 
-var _ storage.Store = (*Store)(nil)
+var (
+	_ storage.Store        = (*Store)(nil)
+	_ storage.WriteLimiter = (*Store)(nil)
+)
 
 // Store implements storage.Store on bun, for SQLite and PostgreSQL.
 //
@@ -97,6 +100,20 @@ func (s *Store) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// MaxConcurrentWrites is half the writer's connection pool (at least
+// one), so that transactions never hold every connection: a read made
+// outside a transaction while one is open always finds one in time.
+func (s *Store) MaxConcurrentWrites() int {
+	if s.writer == nil {
+		return 0
+	}
+	n := s.writer.Stats().MaxOpenConnections
+	if n == 0 {
+		return 0
+	}
+	return max(1, n/2)
 }
 
 // InTx runs fn in one transaction on the writer. fn's error or panic rolls
