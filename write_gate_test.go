@@ -17,8 +17,10 @@ import (
 
 // A burst of sends and edits in one organization, on a PostgreSQL pool of
 // two connections, by Services with cold caches (as after a restart):
-// every write gets through, none waits for the driver's timeouts. (The
-// write path's promise itself is TestWriteBurstReadingOutsideTransaction.)
+// every write gets through. Before the write path waited for the
+// organization's turn ahead of the pool (write_gate.go), sends stood
+// still here until the driver's 10-second read timeout failed them. The
+// write path's promise itself is TestWriteBurstReadingOutsideTransaction.
 func TestWriteBurstOnSmallPostgresPool(t *testing.T) {
 	dsn, schema := bunstore.NewTestPostgresSchema(t)
 	st, err := bunstore.OpenPostgres(context.Background(), dsn, bunstore.WithSchema(schema), bunstore.WithMaxConns(2))
