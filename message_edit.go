@@ -211,6 +211,9 @@ func (s *Service) checkEdit(ctx context.Context, e *edit, req UpdateMessageReque
 	if e.mode != "change_one" && topic == nil && stream == nil {
 		return BadRequest("Invalid propagate_mode without topic edit")
 	}
+	if topic != nil && realm.MandatoryTopics && (*topic == "" || *topic == "(no topic)") {
+		return BadRequest("Topics are required in this organization.")
+	}
 	if topic != nil && (*topic == strings.TrimSpace(resolvedPrefix) || *topic == resolvedPrefix+EmptyTopicDisplayName) {
 		return BadRequest("General chat cannot be marked as resolved")
 	}

@@ -220,6 +220,10 @@ func (s *Service) normalizeContent(content string) (string, error) {
 	return truncateRunes(content, s.limits.MaxMessageLength, "\n[message truncated]"), nil
 }
 
+// errTopicsRequired refuses a message to the empty topic in an
+// organization that requires topics (the reference's text: no period).
+var errTopicsRequired = BadRequest("Topics are required in this organization")
+
 // normalizeTopic strips a channel message's topic, maps the names of the
 // empty topic to it, refuses unprintable characters and truncates it.
 func (s *Service) normalizeTopic(topic string) (string, error) {
@@ -388,6 +392,9 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 		}
 	} else if o.scope, err = s.checkCanSendToChannel(ctx, o.me, ch); err != nil {
 		return err
+	}
+	if t == "" && o.realm.MandatoryTopics && !o.internal {
+		return errTopicsRequired
 	}
 	o.channel = ch
 	o.msg = storage.Message{RealmID: o.realm.ID, SenderID: o.me.ID, StreamID: &ch.ID, Topic: t, Content: content}

@@ -53,6 +53,7 @@ type RealmSettings struct {
 	RealmMessageEditHistoryVisibilityPolicy     string            `json:"realm_message_edit_history_visibility_policy"`
 	RealmEnableReadReceipts                     bool              `json:"realm_enable_read_receipts"`
 	RealmPresenceDisabled                       bool              `json:"realm_presence_disabled"`
+	RealmMandatoryTopics                        bool              `json:"realm_mandatory_topics"`
 }
 
 // editHistoryPolicies are the names of message_edit_history_visibility_policy.
@@ -117,6 +118,7 @@ func (s *Service) GetRealmSettings(ctx context.Context, c Caller) (*GetRealmSett
 		RealmMessageEditHistoryVisibilityPolicy:     editHistoryPolicies[realm.MessageEditHistoryVisibilityPolicy],
 		RealmEnableReadReceipts:                     realm.EnableReadReceipts,
 		RealmPresenceDisabled:                       realm.PresenceDisabled,
+		RealmMandatoryTopics:                        realm.MandatoryTopics,
 	}
 	for i, set := range realmGroupSettings {
 		v, err := s.realmGroupSetting(ctx, s.store, realm, *set.field(realm))
@@ -199,6 +201,9 @@ type UpdateRealmRequest struct {
 	MessageEditHistoryVisibilityPolicy *string `json:"message_edit_history_visibility_policy"`
 	EnableReadReceipts                 *bool   `json:"enable_read_receipts"`
 	PresenceDisabled                   *bool   `json:"presence_disabled"`
+	// MandatoryTopics refuses channel messages (sent, scheduled or
+	// edited) to the empty topic.
+	MandatoryTopics *bool `json:"mandatory_topics"`
 }
 
 // UpdateRealm changes organization settings. Administrators only. Every
@@ -255,6 +260,9 @@ func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequ
 	}
 	if req.PresenceDisabled != nil {
 		next.PresenceDisabled, columns = *req.PresenceDisabled, append(columns, "presence_disabled")
+	}
+	if req.MandatoryTopics != nil {
+		next.MandatoryTopics, columns = *req.MandatoryTopics, append(columns, "mandatory_topics")
 	}
 	for _, lim := range []struct {
 		name string
@@ -337,6 +345,7 @@ func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequ
 			{"allow_message_editing", realm.AllowMessageEditing, next.AllowMessageEditing},
 			{"enable_read_receipts", realm.EnableReadReceipts, next.EnableReadReceipts},
 			{"presence_disabled", realm.PresenceDisabled, next.PresenceDisabled},
+			{"mandatory_topics", realm.MandatoryTopics, next.MandatoryTopics},
 			{"message_edit_history_visibility_policy", editHistoryPolicies[realm.MessageEditHistoryVisibilityPolicy],
 				editHistoryPolicies[next.MessageEditHistoryVisibilityPolicy]},
 		} {

@@ -143,7 +143,6 @@ func (s *Service) realmRegisterExtras(ctx context.Context, realm *storage.Realm,
 	st["max_avatar_file_size_mib"] = referenceImageUploadMiB
 
 	// Messages and channels.
-	st["realm_mandatory_topics"] = false // the empty topic is allowed
 	st["realm_message_retention_days"] = -1
 	st["realm_default_code_block_language"] = ""
 	st["realm_new_stream_announcements_stream_id"] = -1

@@ -487,6 +487,9 @@ func (s *Service) editedScheduledMessage(ctx context.Context, me *storage.User, 
 		if m.Topic, err = s.normalizeTopic(*topic); err != nil {
 			return nil, err
 		}
+		if m.Topic == "" && realm.MandatoryTopics {
+			return nil, errTopicsRequired
+		}
 	}
 	if req.ScheduledDeliveryTimestamp != nil {
 		m.ScheduledTimestamp = *req.ScheduledDeliveryTimestamp

@@ -124,6 +124,8 @@ type Realm struct {
 	EnableReadReceipts                 bool `bun:"enable_read_receipts"`
 	// PresenceDisabled turns presence off for the whole organization.
 	PresenceDisabled bool `bun:"presence_disabled"`
+	// MandatoryTopics refuses channel messages to the empty topic.
+	MandatoryTopics bool `bun:"mandatory_topics"`
 }
 
 // User is a human or bot account in one realm.

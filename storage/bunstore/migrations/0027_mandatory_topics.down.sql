@@ -1,0 +1,1 @@
+ALTER TABLE realms DROP COLUMN mandatory_topics;
