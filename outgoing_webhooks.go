@@ -40,8 +40,13 @@ const (
 	// reference's MAX_REQUEST_RETRIES = 3, plus the first).
 	webhookMaxAttempts = 4
 	// webhookLease is how long a claim lasts (a delivery takes at most
-	// the deliverer's timeout, 10 s by default).
+	// the deliverer's timeout, 10 s by default, and never more than
+	// webhookAttemptBudget).
 	webhookLease = 60
+	// webhookAttemptBudget is how long after its claim an attempt may
+	// still run: the rest of the lease is left for posting the answer, so
+	// no other server takes the row while this one still works on it.
+	webhookAttemptBudget = 45 * time.Second
 	// webhookBatch is how many deliveries one round claims.
 	webhookBatch = 20
 	// webhookWorkers is how many deliveries of a round run at once.
@@ -106,7 +111,8 @@ type WebhookResult struct {
 // WebhookDeliverer calls bot services. transport/webhook provides one
 // (webhook.NewDeliverer) over its HTTP client.
 type WebhookDeliverer interface {
-	// Attempt makes one request of call.
+	// Attempt makes one request of call, and returns once ctx ends: the
+	// Service ends it well before the claim on the delivery expires.
 	Attempt(ctx context.Context, call WebhookCall) WebhookResult
 	// Backoff is the wait after the nth failed attempt (n from 1).
 	Backoff(n int) time.Duration
@@ -128,6 +134,8 @@ func WithWebhookInterval(d time.Duration) Option {
 // webhookState is RunWebhooks' deliverer and loop.
 type webhookState struct {
 	deliverer WebhookDeliverer
+	// budget is webhookAttemptBudget (tests shorten it).
+	budget time.Duration
 	pollLoop
 }
 
@@ -287,6 +295,11 @@ func (s *Service) DeliverDueWebhooks(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, s.internal(ctx, "claim webhooks", err)
 	}
+	budget := s.shared.webhooks.budget
+	if budget == 0 {
+		budget = webhookAttemptBudget
+	}
+	deadline := time.Now().Add(budget)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, webhookWorkers)
 	for _, row := range rows {
@@ -295,7 +308,7 @@ func (s *Service) DeliverDueWebhooks(ctx context.Context) (int, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := s.deliverWebhook(ctx, d, row); err != nil && !errors.Is(err, errWebhookClaimLost) {
+			if err := s.deliverWebhook(ctx, d, row, deadline); err != nil && !errors.Is(err, errWebhookClaimLost) {
 				_ = s.internal(ctx, "deliver webhook", err)
 			}
 		}()
@@ -321,8 +334,17 @@ type webhookJob struct {
 	participants []*storage.User
 }
 
-// deliverWebhook makes one attempt of a claimed delivery and acts on it.
-func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row storage.WebhookDelivery) error {
+// deliverWebhook makes one attempt of a claimed delivery, ended at
+// deadline, and acts on it. A delivery whose turn comes after the
+// deadline is handed back for the next round, untried.
+func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row storage.WebhookDelivery, deadline time.Time) error {
+	if !time.Now().Before(deadline) {
+		return s.write(ctx, row.RealmID, func(w *writeTx) error {
+			w.keepCallers()
+			_, err := w.RetryWebhook(ctx, row.ID, row.Claim, row.Attempts, s.nowUnix())
+			return err
+		})
+	}
 	job, err := s.loadWebhookJob(ctx, row)
 	if err != nil {
 		return err
@@ -338,7 +360,9 @@ func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row st
 	if err != nil {
 		return err
 	}
-	res := d.Attempt(ctx, call)
+	attemptCtx, cancel := context.WithDeadline(ctx, deadline)
+	res := d.Attempt(attemptCtx, call)
+	cancel()
 	if ctx.Err() != nil {
 		return nil // shutting down: the claim expires and the delivery is tried again
 	}

@@ -492,3 +492,64 @@ func TestRunWebhooksDeliversOnSend(t *testing.T) {
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
 }
+
+// stallingDeliverer answers only when its context ends, as a bot that
+// never answers behind a deliverer with a very long timeout.
+type stallingDeliverer struct {
+	mu    sync.Mutex
+	calls []error // the context's error when each attempt ended
+}
+
+func (d *stallingDeliverer) Attempt(ctx context.Context, _ chat.WebhookCall) chat.WebhookResult {
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Minute):
+	}
+	d.mu.Lock()
+	d.calls = append(d.calls, ctx.Err())
+	d.mu.Unlock()
+	return chat.WebhookResult{Kind: chat.WebhookRetry}
+}
+
+func (d *stallingDeliverer) Backoff(int) time.Duration { return time.Second }
+
+func (d *stallingDeliverer) ended() []error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]error(nil), d.calls...)
+}
+
+// An attempt never outlives its claim: the Service ends it before the
+// lease runs out (so no other server takes the row meanwhile) and counts
+// it as a timed-out attempt; a delivery whose turn comes too late is
+// handed back untried.
+func TestWebhookAttemptEndsBeforeItsClaim(t *testing.T) {
+	ctx := context.Background()
+	d := &stallingDeliverer{}
+	h := chattest.New(t, chattest.WithServiceOptions(chat.WithWebhookDeliverer(d)))
+	alice := h.NewUser(t, chat.RoleMember)
+	botID, _ := outgoingBot(t, h, alice, "slow", "http://bot.example/", 1)
+
+	// Too late to start: handed back, not tried.
+	chat.SetWebhookAttemptBudget(h.Service, time.Nanosecond)
+	send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(botID), Content: "hello"})
+	n, err := h.Service.DeliverDueWebhooks(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Empty(t, d.ended(), "not tried")
+
+	// Started in time, ended at the budget's end: a retry is due later.
+	chat.SetWebhookAttemptBudget(h.Service, 100*time.Millisecond)
+	n, err = h.Service.DeliverDueWebhooks(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "the handed-back delivery is due at once")
+	assert.Equal(t, []error{context.DeadlineExceeded}, d.ended())
+	n, err = h.Service.DeliverDueWebhooks(ctx)
+	require.NoError(t, err)
+	assert.Zero(t, n, "the retry waits for its backoff")
+	h.Clock.Advance(2 * time.Second)
+	n, err = h.Service.DeliverDueWebhooks(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Len(t, d.ended(), 2, "the second attempt")
+}
