@@ -234,7 +234,12 @@ func (s *Service) channelsByIDFrom(ctx context.Context, st storage.Store, realmI
 // channelByID is channelsByID for one channel: storage.ErrNotFound when
 // there is none.
 func (s *Service) channelByID(ctx context.Context, realmID, id int64) (*storage.Stream, error) {
-	found, err := s.channelsByID(ctx, realmID, []int64{id})
+	return s.channelByIDFrom(ctx, s.store, realmID, id)
+}
+
+// channelByIDFrom is channelByID reading what is not cached from st.
+func (s *Service) channelByIDFrom(ctx context.Context, st storage.Store, realmID, id int64) (*storage.Stream, error) {
+	found, err := s.channelsByIDFrom(ctx, st, realmID, []int64{id})
 	if err != nil {
 		return nil, err
 	}

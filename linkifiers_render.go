@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/teamchat/chat/markdown"
+	"github.com/teamchat/chat/storage"
 )
 
 // linkifierCache keeps each organization's compiled linkifiers, which
@@ -28,8 +29,9 @@ type compiledLinkifiers struct {
 
 // compiledLinkifiers returns the organization's linkifiers, compiled, in
 // the order they apply. A stored pattern that no longer compiles is left
-// out (the reference's renderer lets it match nothing).
-func (s *Service) compiledLinkifiers(ctx context.Context, realmID int64) ([]*markdown.Linkifier, error) {
+// out (the reference's renderer lets it match nothing). What is not
+// cached is read from st (a write transaction reads through itself).
+func (s *Service) compiledLinkifiers(ctx context.Context, st storage.Store, realmID int64) ([]*markdown.Linkifier, error) {
 	c := s.linkifiers
 	gen := s.callers.generation(realmID)
 	c.mu.Lock()
@@ -38,7 +40,7 @@ func (s *Service) compiledLinkifiers(ctx context.Context, realmID int64) ([]*mar
 	if ok && e.gen == gen && time.Now().Before(e.expires) {
 		return e.list, nil
 	}
-	rows, err := s.store.ListLinkifiers(ctx, realmID)
+	rows, err := st.ListLinkifiers(ctx, realmID)
 	if err != nil {
 		return nil, err
 	}

@@ -488,7 +488,7 @@ func (s *Service) applyEdit(ctx context.Context, w *writeTx, e *edit) ([]int64, 
 			if e.topic != nil {
 				topic = *e.topic
 			}
-			linkifiers, err := s.compiledLinkifiers(ctx, e.realm.ID)
+			linkifiers, err := s.compiledLinkifiers(ctx, w, e.realm.ID)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -270,6 +270,12 @@ func channelFlags(m *storage.Message, row int64, hasRow, received, readRange boo
 // it has them (senders of a busy conversation usually are) and in one
 // query for the rest, which it then caches.
 func (s *Service) usersByID(ctx context.Context, realm *storage.Realm, ids []int64) (map[int64]*storage.User, error) {
+	return s.usersByIDFrom(ctx, s.store, realm, ids)
+}
+
+// usersByIDFrom is usersByID reading what is not cached from st (a write
+// transaction reads through itself).
+func (s *Service) usersByIDFrom(ctx context.Context, st storage.Store, realm *storage.Realm, ids []int64) (map[int64]*storage.User, error) {
 	ids = uniqueSorted(ids)
 	out := make(map[int64]*storage.User, len(ids))
 	var missing []int64
@@ -283,7 +289,7 @@ func (s *Service) usersByID(ctx context.Context, realm *storage.Realm, ids []int
 		return out, nil
 	}
 	gen := s.callers.generation(realm.ID)
-	users, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: missing})
+	users, err := st.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: missing})
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +324,7 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 	channelIDs := []int64{}
 	convs := map[int64][]int64{}
 	lo, hi := rows[0].ID, rows[len(rows)-1].ID
-	linkifiers, err := s.compiledLinkifiers(ctx, realm.ID)
+	linkifiers, err := s.compiledLinkifiers(ctx, s.store, realm.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -305,7 +305,7 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 	if err != nil {
 		return s.internal(ctx, "send message", err)
 	}
-	if o.linkifiers, err = s.compiledLinkifiers(ctx, o.realm.ID); err != nil {
+	if o.linkifiers, err = s.compiledLinkifiers(ctx, s.store, o.realm.ID); err != nil {
 		return s.internal(ctx, "send message", err)
 	}
 	res, err := markdown.RenderMessage(m.Content, d, markdown.Options{RealmURL: o.realm.URL,

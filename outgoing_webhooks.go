@@ -210,7 +210,7 @@ func (s *Service) queueWebhooks(ctx context.Context, w *writeTx, o *outgoing) er
 			}
 		}
 	} else if len(o.mentions.users) > 0 {
-		users, err := s.usersByID(ctx, o.realm, mapKeys(o.mentions.users))
+		users, err := s.usersByIDFrom(ctx, w, o.realm, mapKeys(o.mentions.users))
 		if err != nil {
 			return err
 		}

@@ -273,7 +273,7 @@ func (s *Service) accessible(ctx context.Context, st storage.Store, realm *stora
 			}
 			continue
 		}
-		ch, err := s.channelByID(ctx, realm.ID, *m.StreamID)
+		ch, err := s.channelByIDFrom(ctx, st, realm.ID, *m.StreamID)
 		if err != nil {
 			return nil, err
 		}
@@ -305,7 +305,7 @@ func (s *Service) modifiableMessage(ctx context.Context, st storage.Store, realm
 		return nil, nil, errInvalidMessage
 	}
 	if ms.m.StreamID != nil {
-		ch, err := s.channelByID(ctx, realm.ID, *ms.m.StreamID)
+		ch, err := s.channelByIDFrom(ctx, st, realm.ID, *ms.m.StreamID)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -29,6 +29,11 @@ const (
 	// EnvRequirePostgres, set to 1 (as in CI), turns the skip of
 	// PostgreSQL tests without a DSN into a failure.
 	EnvRequirePostgres = "TEAMCHAT_REQUIRE_POSTGRES"
+	// EnvPostgresOneConn, set to 1, gives each test store a pool of one
+	// connection once it is open: a write transaction or a read snapshot
+	// that reads outside itself then waits forever, and the test
+	// binary's timeout prints where. An audit, not a CI setting.
+	EnvPostgresOneConn = "TEAMCHAT_TEST_POSTGRES_ONE_CONN"
 )
 
 // OpenTestSQLite returns a Store on a new SQLite file in a temporary
@@ -57,6 +62,9 @@ func OpenTestPostgres(t TB) *Store {
 	s, err := OpenPostgres(context.Background(), dsn, WithSchema(schema))
 	if err != nil {
 		t.Fatalf("bunstore: open test postgres: %v", err)
+	}
+	if os.Getenv(EnvPostgresOneConn) == "1" {
+		s.writer.SetMaxOpenConns(1)
 	}
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
