@@ -42,8 +42,7 @@ type gateSlot struct {
 }
 
 // enter waits for the organization's turn and a free transaction, or
-// for ctx to end. The
-// returned function leaves.
+// for ctx to end. The returned function leaves.
 func (g *realmGate) enter(ctx context.Context, realmID int64) (func(), error) {
 	g.mu.Lock()
 	if g.slots == nil {

@@ -21,8 +21,8 @@ type postgresConfig struct {
 }
 
 // WithMaxConns sets the size of the connection pool (the default is four
-// per CPU, the least is two). The Service keeps its write transactions to half of it
-// (MaxConcurrentWrites), so reads always find a connection.
+// per CPU, the least is two). The Service keeps its write transactions
+// to half of it (MaxConcurrentWrites), so reads always find a connection.
 func WithMaxConns(n int) PostgresOption {
 	return func(c *postgresConfig) { c.maxConns = n }
 }
