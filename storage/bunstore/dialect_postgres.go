@@ -45,6 +45,9 @@ var postgresOps = &dialectOps{
 				ORDER BY m.id DESC LIMIT ?) AS x
 			ORDER BY x.id DESC LIMIT ?`, true
 	},
+	indexOnInsert: func(q *bun.InsertQuery, topic, text string) *bun.InsertQuery {
+		return q.Value("search_tsv", "to_tsvector('english', ? || ' ' || ?)", topic, text)
+	},
 	indexMessages: func(ctx context.Context, db bun.IDB, docs []searchDoc) error {
 		var sb strings.Builder
 		args := make([]any, 0, 3*len(docs))

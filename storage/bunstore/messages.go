@@ -146,13 +146,18 @@ func (s *Store) CreateMessage(ctx context.Context, m *storage.Message, readers [
 	op := fmt.Sprintf("create message in realm %d", m.RealmID)
 	row := &messageRow{Message: *m}
 	err := s.withTx(ctx, func(tx *Store) error {
-		_, err := insertKey(tx.w.NewInsert().Model(row), "topic_key", m.Topic).Returning("id").Exec(ctx)
-		if err != nil {
+		q := insertKey(tx.w.NewInsert().Model(row), "topic_key", m.Topic)
+		if tx.ops.indexOnInsert != nil {
+			q = tx.ops.indexOnInsert(q, storage.Fold(m.Topic), storage.Fold(htmlText(m.RenderedContent)))
+		}
+		if _, err := q.Returning("id").Exec(ctx); err != nil {
 			return wrapErr(op, err)
 		}
-		indexed := row.Message
-		if err := tx.indexMessage(ctx, tx.w, &indexed); err != nil {
-			return wrapErr(op, err)
+		if tx.ops.indexOnInsert == nil {
+			indexed := row.Message
+			if err := tx.indexMessage(ctx, tx.w, &indexed); err != nil {
+				return wrapErr(op, err)
+			}
 		}
 		if len(readers) == 0 {
 			return nil
@@ -162,7 +167,7 @@ func (s *Store) CreateMessage(ctx context.Context, m *storage.Message, readers [
 			r.RealmID, r.MessageID = m.RealmID, row.ID
 			rows[i] = userMessageRow{UserMessage: r}
 		}
-		_, err = tx.w.NewInsert().Model(&rows).Exec(ctx)
+		_, err := tx.w.NewInsert().Model(&rows).Exec(ctx)
 		return wrapErr(op, err)
 	})
 	if err != nil {
