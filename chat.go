@@ -168,7 +168,8 @@ func New(store storage.Store, opts ...Option) *Service {
 		callers:    newCallerCache(),
 		linkifiers: &linkifierCache{},
 		messages:   newMessageCache(defaultMessageCacheBytes),
-		shared:     &serviceShared{presence: newPresenceBuffer(), writeGate: newRealmGate(writeLimit(store))},
+		shared: &serviceShared{presence: newPresenceBuffer(), writeGate: newRealmGate(writeLimit(store)),
+			webhooks: webhookState{budget: webhookAttemptBudget}},
 
 		markAllBatch: 2000,
 	}

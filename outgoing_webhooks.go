@@ -134,7 +134,7 @@ func WithWebhookInterval(d time.Duration) Option {
 // webhookState is RunWebhooks' deliverer and loop.
 type webhookState struct {
 	deliverer WebhookDeliverer
-	// budget is webhookAttemptBudget (tests shorten it).
+	// budget is webhookAttemptBudget (set by New; tests shorten it).
 	budget time.Duration
 	pollLoop
 }
@@ -295,11 +295,7 @@ func (s *Service) DeliverDueWebhooks(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, s.internal(ctx, "claim webhooks", err)
 	}
-	budget := s.shared.webhooks.budget
-	if budget == 0 {
-		budget = webhookAttemptBudget
-	}
-	deadline := time.Now().Add(budget)
+	deadline := time.Now().Add(s.shared.webhooks.budget)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, webhookWorkers)
 	for _, row := range rows {
@@ -339,11 +335,7 @@ type webhookJob struct {
 // deadline is handed back for the next round, untried.
 func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row storage.WebhookDelivery, deadline time.Time) error {
 	if !time.Now().Before(deadline) {
-		return s.write(ctx, row.RealmID, func(w *writeTx) error {
-			w.keepCallers()
-			_, err := w.RetryWebhook(ctx, row.ID, row.Claim, row.Attempts, s.nowUnix())
-			return err
-		})
+		return s.releaseWebhook(ctx, row, row.Attempts, s.nowUnix())
 	}
 	job, err := s.loadWebhookJob(ctx, row)
 	if err != nil {
@@ -369,12 +361,7 @@ func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row st
 	if res.Kind == WebhookRetry {
 		attempts := row.Attempts + 1
 		if attempts < webhookMaxAttempts {
-			next := s.now().Add(d.Backoff(attempts)).Unix()
-			return s.write(ctx, row.RealmID, func(w *writeTx) error {
-				w.keepCallers()
-				_, err := w.RetryWebhook(ctx, row.ID, row.Claim, attempts, next)
-				return err
-			})
+			return s.releaseWebhook(ctx, row, attempts, s.now().Add(d.Backoff(attempts)).Unix())
 		}
 		if res.Exhausted == nil {
 			res = WebhookResult{Kind: WebhookFailure, Message: "Failure! Bot is unavailable"}
@@ -398,13 +385,10 @@ func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row st
 		}
 		return err
 	}
-	switch res.Kind {
-	case WebhookReply:
-		if strings.TrimSpace(res.Content) == "" {
-			return s.write(ctx, job.realm.ID, func(w *writeTx) error { w.keepCallers(); return finish(ctx, w, nil) })
-		}
+	switch {
+	case res.Kind == WebhookReply && strings.TrimSpace(res.Content) != "":
 		return s.postAsBot(ctx, job, res.Content, finish)
-	case WebhookFailure:
+	case res.Kind == WebhookFailure:
 		if err := s.postAsBot(ctx, job, res.Message, finish); err != nil {
 			return err
 		}
@@ -420,9 +404,19 @@ func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row st
 			return s.sendInternalDirect(ctx, job.realm, notifier, owner, res.OwnerMessage, nil)
 		}
 		return nil
-	default: // WebhookNoReply
+	default: // no reply, or an empty one
 		return s.write(ctx, job.realm.ID, func(w *writeTx) error { w.keepCallers(); return finish(ctx, w, nil) })
 	}
+}
+
+// releaseWebhook hands a claimed delivery back, to be tried at next with
+// attempts made so far.
+func (s *Service) releaseWebhook(ctx context.Context, row storage.WebhookDelivery, attempts int, next int64) error {
+	return s.write(ctx, row.RealmID, func(w *writeTx) error {
+		w.keepCallers()
+		_, err := w.RetryWebhook(ctx, row.ID, row.Claim, attempts, next)
+		return err
+	})
 }
 
 // loadWebhookJob reads what a delivery needs; nil when there is nothing
