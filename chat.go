@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamchat/chat/internal/writelane"
 	"github.com/teamchat/chat/storage"
 	"github.com/teamchat/chat/storage/blob"
 )
@@ -134,8 +135,8 @@ type serviceShared struct {
 	realmHosts   sync.Map // exact host -> realm ID (see RealmForHost)
 	standIn      sync.Once
 	standInValue string
-	publishMu    sync.Mutex // one transaction's events reach the sinks at a time
-	writeGate    *realmGate // one write transaction per organization at a time (write_gate.go)
+	publishMu    sync.Mutex                // one transaction's events reach the sinks at a time
+	writes       *writelane.Gate[*writeOp] // the write path's queues (write.go)
 	hub          *eventHub
 	presence     *presenceBuffer
 	scheduler    pollLoop     // RunScheduler's interval and wake-ups (scheduled_delivery.go)
@@ -168,8 +169,7 @@ func New(store storage.Store, opts ...Option) *Service {
 		callers:    newCallerCache(),
 		linkifiers: &linkifierCache{},
 		messages:   newMessageCache(defaultMessageCacheBytes),
-		shared: &serviceShared{presence: newPresenceBuffer(), writeGate: newRealmGate(writeLimit(store)),
-			webhooks: webhookState{budget: webhookAttemptBudget}},
+		shared:     &serviceShared{presence: newPresenceBuffer(), webhooks: webhookState{budget: webhookAttemptBudget}},
 
 		markAllBatch: 2000,
 	}
@@ -184,6 +184,7 @@ func New(store storage.Store, opts ...Option) *Service {
 	s.logins = newAttemptLimiter(s.limits.LoginAttempts, s.limits.LoginWindow)
 	s.queueLimit = s.queueLimit.withDefaults()
 	s.shared.hub = newEventHub(s)
+	s.shared.writes = newWriteLanes(s, writeLimit(store))
 	return s
 }
 

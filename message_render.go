@@ -447,10 +447,11 @@ func (s *Service) channelReaders(ctx context.Context, st storage.Store, o *outgo
 	return readers, nil
 }
 
-// followWhereMentioned follows the topic for the mentioned human
-// recipients who asked for it (automatically_follow_topics_where_mentioned),
-// unless they muted or already follow it.
-func (s *Service) followWhereMentioned(ctx context.Context, w *writeTx, o *outgoing, readers []storage.UserMessage) error {
+// followWhereMentioned lists the mentioned human recipients for whom the
+// send follows the topic, as they asked
+// (automatically_follow_topics_where_mentioned), unless they muted or
+// already follow it.
+func (s *Service) followWhereMentioned(ctx context.Context, st storage.Store, o *outgoing, readers []storage.UserMessage) ([]int64, error) {
 	var mentioned []int64
 	for _, r := range readers {
 		if r.Flags&storage.FlagMentioned != 0 {
@@ -458,32 +459,27 @@ func (s *Service) followWhereMentioned(ctx context.Context, w *writeTx, o *outgo
 		}
 	}
 	if len(mentioned) == 0 {
-		return nil
+		return nil, nil
 	}
-	users, err := w.FindUsers(ctx, o.realm.ID, storage.UserFilter{IDs: mentioned, Bot: new(false), Active: new(true)})
+	users, err := st.FindUsers(ctx, o.realm.ID, storage.UserFilter{IDs: mentioned, Bot: new(false), Active: new(true)})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	m := &o.msg
-	now := s.nowUnix()
+	var follow []int64
 	for i := range users {
 		u := &users[i]
 		if !settingsOf(u).AutomaticallyFollowTopicsWhereMentioned {
 			continue
 		}
-		ut, err := w.GetUserTopic(ctx, o.realm.ID, u.ID, o.channel.ID, m.Topic)
+		ut, err := st.GetUserTopic(ctx, o.realm.ID, u.ID, o.channel.ID, o.msg.Topic)
 		if err == nil && (ut.VisibilityPolicy == TopicPolicyMuted || ut.VisibilityPolicy == TopicPolicyFollowed) {
 			continue
 		} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
-			return err
+			return nil, err
 		}
-		if err := w.SetUserTopic(ctx, &storage.UserTopic{RealmID: o.realm.ID, UserID: u.ID, StreamID: o.channel.ID,
-			TopicName: m.Topic, VisibilityPolicy: TopicPolicyFollowed, LastUpdated: now}); err != nil {
-			return err
-		}
-		w.emit(toUsers(u.ID), UserTopicEvent{StreamID: o.channel.ID, TopicName: m.Topic, LastUpdated: now, VisibilityPolicy: TopicPolicyFollowed})
+		follow = append(follow, u.ID)
 	}
-	return nil
+	return follow, nil
 }
 
 // mapKeys lists a map's keys, in no order.

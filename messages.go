@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/teamchat/chat/internal/writelane"
 	"github.com/teamchat/chat/markdown"
 	"github.com/teamchat/chat/storage"
 )
@@ -616,56 +617,41 @@ func (s *Service) userInGroup(ctx context.Context, realmID, userID, groupID int6
 	return scope.in(groupID), nil
 }
 
+// lane is the write lane of the message's conversation.
+func (o *outgoing) lane() writelane.Key {
+	if o.msg.StreamID != nil {
+		return channelLane(o.realm.ID, *o.msg.StreamID)
+	}
+	return directLane(o.realm.ID, *o.msg.ConversationID)
+}
+
 // storeMessage stores the rendered message with its readers' rows and
-// emits the message events, in one write.
+// emits the message events, in one write. What the write needs to read
+// (its readers, the webhooks it triggers, topic policies) is read first,
+// outside the transaction, so that the transaction itself only writes.
 func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 	m := &o.msg
 	m.DateSent = s.nowUnix()
 	m.SendingClient = o.client
-	var readers []storage.UserMessage
-	if m.ConversationID != nil {
-		base := storage.FlagPrivate
-		if m.StreamWildcard {
-			base |= storage.FlagStreamWildcardMentioned
-		}
-		mentioned := func(id int64) int64 {
-			var f int64
-			if o.mentions.users[id] {
-				f |= storage.FlagMentioned
-			}
-			if o.mentions.alerted[id] {
-				f |= storage.FlagHasAlertWord
-			}
-			return f
-		}
-		flags := base | mentioned(o.me.ID)
-		if o.readBySender {
-			flags |= storage.FlagRead
-		}
-		readers = append(readers, storage.UserMessage{UserID: o.me.ID, Flags: flags})
-		for _, u := range o.recipients {
-			if u.ID != o.me.ID {
-				readers = append(readers, storage.UserMessage{UserID: u.ID, Flags: base | mentioned(u.ID)})
-			}
-		}
+	plan, err := s.planStore(ctx, o)
+	if err != nil {
+		return s.internal(ctx, "send message", err)
 	}
-	err := s.write(ctx, o.realm.ID, func(w *writeTx) error {
+	// Sends of one conversation may share a transaction (inTx claims a
+	// row of its own, so those run alone); the function can run twice.
+	err = s.writeIn(ctx, o.lane(), o.inTx == nil, func(w *writeTx) error {
 		if m.StreamID == nil || o.channel.FirstMessageID != nil {
 			w.keepCallers() // nothing cached changes (the first message sets the channel's first_message_id)
 		}
-		if m.StreamID != nil {
-			var err error
-			if readers, err = s.channelReaders(ctx, w, o); err != nil {
-				return err
-			}
-		}
-		if err := s.applyMutes(ctx, w, o, readers); err != nil {
+		id, err := w.newMessageID(ctx)
+		if err != nil {
 			return err
 		}
-		if err := w.CreateMessage(ctx, m, readers); err != nil {
+		m.ID = id
+		if err := w.CreateMessage(ctx, m, plan.readers); err != nil {
 			return err
 		}
-		if err := s.queueWebhooks(ctx, w, o); err != nil {
+		if err := s.queueWebhooks(ctx, w, o, plan.webhooks); err != nil {
 			return err
 		}
 		if err := s.claimUploads(ctx, w, o.realm, o.me, m.ID, o.uploads); err != nil {
@@ -676,15 +662,8 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 				return err
 			}
 		}
-		if m.StreamID != nil && !o.me.IsBot {
-			if err := s.autoTopicPolicy(ctx, w, o); err != nil {
-				return err
-			}
-		}
-		if m.StreamID != nil {
-			if err := s.followWhereMentioned(ctx, w, o, readers); err != nil {
-				return err
-			}
+		if err := s.setTopicPolicies(ctx, w, o, plan.policies); err != nil {
+			return err
 		}
 		if m.StreamID != nil && o.channel.FirstMessageID == nil {
 			// The channel may come from a cache: read it again before
@@ -705,11 +684,121 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 				return err
 			}
 		}
-		s.emitMessage(w, o, readers)
+		s.emitMessage(w, o, plan.readers)
 		return nil
 	})
 	if err != nil {
 		return s.internal(ctx, "send message", err)
+	}
+	return nil
+}
+
+// storePlan is what a send decided before its transaction.
+type storePlan struct {
+	// readers are the rows of the message's readers whose state differs
+	// from the default.
+	readers []storage.UserMessage
+	// webhooks are the outgoing-webhook deliveries it triggers (their
+	// MessageID unset).
+	webhooks []storage.WebhookDelivery
+	// policies are the topic visibility policies it sets, by user.
+	policies []topicPolicyChange
+}
+
+// topicPolicyChange sets a user's policy for the message's topic.
+type topicPolicyChange struct {
+	userID int64
+	policy int
+	// sender: the sender's own (the send's answer reports it).
+	sender bool
+}
+
+// planStore reads what storing o needs, outside its transaction: the
+// readers' rows, those who muted the sender, the webhooks it triggers and
+// the topic policies it sets. A change racing with the send (a
+// subscription or policy changed meanwhile) is ordered before or after it
+// as it would be between two requests.
+func (s *Service) planStore(ctx context.Context, o *outgoing) (*storePlan, error) {
+	m := &o.msg
+	plan := &storePlan{}
+	var err error
+	if m.StreamID != nil {
+		if plan.readers, err = s.channelReaders(ctx, s.store, o); err != nil {
+			return nil, err
+		}
+	} else {
+		plan.readers = directReaders(o)
+	}
+	if err := s.applyMutes(ctx, s.store, o, plan.readers); err != nil {
+		return nil, err
+	}
+	if plan.webhooks, err = s.plannedWebhooks(ctx, s.store, o); err != nil {
+		return nil, err
+	}
+	if m.StreamID != nil && !o.me.IsBot {
+		policy, err := s.autoTopicPolicy(ctx, s.store, o)
+		if err != nil {
+			return nil, err
+		}
+		if policy != 0 {
+			plan.policies = append(plan.policies, topicPolicyChange{userID: o.me.ID, policy: policy, sender: true})
+		}
+	}
+	if m.StreamID != nil {
+		follow, err := s.followWhereMentioned(ctx, s.store, o, plan.readers)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range follow {
+			plan.policies = append(plan.policies, topicPolicyChange{userID: id, policy: TopicPolicyFollowed})
+		}
+	}
+	return plan, nil
+}
+
+// directReaders are a direct message's rows: one per participant.
+func directReaders(o *outgoing) []storage.UserMessage {
+	m := &o.msg
+	base := storage.FlagPrivate
+	if m.StreamWildcard {
+		base |= storage.FlagStreamWildcardMentioned
+	}
+	mentioned := func(id int64) int64 {
+		var f int64
+		if o.mentions.users[id] {
+			f |= storage.FlagMentioned
+		}
+		if o.mentions.alerted[id] {
+			f |= storage.FlagHasAlertWord
+		}
+		return f
+	}
+	flags := base | mentioned(o.me.ID)
+	if o.readBySender {
+		flags |= storage.FlagRead
+	}
+	readers := []storage.UserMessage{{UserID: o.me.ID, Flags: flags}}
+	for _, u := range o.recipients {
+		if u.ID != o.me.ID {
+			readers = append(readers, storage.UserMessage{UserID: u.ID, Flags: base | mentioned(u.ID)})
+		}
+	}
+	return readers
+}
+
+// setTopicPolicies writes the planned topic policies of the message's
+// topic, with their events.
+func (s *Service) setTopicPolicies(ctx context.Context, w *writeTx, o *outgoing, changes []topicPolicyChange) error {
+	now := s.nowUnix()
+	for _, c := range changes {
+		if err := w.SetUserTopic(ctx, &storage.UserTopic{RealmID: o.realm.ID, UserID: c.userID, StreamID: o.channel.ID,
+			TopicName: o.msg.Topic, VisibilityPolicy: c.policy, LastUpdated: now}); err != nil {
+			return err
+		}
+		w.emit(toUsers(c.userID), UserTopicEvent{StreamID: o.channel.ID, TopicName: o.msg.Topic, LastUpdated: now, VisibilityPolicy: c.policy})
+		if c.sender {
+			o.newPolicy = &c.policy
+		}
 	}
 	return nil
 }
@@ -723,32 +812,33 @@ const (
 	autoNever           = 4
 )
 
-// autoTopicPolicy follows or unmutes the topic for its sender as their
-// settings ask (the reference's visibility_policy_for_send_message): only
-// ever making the topic more visible, following before unmuting, and
-// "initiation" meaning no older message of the topic the sender can see.
-func (s *Service) autoTopicPolicy(ctx context.Context, w *writeTx, o *outgoing) error {
+// autoTopicPolicy is the policy the send sets on the topic for its
+// sender as their settings ask (the reference's
+// visibility_policy_for_send_message), or 0: only ever making the topic
+// more visible, following before unmuting, and "initiation" meaning no
+// older message of the topic the sender can see.
+func (s *Service) autoTopicPolicy(ctx context.Context, st storage.Store, o *outgoing) (int, error) {
 	set := settingsOf(o.me)
 	follow, unmute := set.AutomaticallyFollowTopicsPolicy, set.AutomaticallyUnmuteTopicsInMutedStreamsPolicy
 	if follow == autoNever && unmute == autoNever {
-		return nil
+		return 0, nil
 	}
 	m := &o.msg
 	current := TopicPolicyNone
-	ut, err := w.GetUserTopic(ctx, o.realm.ID, o.me.ID, o.channel.ID, m.Topic)
+	ut, err := st.GetUserTopic(ctx, o.realm.ID, o.me.ID, o.channel.ID, m.Topic)
 	if err == nil {
 		current = ut.VisibilityPolicy
 	} else if !errors.Is(err, storage.ErrNotFound) {
-		return err
+		return 0, err
 	}
 	if current == TopicPolicyFollowed {
-		return nil
+		return 0, nil
 	}
 	muted := false
-	if sub, err := w.GetSubscription(ctx, o.realm.ID, o.me.ID, o.channel.ID); err == nil {
+	if sub, err := st.GetSubscription(ctx, o.realm.ID, o.me.ID, o.channel.ID); err == nil {
 		muted = sub.Active && sub.IsMuted
 	} else if !errors.Is(err, storage.ErrNotFound) {
-		return err
+		return 0, err
 	}
 	policy := 0
 	switch {
@@ -759,9 +849,9 @@ func (s *Service) autoTopicPolicy(ctx context.Context, w *writeTx, o *outgoing) 
 	}
 	if policy != TopicPolicyFollowed && current == TopicPolicyNone &&
 		(follow == autoOnInitiation || muted && unmute == autoOnInitiation) {
-		initiated, err := s.startsTopic(ctx, w, o)
+		initiated, err := s.startsTopic(ctx, st, o)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if initiated && follow == autoOnInitiation {
 			policy = TopicPolicyFollowed
@@ -769,30 +859,23 @@ func (s *Service) autoTopicPolicy(ctx context.Context, w *writeTx, o *outgoing) 
 			policy = TopicPolicyUnmuted
 		}
 	}
-	if policy == 0 || policy == current {
-		return nil
+	if policy == current {
+		return 0, nil
 	}
-	now := s.nowUnix()
-	if err := w.SetUserTopic(ctx, &storage.UserTopic{RealmID: o.realm.ID, UserID: o.me.ID, StreamID: o.channel.ID,
-		TopicName: m.Topic, VisibilityPolicy: policy, LastUpdated: now}); err != nil {
-		return err
-	}
-	w.emit(toUsers(o.me.ID), UserTopicEvent{StreamID: o.channel.ID, TopicName: m.Topic, LastUpdated: now, VisibilityPolicy: policy})
-	o.newPolicy = &policy
-	return nil
+	return policy, nil
 }
 
 // startsTopic reports whether the message is the first of its topic that
 // its sender can see: any older one of the channel when its history is
 // open to them, else any they received.
-func (s *Service) startsTopic(ctx context.Context, w *writeTx, o *outgoing) (bool, error) {
+func (s *Service) startsTopic(ctx context.Context, st storage.Store, o *outgoing) (bool, error) {
 	m := &o.msg
-	scope, err := channelReadScope(ctx, w, o.realm.ID, o.me.ID, o.channel)
+	scope, err := channelReadScope(ctx, st, o.realm.ID, o.me.ID, o.channel)
 	if err != nil {
 		return false, err
 	}
 	topic := m.Topic
-	older, _, err := w.ListMessageWindow(ctx, storage.MessageWindow{RealmID: o.realm.ID, UserID: o.me.ID, Scope: scope,
-		Filter: storage.MessageFilter{StreamID: &o.channel.ID, Topic: &topic}, Anchor: m.ID - 1})
+	older, _, err := st.ListMessageWindow(ctx, storage.MessageWindow{RealmID: o.realm.ID, UserID: o.me.ID, Scope: scope,
+		Filter: storage.MessageFilter{StreamID: &o.channel.ID, Topic: &topic}, Anchor: largerThanMaxMessageID, IDsOnly: true})
 	return len(older) == 0, err
 }

@@ -218,8 +218,8 @@ func (s *Service) muters(ctx context.Context, st storage.Store, realmID, sender 
 // from the caller cache, else one indexed read): a direct message's row
 // is read for them, and every message event they get says read. A
 // channel muter without a row is told only when subscribed.
-func (s *Service) applyMutes(ctx context.Context, w *writeTx, o *outgoing, readers []storage.UserMessage) error {
-	muters, err := s.muters(ctx, w, o.realm.ID, o.me.ID)
+func (s *Service) applyMutes(ctx context.Context, st storage.Store, o *outgoing, readers []storage.UserMessage) error {
+	muters, err := s.muters(ctx, st, o.realm.ID, o.me.ID)
 	if err != nil || len(muters) == 0 {
 		return err
 	}
@@ -236,7 +236,7 @@ func (s *Service) applyMutes(ctx context.Context, w *writeTx, o *outgoing, reade
 		if o.msg.StreamID == nil {
 			continue // not a participant
 		}
-		sub, err := w.GetSubscription(ctx, o.realm.ID, id, *o.msg.StreamID)
+		sub, err := st.GetSubscription(ctx, o.realm.ID, id, *o.msg.StreamID)
 		if errors.Is(err, storage.ErrNotFound) {
 			continue
 		}

@@ -193,12 +193,12 @@ func checkInterface(i int) error {
 	return nil
 }
 
-// queueWebhooks writes, in the send's transaction, the deliveries the
-// message triggers. It costs nothing more when the message mentions no
-// bot and is no direct message to one.
-func (s *Service) queueWebhooks(ctx context.Context, w *writeTx, o *outgoing) error {
+// plannedWebhooks are the deliveries the message triggers (their
+// MessageID unset), read before its transaction. It costs nothing when the
+// message mentions no bot and is no direct message to one.
+func (s *Service) plannedWebhooks(ctx context.Context, st storage.Store, o *outgoing) ([]storage.WebhookDelivery, error) {
 	if o.me.IsBot || o.internal {
-		return nil
+		return nil, nil
 	}
 	var bots []*storage.User
 	trigger := "mention"
@@ -210,9 +210,9 @@ func (s *Service) queueWebhooks(ctx context.Context, w *writeTx, o *outgoing) er
 			}
 		}
 	} else if len(o.mentions.users) > 0 {
-		users, err := s.usersByIDFrom(ctx, w, o.realm, mapKeys(o.mentions.users))
+		users, err := s.usersByIDFrom(ctx, st, o.realm, mapKeys(o.mentions.users))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, u := range users {
 			if !isOutgoingBot(u) {
@@ -220,32 +220,44 @@ func (s *Service) queueWebhooks(ctx context.Context, w *writeTx, o *outgoing) er
 			}
 			if o.channel.InviteOnly {
 				// A private channel's message reaches only a subscribed bot.
-				sub, err := w.GetSubscription(ctx, o.realm.ID, u.ID, o.channel.ID)
+				sub, err := st.GetSubscription(ctx, o.realm.ID, u.ID, o.channel.ID)
 				if errors.Is(err, storage.ErrNotFound) || err == nil && !sub.Active {
 					continue
 				} else if err != nil {
-					return err
+					return nil, err
 				}
 			}
 			bots = append(bots, u)
 		}
 	}
 	if len(bots) == 0 {
-		return nil
+		return nil, nil
 	}
 	ids := make([]int64, len(bots))
 	for i, b := range bots {
 		ids[i] = b.ID
 	}
-	services, err := w.ListBotServices(ctx, o.realm.ID, ids)
+	services, err := st.ListBotServices(ctx, o.realm.ID, ids)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	now := s.nowUnix()
 	rows := make([]storage.WebhookDelivery, 0, len(services))
 	for _, svc := range services {
-		rows = append(rows, storage.WebhookDelivery{RealmID: o.realm.ID, BotID: svc.BotID, ServiceID: svc.ID,
-			MessageID: o.msg.ID, Trigger: trigger, NextAttemptAt: now, CreatedAt: now})
+		rows = append(rows, storage.WebhookDelivery{RealmID: o.realm.ID, BotID: svc.BotID, ServiceID: svc.ID, Trigger: trigger})
+	}
+	return rows, nil
+}
+
+// queueWebhooks writes the planned deliveries of the message in its
+// transaction.
+func (s *Service) queueWebhooks(ctx context.Context, w *writeTx, o *outgoing, planned []storage.WebhookDelivery) error {
+	if len(planned) == 0 {
+		return nil
+	}
+	now := s.nowUnix()
+	rows := slices.Clone(planned)
+	for i := range rows {
+		rows[i].MessageID, rows[i].NextAttemptAt, rows[i].CreatedAt = o.msg.ID, now, now
 	}
 	if err := w.EnqueueWebhooks(ctx, rows); err != nil {
 		return err

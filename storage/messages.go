@@ -106,10 +106,17 @@ type MessageStore interface {
 	// ConversationMembersOf lists the participants of each of the
 	// conversations, ascending, by conversation (missing ones left out).
 	ConversationMembersOf(ctx context.Context, realmID int64, conversationIDs []int64) (map[int64][]int64, error)
-	// CreateMessage inserts m (setting m.ID) and the readers' rows, whose
-	// MessageID it sets, in one transaction. A sender, channel or
-	// conversation that is missing or of another realm gives ErrNotFound.
+	// CreateMessage inserts m (setting m.ID, unless it is set: an ID
+	// from ReserveMessageIDs) and the readers' rows, whose MessageID it
+	// sets, in one transaction. A sender, channel or conversation that is
+	// missing or of another realm gives ErrNotFound.
 	CreateMessage(ctx context.Context, m *Message, readers []UserMessage) error
+	// ReserveMessageIDs returns n new message IDs, ascending and above
+	// every ID given so far, for messages the enclosing transaction
+	// creates; IDs it does not use are never given again. It returns nil
+	// where the database gives each message its ID as it is inserted
+	// (CreateMessage with m.ID zero), which costs nothing more there.
+	ReserveMessageIDs(ctx context.Context, n int) ([]int64, error)
 	// GetMessage returns the realm's message with that ID.
 	GetMessage(ctx context.Context, realmID, messageID int64) (*Message, error)
 	// GetMessagesByID returns the realm's messages with these IDs,

@@ -570,4 +570,12 @@ type QueryStore interface {
 	// checks and the writes they guard have the same meaning on every
 	// database. It must be called inside InTx.
 	LockRealm(ctx context.Context, realmID int64) error
+	// LockLane makes the enclosing transaction the only writer of one lane
+	// of the realm (a channel's or a conversation's messages) until it
+	// ends, beside other lanes' writers but never beside a LockRealm
+	// holder: it holds the realm shared and the lane exclusively. It must
+	// be called inside InTx, and not after LockRealm. Holding the locks,
+	// it reserves newMessages message IDs as ReserveMessageIDs does (in
+	// the same round trip), and returns them.
+	LockLane(ctx context.Context, realmID int64, lane uint64, newMessages int) ([]int64, error)
 }

@@ -13,13 +13,20 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 )
 
-// compareCeiling measures the raw go-sqlite3 ceiling for a send, then the
-// target's sends, with the same concurrency, and prints the ratio.
-func compareCeiling(t target, conc int, dur time.Duration, maxReq int64) error {
+// compareCeiling measures the raw database ceiling for a send (go-sqlite3,
+// or PostgreSQL through pgdriver when dsn is given), then the target's
+// sends, with the same concurrency, and prints the ratio.
+func compareCeiling(t target, dsn string, conc int, dur time.Duration, maxReq int64) error {
 	if t.channel == "" {
 		return fmt.Errorf("-ceiling compares sends: give -send CHANNEL")
 	}
-	floor, err := sqliteCeiling(conc, dur)
+	var floor float64
+	var err error
+	if dsn != "" {
+		floor, err = postgresCeiling(dsn, conc, dur)
+	} else {
+		floor, err = sqliteCeiling(conc, dur)
+	}
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,20 @@
 //	go run ./examples/load -email owner@teamchat.localhost -key API_KEY -c 16 -d 10s
 //
 // By default it GETs -path. -send CHANNEL posts messages to that channel
-// instead (POST /messages); with -ceiling it first measures, in the same
-// run, the raw go-sqlite3 ceiling the issue compares sends with: one
-// message row and ten small rows inserted in one transaction, with the
-// server's pragmas. -baseline first loads a trivial net/http handler.
+// instead (POST /messages); -members N first makes the channel if needed
+// and subscribes the owner and N-1 other users (made if needed). With
+// -ceiling it first measures, in the same run, the raw ceiling the
+// issues compare sends with: one message row and ten small rows inserted
+// in one transaction, by raw go-sqlite3 with the server's pragmas, or,
+// with -ceiling-db postgres://..., by pgdriver (the server's driver) with
+// the server's pool size through that DSN (so through the same latency
+// proxy, if any): BEGIN, the message with RETURNING, the ten rows in one
+// statement, COMMIT. -readers N loads the sends alone, then again beside
+// N clients GETting -path, and reports both (the sends' share of their
+// rate alone). -baseline first loads a trivial net/http handler.
+//
+// -url takes several servers, comma-separated: the clients take turns
+// among them (for app servers sharing one database).
 //
 // -seed-messages N measures reads over a large history in one command,
 // for the messages issue's targets: it seeds an organization of N messages
@@ -76,19 +86,30 @@ func main() {
 	maxReq := flag.Int64("n", 5_000_000, "stop after this many requests")
 	baseline := flag.Bool("baseline", false, "first load a trivial net/http JSON handler (started here, on loopback) with the same settings, and report the target's rate as a share of it")
 	send := flag.String("send", "", "post messages to this channel (POST /messages) instead of GETting -path")
-	ceiling := flag.Bool("ceiling", false, "with -send: first measure the raw go-sqlite3 ceiling (1 message + 10 small rows per transaction) with the same concurrency, and report the sends as a share of it")
+	ceiling := flag.Bool("ceiling", false, "with -send: first measure the raw database ceiling (1 message + 10 small rows per transaction) with the same concurrency, and report the sends as a share of it")
+	ceilingDB := flag.String("ceiling-db", "", "with -ceiling: a postgres:// DSN of a database to measure the PostgreSQL ceiling on (a table of its own, dropped after); default: go-sqlite3 on a temporary file")
+	members := flag.Int("members", 0, "with -send: make the channel if needed, with the owner and this many users in all (made if needed)")
+	readers := flag.Int("readers", 0, "with -send: load the sends alone, then beside this many clients GETting -path, and compare")
 	seedMessages := flag.Int("seed-messages", 0, "instead of loading -url: seed an organization of this many messages into -db (or reuse it), serve it in this process and load it with -scenario")
 	db := flag.String("db", "", "with -seed-messages: a SQLite file (default $TMPDIR/teamchat-load-N.db) or a postgres:// DSN, seeded on the first run and reused after")
 	cpuprofile := flag.String("cpuprofile", "", "with -seed-messages: write a CPU profile of this process while loading (the load generator is labeled side=client)")
 	scenario := flag.String("scenario", "fetch", "with -seed-messages: fetch (a channel's newest 100), search1 or search2 (one- and two-word searches, newest 100)")
 	flag.Parse()
-	t := target{base: *base, path: *path, email: *email, key: *key, channel: *send}
+	t := target{bases: strings.Split(*base, ","), path: *path, email: *email, key: *key, channel: *send}
 	var err error
+	if *members > 0 && *send != "" {
+		if err := ensureChannel(t, *members); err != nil {
+			fmt.Fprintln(os.Stderr, "load:", err)
+			os.Exit(1)
+		}
+	}
 	switch {
 	case *seedMessages > 0:
 		err = runSeeded(*db, *seedMessages, *scenario, *cpuprofile, *conc, *dur, *maxReq)
 	case *ceiling:
-		err = compareCeiling(t, *conc, *dur, *maxReq)
+		err = compareCeiling(t, *ceilingDB, *conc, *dur, *maxReq)
+	case *readers > 0 && *send != "":
+		err = sendsBesideReads(t, *conc, *readers, *dur, *maxReq)
 	case *baseline:
 		err = compare(t, *conc, *dur, *maxReq)
 	default:
@@ -103,8 +124,11 @@ func main() {
 // target is what to load: GET base+path, or, with a channel, POST
 // messages to it.
 type target struct {
-	base, path, email, key string
-	channel                string
+	// bases are the servers' base URLs; the n-th request goes to
+	// bases[n % len(bases)].
+	bases            []string
+	path, email, key string
+	channel          string
 	// paths, when set, are GET in turn instead of path.
 	paths []string
 }
@@ -112,20 +136,27 @@ type target struct {
 // request builds the n-th request.
 func (t target) request(ctx context.Context, n int64) *http.Request {
 	var req *http.Request
+	base := t.bases[n%int64(len(t.bases))]
 	if t.channel == "" {
 		path := t.path
 		if len(t.paths) > 0 {
 			path = t.paths[n%int64(len(t.paths))]
 		}
-		req, _ = http.NewRequestWithContext(ctx, "GET", t.base+path, nil)
+		req, _ = http.NewRequestWithContext(ctx, "GET", base+path, nil)
 	} else {
 		form := url.Values{"type": {"channel"}, "to": {t.channel}, "topic": {fmt.Sprintf("load %d", n%10)},
 			"content": {fmt.Sprintf("Load message **%d**, sent by examples/load.", n)}}
-		req, _ = http.NewRequestWithContext(ctx, "POST", t.base+"/api/v1/messages", strings.NewReader(form.Encode()))
+		req, _ = http.NewRequestWithContext(ctx, "POST", base+"/api/v1/messages", strings.NewReader(form.Encode()))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	req.SetBasicAuth(t.email, t.key)
 	return req
+}
+
+// forWorker is the target of worker w: one of the servers.
+func (t target) forWorker(w int) target {
+	t.bases = []string{t.bases[w%len(t.bases)]}
+	return t
 }
 
 func (t target) label() string {
@@ -153,7 +184,7 @@ func compare(t target, conc int, dur time.Duration, maxReq int64) error {
 	defer trivial.Close()
 	fmt.Println("baseline: a trivial net/http JSON handler in this process")
 	trivialTarget := t
-	trivialTarget.base, trivialTarget.channel = "http://"+ln.Addr().String(), ""
+	trivialTarget.bases, trivialTarget.channel = []string{"http://" + ln.Addr().String()}, ""
 	floor, err := load(trivialTarget, conc, dur, maxReq)
 	if err != nil {
 		return err
@@ -164,6 +195,19 @@ func compare(t target, conc int, dur time.Duration, maxReq int64) error {
 		return err
 	}
 	fmt.Printf("target / baseline: %.0f / %.0f requests/s = %.1f%%\n", got, floor, 100*got/floor)
+	return nil
+}
+
+// checkLoopback refuses a server that is not on this machine.
+func checkLoopback(base string) error {
+	u, err := url.Parse(base)
+	if err != nil {
+		return err
+	}
+	ips, err := net.LookupIP(u.Hostname())
+	if err != nil || len(ips) == 0 || !ips[0].IsLoopback() {
+		return errors.New("refusing a non-loopback target: this tool loads servers on this machine only")
+	}
 	return nil
 }
 
@@ -183,13 +227,10 @@ func load(t target, conc int, dur time.Duration, maxReq int64) (float64, error) 
 }
 
 func loadStats(t target, conc int, dur time.Duration, maxReq int64) (stats, error) {
-	u, err := url.Parse(t.base)
-	if err != nil {
-		return stats{}, err
-	}
-	ips, err := net.LookupIP(u.Hostname())
-	if err != nil || len(ips) == 0 || !ips[0].IsLoopback() {
-		return stats{}, errors.New("refusing a non-loopback target: this tool loads servers on this machine only")
+	for _, base := range t.bases {
+		if err := checkLoopback(base); err != nil {
+			return stats{}, err
+		}
 	}
 	if dur > 5*time.Minute {
 		dur = 5 * time.Minute
@@ -198,6 +239,8 @@ func loadStats(t target, conc int, dur time.Duration, maxReq int64) (stats, erro
 		conc = 1
 	}
 	transport := &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc}
+	// Each worker keeps to one server, so that -url's servers share the
+	// clients evenly.
 	client := &http.Client{Transport: transport, Timeout: 10 * time.Second}
 	ctx, cancel := context.WithTimeout(context.Background(), dur)
 	defer cancel()
@@ -215,7 +258,7 @@ func loadStats(t target, conc int, dur time.Duration, maxReq int64) (stats, erro
 				if n > maxReq {
 					break
 				}
-				req := t.request(ctx, n)
+				req := t.forWorker(w).request(ctx, n)
 				t0 := time.Now()
 				resp, err := client.Do(req)
 				if err != nil {

@@ -156,7 +156,7 @@ func runSeeded(db string, n int, name, cpuprofile string, conc int, dur time.Dur
 		ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
-	t := target{base: "http://" + ln.Addr().String(), paths: sc.paths(org), email: org.OwnerEmail, key: org.OwnerKey}
+	t := target{bases: []string{"http://" + ln.Addr().String()}, paths: sc.paths(org), email: org.OwnerEmail, key: org.OwnerKey}
 	t.path = t.paths[0]
 	fmt.Printf("scenario %s over %d messages (%s), served in this process at %s\n", name, org.Messages, dialect(db), ln.Addr())
 	if err := checkAnswers(t, sc); err != nil {

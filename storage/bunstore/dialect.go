@@ -22,7 +22,13 @@ type dialectOps struct {
 
 	// lockRealm serializes the realm's write transactions: called inside
 	// one, it returns when no other transaction holds the realm.
-	lockRealm func(ctx context.Context, tx bun.IDB, realmID int64) error
+	// It returns the transaction's ID where notifications need it ("" on
+	// SQLite).
+	lockRealm func(ctx context.Context, tx bun.IDB, realmID int64) (string, error)
+	// lockLane holds the realm shared and one of its lanes exclusively,
+	// and returns what lockRealm does and n reserved message IDs (none on
+	// SQLite).
+	lockLane func(ctx context.Context, tx bun.IDB, realmID int64, lane uint64, n int) (string, []int64, error)
 
 	// bytewise is an ORDER BY expression that sorts the text expression
 	// expr by its bytes (UTF-8 code point order), whatever the collation.

@@ -2,6 +2,8 @@ package bunstore
 
 import (
 	"context"
+	"encoding/binary"
+	"hash/fnv"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -11,6 +13,17 @@ import (
 // second is the realm ID), so that they cannot collide with the host
 // program's own advisory locks unless it picks the same number.
 const realmLockSpace = 7412
+
+// laneLockKey is the single-key advisory lock of a realm's lane (a key
+// space of its own, apart from the two-key realm locks).
+func laneLockKey(realmID int64, lane uint64) int64 {
+	h := fnv.New64a()
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], uint64(realmID))
+	binary.LittleEndian.PutUint64(b[8:], lane)
+	h.Write(b[:])
+	return int64(h.Sum64())
+}
 
 // postgresOps: PostgreSQL runs write transactions concurrently at READ
 // COMMITTED, so a realm's checks and the writes they protect are
@@ -25,9 +38,48 @@ var postgresOps = &dialectOps{
 		"{{SEARCH_TEARDOWN_INDEX}}", "DROP INDEX messages_search_idx",
 		"{{SEARCH_TEARDOWN}}", "ALTER TABLE messages DROP COLUMN search_tsv",
 	),
-	lockRealm: func(ctx context.Context, tx bun.IDB, realmID int64) error {
-		_, err := tx.NewRaw("SELECT pg_advisory_xact_lock(?, ?)", realmLockSpace, int32(realmID)).Exec(ctx)
-		return err
+	// The lock statements also read the transaction's ID, which the
+	// event bus's notifications carry (notifyPostgres).
+	lockRealm: func(ctx context.Context, tx bun.IDB, realmID int64) (string, error) {
+		var void, xid string
+		err := tx.NewRaw("SELECT pg_advisory_xact_lock(?, ?), pg_current_xact_id()::text",
+			realmLockSpace, int32(realmID)).Scan(ctx, &void, &xid)
+		return xid, err
+	},
+	// The realm shared, then the lane, in one round trip (the select
+	// list is evaluated left to right). A lane's key is a 64-bit hash of
+	// the realm and the lane: a collision only makes two lanes wait for
+	// each other.
+	//
+	// With IDs to reserve, the locks are taken in a subquery that OFFSET 0
+	// keeps from being merged into the outer query: every row of the
+	// outer query, and so every nextval, comes after them.
+	lockLane: func(ctx context.Context, tx bun.IDB, realmID int64, lane uint64, n int) (string, []int64, error) {
+		key := laneLockKey(realmID, lane)
+		if n <= 0 {
+			var void1, void2, xid string
+			err := tx.NewRaw("SELECT pg_advisory_xact_lock_shared(?, ?), pg_advisory_xact_lock(?), pg_current_xact_id()::text",
+				realmLockSpace, int32(realmID), key).Scan(ctx, &void1, &void2, &xid)
+			return xid, nil, err
+		}
+		rows, err := tx.QueryContext(ctx, tx.NewRaw(`SELECT l.xid, nextval(pg_get_serial_sequence('messages', 'id')) AS id
+			FROM (SELECT pg_advisory_xact_lock_shared(?, ?) AS a, pg_advisory_xact_lock(?) AS b,
+				pg_current_xact_id()::text AS xid OFFSET 0) AS l, generate_series(1, ?)
+			ORDER BY id`, realmLockSpace, int32(realmID), key, n).String())
+		if err != nil {
+			return "", nil, err
+		}
+		defer rows.Close()
+		var xid string
+		ids := make([]int64, 0, n)
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&xid, &id); err != nil {
+				return "", nil, err
+			}
+			ids = append(ids, id)
+		}
+		return xid, ids, rows.Err()
 	},
 	bytewise: func(expr string) string { return expr + ` COLLATE "C"` },
 	indexMessage: func(ctx context.Context, db bun.IDB, id int64, topic, text string) error {

@@ -21,7 +21,10 @@ var sqliteOps = &dialectOps{
 		"{{SEARCH_TEARDOWN_INDEX}}", "",
 		"{{SEARCH_TEARDOWN}}", "DROP TABLE messages_fts",
 	),
-	lockRealm: func(context.Context, bun.IDB, int64) error { return nil },
+	lockRealm: func(context.Context, bun.IDB, int64) (string, error) { return "", nil },
+	lockLane: func(context.Context, bun.IDB, int64, uint64, int) (string, []int64, error) {
+		return "", nil, nil
+	},
 	bytewise:  func(expr string) string { return expr },
 	indexMessage: func(ctx context.Context, db bun.IDB, id int64, topic, text string) error {
 		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES (?, ?, ?)", id, topic, text).Exec(ctx)

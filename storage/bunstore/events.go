@@ -87,6 +87,9 @@ func (l *busListener) run(ctx context.Context, fn func(storage.EventBatch)) {
 // txEvents are the payloads a transaction published, delivered on commit.
 type txEvents struct {
 	payloads [][]byte
+	// xid is the PostgreSQL transaction's ID once a lock statement has
+	// read it: notifications can then go out without a round trip.
+	xid string
 }
 
 // PublishEvents implements storage.EventStore.

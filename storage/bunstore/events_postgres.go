@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/driver/pgdriver"
 
 	"github.com/teamchat/chat/storage"
@@ -43,6 +44,13 @@ func eventChannel(schema string) string {
 // through event_payloads when it is too large. Either way the
 // notification text starts with the transaction ID (the batch's token).
 func (s *Store) notifyPostgres(ctx context.Context, payload []byte) error {
+	if xid := s.pending.xid; xid != "" && len(payload)+len(xid)+1 < notifyLimit {
+		// The transaction's ID is known (a lock statement read it): a
+		// NOTIFY statement, which returns nothing, goes out with the
+		// commit.
+		_, err := s.w.NewRaw("NOTIFY ?, ?", bun.Ident(s.channel), xid+" "+string(payload)).Exec(deferrable(ctx))
+		return wrapErr("notify", err)
+	}
 	if len(payload) < notifyLimit {
 		_, err := s.w.ExecContext(ctx, "SELECT pg_notify(?, pg_current_xact_id()::text || ' ' || ?)", s.channel, string(payload))
 		return wrapErr("notify", err)

@@ -145,12 +145,23 @@ func (s *Store) ConversationMembersOf(ctx context.Context, realmID int64, conver
 func (s *Store) CreateMessage(ctx context.Context, m *storage.Message, readers []storage.UserMessage) error {
 	op := fmt.Sprintf("create message in realm %d", m.RealmID)
 	row := &messageRow{Message: *m}
+	// With its ID known, nothing of the insert is read back: on
+	// PostgreSQL it goes out with the transaction's next statement.
+	wctx := ctx
+	if m.ID != 0 {
+		wctx = deferrable(ctx)
+	}
 	err := s.withTx(ctx, func(tx *Store) error {
 		q := insertKey(tx.w.NewInsert().Model(row), "topic_key", m.Topic)
 		if tx.ops.indexOnInsert != nil {
 			q = tx.ops.indexOnInsert(q, storage.Fold(m.Topic), storage.Fold(htmlText(m.RenderedContent)))
 		}
-		if _, err := q.Returning("id").Exec(ctx); err != nil {
+		if m.ID == 0 {
+			q = q.Returning("id")
+		} else {
+			q = q.Returning("NULL")
+		}
+		if _, err := q.Exec(wctx); err != nil {
 			return wrapErr(op, err)
 		}
 		if tx.ops.indexOnInsert == nil {
@@ -167,7 +178,7 @@ func (s *Store) CreateMessage(ctx context.Context, m *storage.Message, readers [
 			r.RealmID, r.MessageID = m.RealmID, row.ID
 			rows[i] = userMessageRow{UserMessage: r}
 		}
-		_, err := tx.w.NewInsert().Model(&rows).Exec(ctx)
+		_, err := tx.w.NewInsert().Model(&rows).Returning("NULL").Exec(wctx)
 		return wrapErr(op, err)
 	})
 	if err != nil {
@@ -178,6 +189,18 @@ func (s *Store) CreateMessage(ctx context.Context, m *storage.Message, readers [
 		readers[i].RealmID, readers[i].MessageID = m.RealmID, m.ID
 	}
 	return nil
+}
+
+// ReserveMessageIDs draws n IDs from the messages' sequence on
+// PostgreSQL, in one statement; SQLite gives IDs on insert.
+func (s *Store) ReserveMessageIDs(ctx context.Context, n int) ([]int64, error) {
+	if s.ops.name != DialectPostgres || n <= 0 {
+		return nil, nil
+	}
+	var ids []int64
+	err := s.w.NewRaw("SELECT nextval(pg_get_serial_sequence('messages', 'id')) FROM generate_series(1, ?) ORDER BY 1", n).
+		Scan(ctx, &ids)
+	return ids, wrapErr("reserve message ids", err)
 }
 
 // GetMessage returns the realm's message with that ID.

@@ -47,7 +47,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Sto
 	if err != nil {
 		return nil, err
 	}
-	sqldb := sql.OpenDB(connector)
+	sqldb := sql.OpenDB(&deferConnector{inner: connector})
 	maxConns := 4 * runtime.GOMAXPROCS(0)
 	if cfg.maxConns > 0 {
 		maxConns = max(2, cfg.maxConns) // migrations hold one and run on another

@@ -331,7 +331,28 @@ func (s *Store) LockRealm(ctx context.Context, realmID int64) error {
 	if !s.inTx {
 		return fmt.Errorf("bunstore: LockRealm outside a transaction")
 	}
-	return wrapErr(fmt.Sprintf("lock realm %d", realmID), s.ops.lockRealm(ctx, s.w, realmID))
+	xid, err := s.ops.lockRealm(ctx, s.w, realmID)
+	s.noteXid(xid)
+	return wrapErr(fmt.Sprintf("lock realm %d", realmID), err)
+}
+
+// LockLane holds the realm shared and the lane exclusively until the
+// transaction ends: advisory locks on PostgreSQL; nothing on SQLite (see
+// LockRealm).
+func (s *Store) LockLane(ctx context.Context, realmID int64, lane uint64, newMessages int) ([]int64, error) {
+	if !s.inTx {
+		return nil, fmt.Errorf("bunstore: LockLane outside a transaction")
+	}
+	xid, ids, err := s.ops.lockLane(ctx, s.w, realmID, lane, newMessages)
+	s.noteXid(xid)
+	return ids, wrapErr(fmt.Sprintf("lock lane %d of realm %d", lane, realmID), err)
+}
+
+// noteXid remembers the transaction's ID read by a lock statement.
+func (s *Store) noteXid(xid string) {
+	if xid != "" && s.pending != nil {
+		s.pending.xid = xid
+	}
 }
 
 // RealmsByHostname matches host exactly or as hostname:port, with an

@@ -28,7 +28,8 @@ func (s *Store) SetUserTopic(ctx context.Context, t *storage.UserTopic) error {
 		Set("topic_name = EXCLUDED.topic_name").
 		Set("visibility_policy = EXCLUDED.visibility_policy").
 		Set("last_updated = EXCLUDED.last_updated").
-		Exec(ctx)
+		Returning("NULL").
+		Exec(deferrable(ctx))
 	return wrapErr(fmt.Sprintf("set topic policy of user %d in channel %d in realm %d", t.UserID, t.StreamID, t.RealmID), err)
 }
 

@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -276,6 +277,32 @@ func testLockRealm(t *testing.T, s storage.Store) {
 			return err
 		}
 		return tx.LockRealm(context.WithoutCancel(ctx), r.ID) // taking it twice is fine
+	})
+	require.NoError(t, err)
+	_, err = s.LockLane(ctx, r.ID, 7, 0)
+	assert.Error(t, err, "outside a transaction")
+	err = s.InTx(ctx, func(tx storage.Store) error {
+		ids, err := tx.LockLane(ctx, r.ID, 7, 0)
+		if err != nil {
+			return err
+		}
+		assert.Empty(t, ids)
+		reserved, err := tx.LockLane(ctx, r.ID, 1<<63|8, 3) // another lane, any 64-bit value
+		if err != nil {
+			return err
+		}
+		more, err := tx.ReserveMessageIDs(ctx, 2)
+		if err != nil {
+			return err
+		}
+		if reserved == nil { // the database gives IDs on insert
+			assert.Nil(t, more)
+			return nil
+		}
+		assert.Len(t, reserved, 3)
+		assert.True(t, slices.IsSorted(append(reserved, more...)), "ascending, and later ones above")
+		assert.Len(t, more, 2)
+		return nil
 	})
 	require.NoError(t, err)
 }

@@ -1,0 +1,313 @@
+// Package writelane orders a process's write transactions and lets
+// concurrent writes share one (group commit).
+//
+// A write names its lane: an organization's lane 0 stands for the whole
+// organization, any other lane for one part of it (a channel, a direct
+// conversation). Writes of one lane run one transaction at a time, in the
+// order they arrived; writes of different lanes of an organization run side
+// by side; a lane-0 write runs alone in its organization, with no other
+// lane's transaction open (a readers-writer lock with the organization as
+// the writer, which new lane transactions wait behind so it is never
+// starved). Different organizations never wait for each other, except for
+// the limit on open transactions.
+//
+// Writes queued behind a running transaction of their lane are taken
+// together by the next transaction: one of the waiting callers leads it
+// (runs the Gate's Runner with every batchable operation queued at that
+// moment, in arrival order, up to a batch size), and each caller gets its
+// own operation's error. An operation that is not batchable runs alone.
+// The Runner decides what a shared transaction means (one commit for all,
+// and what to do when one of them fails); this package only decides who
+// runs with whom and when.
+//
+// The package knows nothing of databases: the caller's Runner takes the
+// database's own locks inside the transaction, so that several processes
+// sharing a database are ordered the same way. The gate here keeps a
+// process's waiting writers from holding pooled connections while they
+// wait for the database's lock.
+package writelane
+
+import (
+	"context"
+	"sync"
+)
+
+// Key names a lane: Lane 0 is the whole organization.
+type Key struct {
+	Realm int64
+	Lane  uint64
+}
+
+// Org is the key of an organization's lane 0.
+func Org(realm int64) Key { return Key{Realm: realm} }
+
+// Runner runs ops in one transaction of lane key and returns each op's
+// error, in order (len(result) == len(ops)). ctx is the leading caller's
+// context without its cancellation: a batch is not abandoned because the
+// caller that happened to lead it went away.
+type Runner[T any] func(ctx context.Context, key Key, ops []T) []error
+
+// After finishes a batch once its lane is free for the next transaction
+// (so that it may itself queue writes), before the callers get their
+// errors: the batch's leader calls it even for ops whose callers have
+// stopped waiting.
+type After[T any] func(ctx context.Context, ops []T, errs []error)
+
+// Gate queues and runs the writes of a process.
+type Gate[T any] struct {
+	run      Runner[T]
+	after    After[T]
+	maxBatch int
+	// open has a token per running transaction; nil: no limit.
+	open chan struct{}
+
+	mu     sync.Mutex
+	realms map[int64]*realm[T]
+}
+
+// New returns a Gate that runs batches of at most maxBatch operations
+// (at least 1) with run, then after (which may be nil), and keeps at most
+// limit transactions running at once (0: no limit).
+func New[T any](run Runner[T], after After[T], maxBatch, limit int) *Gate[T] {
+	g := &Gate[T]{run: run, after: after, maxBatch: max(1, maxBatch), realms: map[int64]*realm[T]{}}
+	if limit > 0 {
+		g.open = make(chan struct{}, limit)
+	}
+	return g
+}
+
+// realm is an organization's state: its lanes' queues and the
+// readers-writer lock between lane 0 and the others.
+type realm[T any] struct {
+	lanes map[uint64]*lane[T]
+	// running counts the lane transactions open (lane != 0); whole is
+	// true while a lane-0 transaction is open; wholeWaiting counts lane-0
+	// leaders waiting to open one.
+	running      int
+	whole        bool
+	wholeWaiting int
+	// changed is closed (and replaced) whenever the lock is released.
+	changed chan struct{}
+}
+
+// lane is one lane's queue; leading is true while a caller leads it.
+type lane[T any] struct {
+	pending []*entry[T]
+	leading bool
+}
+
+type entry[T any] struct {
+	op        T
+	batchable bool
+	ctx       context.Context
+	// taken: a leader took the op into a transaction (it can no longer
+	// be withdrawn).
+	taken bool
+	done  chan error    // the op's result
+	lead  chan struct{} // this caller leads the lane's next transaction
+}
+
+// Do runs op in lane key, alone or (when batchable) in a transaction
+// shared with other batchable operations of the lane queued at the same
+// time, and returns its error. If ctx ends before op is taken into a
+// transaction, op is withdrawn and ctx's error returned; if it ends while
+// op's transaction runs, Do returns ctx's error without waiting, and op
+// may still commit.
+func (g *Gate[T]) Do(ctx context.Context, key Key, op T, batchable bool) error {
+	e := &entry[T]{op: op, batchable: batchable, ctx: ctx, done: make(chan error, 1), lead: make(chan struct{}, 1)}
+	g.mu.Lock()
+	r := g.realms[key.Realm]
+	if r == nil {
+		r = &realm[T]{lanes: map[uint64]*lane[T]{}, changed: make(chan struct{})}
+		g.realms[key.Realm] = r
+	}
+	l := r.lanes[key.Lane]
+	if l == nil {
+		l = &lane[T]{}
+		r.lanes[key.Lane] = l
+	}
+	l.pending = append(l.pending, e)
+	leadNow := !l.leading
+	l.leading = true
+	g.mu.Unlock()
+	if !leadNow {
+		select {
+		case err := <-e.done:
+			return err
+		case <-e.lead:
+		case <-ctx.Done():
+			g.mu.Lock()
+			if !e.taken {
+				g.withdraw(key, l, e, false)
+				g.mu.Unlock()
+				return ctx.Err()
+			}
+			g.mu.Unlock()
+			select {
+			case err := <-e.done:
+				return err
+			default:
+				return ctx.Err()
+			}
+		}
+	}
+	return g.lead(ctx, key, r, l, e)
+}
+
+// lead runs the lane's next transaction, whose first operation is e's,
+// then hands the lane to the next waiting caller.
+func (g *Gate[T]) lead(ctx context.Context, key Key, r *realm[T], l *lane[T], e *entry[T]) error {
+	if err := g.enter(ctx, key, r); err != nil {
+		g.mu.Lock()
+		g.withdraw(key, l, e, true)
+		g.mu.Unlock()
+		return err
+	}
+	g.mu.Lock()
+	batch := []*entry[T]{l.pending[0]}
+	if batch[0].batchable {
+		for _, next := range l.pending[1:] {
+			if !next.batchable || len(batch) == g.maxBatch {
+				break
+			}
+			batch = append(batch, next)
+		}
+	}
+	l.pending = l.pending[len(batch):]
+	ops := make([]T, len(batch))
+	for i, b := range batch {
+		b.taken = true
+		ops[i] = b.op
+	}
+	g.mu.Unlock()
+
+	bctx := context.WithoutCancel(ctx)
+	errs := g.run(bctx, key, ops)
+	if len(errs) != len(ops) {
+		panic("writelane: the Runner answered the wrong number of errors")
+	}
+	g.leave(key, r)
+	g.mu.Lock()
+	g.handOn(key, l)
+	g.mu.Unlock()
+	if g.after != nil {
+		g.after(bctx, ops, errs)
+	}
+	for i, b := range batch {
+		b.done <- errs[i]
+	}
+	return <-e.done
+}
+
+// withdraw removes e, which no transaction took, from the lane's queue.
+// If e's caller was leading the lane (or was just asked to), the next
+// caller leads instead. g.mu is held.
+func (g *Gate[T]) withdraw(key Key, l *lane[T], e *entry[T], leading bool) {
+	for i, p := range l.pending {
+		if p == e {
+			l.pending = append(l.pending[:i], l.pending[i+1:]...)
+			break
+		}
+	}
+	select {
+	case <-e.lead: // asked to lead after its context ended
+		leading = true
+	default:
+	}
+	if leading {
+		g.handOn(key, l)
+	}
+}
+
+// handOn wakes the caller of the lane's first queued op to lead its next
+// transaction, or marks the lane idle (and forgets it). g.mu is held.
+func (g *Gate[T]) handOn(key Key, l *lane[T]) {
+	if len(l.pending) > 0 {
+		l.pending[0].lead <- struct{}{}
+		return
+	}
+	l.leading = false
+	r := g.realms[key.Realm]
+	delete(r.lanes, key.Lane)
+	if len(r.lanes) == 0 && r.running == 0 && !r.whole && r.wholeWaiting == 0 {
+		delete(g.realms, key.Realm)
+	}
+}
+
+// enter waits until key's transaction may open: no lane-0 transaction of
+// the organization open or waiting (for a lane), or nothing open at all
+// (for lane 0); then for a free transaction slot.
+func (g *Gate[T]) enter(ctx context.Context, key Key, r *realm[T]) error {
+	g.mu.Lock()
+	if key.Lane == 0 {
+		r.wholeWaiting++
+	}
+	for {
+		if key.Lane == 0 && !r.whole && r.running == 0 {
+			r.wholeWaiting--
+			r.whole = true
+			break
+		}
+		if key.Lane != 0 && !r.whole && r.wholeWaiting == 0 {
+			r.running++
+			break
+		}
+		changed := r.changed
+		g.mu.Unlock()
+		select {
+		case <-changed:
+			g.mu.Lock()
+		case <-ctx.Done():
+			g.mu.Lock()
+			if key.Lane == 0 {
+				r.wholeWaiting--
+				g.broadcast(r) // lanes waiting behind this one may go
+			}
+			g.mu.Unlock()
+			return ctx.Err()
+		}
+	}
+	g.mu.Unlock()
+	if g.open != nil {
+		select {
+		case g.open <- struct{}{}:
+		case <-ctx.Done():
+			g.unlock(key, r)
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// leave ends key's transaction and frees its slot.
+func (g *Gate[T]) leave(key Key, r *realm[T]) {
+	if g.open != nil {
+		<-g.open
+	}
+	g.unlock(key, r)
+}
+
+// unlock releases the organization's lock that enter took for key.
+func (g *Gate[T]) unlock(key Key, r *realm[T]) {
+	g.mu.Lock()
+	if key.Lane == 0 {
+		r.whole = false
+	} else {
+		r.running--
+	}
+	g.broadcast(r)
+	g.mu.Unlock()
+}
+
+// broadcast wakes everyone waiting on the organization's lock. g.mu is held.
+func (g *Gate[T]) broadcast(r *realm[T]) {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// Idle reports whether nothing is queued or running (for tests).
+func (g *Gate[T]) Idle() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.realms) == 0 && (g.open == nil || len(g.open) == 0)
+}

@@ -1,0 +1,268 @@
+package chat
+
+import (
+	"context"
+	"errors"
+
+	"github.com/teamchat/chat/internal/writelane"
+	"github.com/teamchat/chat/storage"
+)
+
+// The write path.
+//
+// Every state change runs in a write transaction that holds what it must
+// serialize with: a channel message holds its channel (a direct message
+// its conversation) and, shared, its organization; every other write
+// holds its whole organization. The database holds those locks across
+// servers (advisory locks on PostgreSQL; SQLite has one writer anyway);
+// in this process internal/writelane queues the writers so that one
+// waiting for its turn holds no pooled connection, and lets writes queued
+// behind a running transaction of the same lane share the next one
+// (group commit): one transaction, one lock, one commit and one round of
+// notifications for all of them, in their arrival order.
+//
+// Why this design (measured with examples/load, see the README's
+// Measuring section): a send used to hold its organization's lock for
+// its whole transaction, about seven round trips to PostgreSQL, so a
+// database one millisecond away capped an organization near a hundred
+// sends a second whatever the number of servers. Sharing transactions
+// pays those round trips once per batch; locking the channel instead of
+// the organization lets sends to different channels proceed side by
+// side; reading and deciding before the transaction (prepareMessage,
+// planSend) leaves the transaction only writes, which the PostgreSQL
+// store sends together with the commit.
+//
+// The order clients rely on holds: message IDs are drawn inside the
+// channel's (or conversation's) lock, so within a conversation they
+// increase in commit order and reach every queue in that order; writes
+// that change who may read a channel (subscriptions, permissions) hold
+// the whole organization, so a send is ordered with them.
+
+// writeTx is one write's view of its transaction: the Store bound to it,
+// and the events that will be published if it commits.
+type writeTx struct {
+	storage.Store
+	realmID int64
+	events  []Event
+	// callersKept: the write changes no account, role, group or
+	// organization setting (a message, a flag), so the organization's
+	// cached callers stay valid.
+	callersKept bool
+	// forgotten are messages whose cached form the write makes stale.
+	forgotten []int64
+	// after run once the transaction has committed.
+	after []func()
+	svc   *Service
+	// ids are message IDs reserved for the transaction's writes, of
+	// which this one and the left-1 after it share the transaction.
+	ids  *reservedIDs
+	left int
+}
+
+// reservedIDs are message IDs a transaction reserved and has not used.
+type reservedIDs struct{ free []int64 }
+
+// newMessageID is the ID of a message the write creates: reserved for it
+// and the transaction's later writes at once (one round trip per
+// transaction, inside its lock, so IDs increase in commit order), or 0
+// where the database assigns IDs as it inserts.
+func (w *writeTx) newMessageID(ctx context.Context) (int64, error) {
+	if len(w.ids.free) == 0 {
+		ids, err := w.ReserveMessageIDs(ctx, max(w.left, 1))
+		if err != nil || len(ids) == 0 {
+			return 0, err
+		}
+		w.ids.free = ids
+	}
+	id := w.ids.free[0]
+	w.ids.free = w.ids.free[1:]
+	return id, nil
+}
+
+// keepCallers tells the write path that this write leaves every cached
+// caller (account, realm) as it was, so committing it does not empty the
+// organization's caller cache. Only writes that touch messages and
+// per-user message state may say so.
+func (w *writeTx) keepCallers() { w.callersKept = true }
+
+// forgetMessages drops the messages from the message cache now, again
+// after the commit (a read in between may cache the old version), and on
+// every other server when the write reaches them through the event bus.
+func (w *writeTx) forgetMessages(ids ...int64) {
+	w.svc.messages.forget(ids)
+	w.forgotten = append(w.forgotten, ids...)
+}
+
+// afterCommit runs fn once the transaction has committed (never when it
+// rolls back).
+func (w *writeTx) afterCommit(fn func()) { w.after = append(w.after, fn) }
+
+// emit queues an event of the transaction's realm.
+func (w *writeTx) emit(aud Audience, body EventBody) {
+	w.events = append(w.events, Event{RealmID: w.realmID, Audience: aud, Body: body})
+}
+
+// writeOp is one write on its way: its function and, once its
+// transaction has committed, what it did.
+type writeOp struct {
+	// ctx is the caller's: a transaction of this write alone ends with it
+	// (a shared one does not, but the write's own statements do).
+	ctx  context.Context
+	fn   func(w *writeTx) error
+	done *writeTx
+}
+
+// maxWriteBatch bounds how many writes share a transaction.
+const maxWriteBatch = 32
+
+// newWriteLanes is the Service's writelane.Gate.
+func newWriteLanes(s *Service, limit int) *writelane.Gate[*writeOp] {
+	return writelane.New(s.runWrites, s.afterWrites, maxWriteBatch, limit)
+}
+
+// write is the one write path for a change of the whole organization
+// (realmID 0: a new realm, which nobody else can see yet). fn runs in a
+// transaction that holds the organization, so checks inside fn and the
+// writes they guard mean the same on SQLite and PostgreSQL. Inside the
+// same transaction the write hands fn's events and cache invalidations to
+// the event bus (storage.EventStore), which delivers them to every
+// server's event queues after the commit, in commit order; the local sinks
+// get them right after the commit. A failed or rolled-back fn publishes
+// nothing.
+func (s *Service) write(ctx context.Context, realmID int64, fn func(w *writeTx) error) error {
+	return s.writeIn(ctx, writelane.Org(realmID), false, fn)
+}
+
+// writeIn runs fn in lane key. A batchable fn may share its transaction
+// with other batchable writes of the lane (see write.go's comment); it
+// must then be safe to run again, because when one write of a shared
+// transaction fails, each of them runs again alone.
+func (s *Service) writeIn(ctx context.Context, key writelane.Key, batchable bool, fn func(w *writeTx) error) error {
+	op := &writeOp{ctx: ctx, fn: fn}
+	var err error
+	if key.Realm == 0 {
+		ops := []*writeOp{op}
+		errs := s.runWrites(ctx, key, ops)
+		s.afterWrites(ctx, ops, errs)
+		err = errs[0]
+	} else {
+		err = s.shared.writes.Do(ctx, key, op, batchable)
+	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return s.internal(ctx, "wait for the write's transaction", err)
+	}
+	return err
+}
+
+// runWrites runs ops in one transaction of lane key (the writelane
+// Runner). If one of them fails, the transaction rolls back and each runs
+// again alone, in order, so that each gets the answer it would have had.
+func (s *Service) runWrites(ctx context.Context, key writelane.Key, ops []*writeOp) []error {
+	errs := make([]error, len(ops))
+	if len(ops) == 1 {
+		errs[0] = s.writeTxn(ops[0].ctx, key, ops)
+		return errs
+	}
+	if s.writeTxn(ctx, key, ops) == nil {
+		return errs
+	}
+	for i, op := range ops {
+		errs[i] = s.writeTxn(op.ctx, key, ops[i:i+1])
+	}
+	return errs
+}
+
+// writeTxn is one transaction of lane key running ops.
+func (s *Service) writeTxn(ctx context.Context, key writelane.Key, ops []*writeOp) error {
+	runs := make([]*writeTx, len(ops))
+	err := s.store.InTx(ctx, func(st storage.Store) error {
+		ids := &reservedIDs{}
+		var err error
+		if ids.free, err = lockLane(ctx, st, key, len(ops)); err != nil {
+			return err
+		}
+		for i, op := range ops {
+			w := &writeTx{Store: st, realmID: key.Realm, svc: s, ids: ids, left: len(ops) - i}
+			if err := op.fn(w); err != nil {
+				return err
+			}
+			payload, err := s.busPayload(w)
+			if err != nil {
+				return err
+			}
+			if payload != nil {
+				if err := st.PublishEvents(ctx, payload); err != nil {
+					return err
+				}
+			}
+			runs[i] = w
+		}
+		return nil
+	})
+	if err == nil {
+		for i, op := range ops {
+			op.done = runs[i]
+		}
+	}
+	return err
+}
+
+// lockLane takes the database's locks of lane key. A lane's writes are
+// messages: it reserves an ID for each of the n writes (where the
+// database reserves IDs) in the same round trip.
+func lockLane(ctx context.Context, st storage.Store, key writelane.Key, n int) ([]int64, error) {
+	switch {
+	case key.Realm == 0:
+		return nil, nil
+	case key.Lane == 0:
+		return nil, st.LockRealm(ctx, key.Realm)
+	default:
+		return st.LockLane(ctx, key.Realm, key.Lane, n)
+	}
+}
+
+// afterWrites finishes the committed writes, once their lane is free for
+// the next transaction (a sink may write again): caches, after-commit
+// functions and the local sinks, in order.
+func (s *Service) afterWrites(_ context.Context, ops []*writeOp, errs []error) {
+	for i, op := range ops {
+		if errs[i] != nil || op.done == nil {
+			continue
+		}
+		w := op.done
+		if !w.callersKept {
+			s.callers.bump(w.realmID)
+		}
+		if len(w.forgotten) > 0 {
+			s.messages.forget(w.forgotten)
+		}
+		for _, fn := range w.after {
+			fn()
+		}
+		s.publish(w.events)
+	}
+}
+
+// Lanes of an organization other than lane 0, by what they serialize.
+const (
+	laneChannel uint64 = 1 << 62
+	laneDirect  uint64 = 2 << 62
+)
+
+// channelLane is the lane of a channel's messages.
+func channelLane(realmID, streamID int64) writelane.Key {
+	return writelane.Key{Realm: realmID, Lane: laneChannel | uint64(streamID)&(1<<62-1)}
+}
+
+// directLane is the lane of a direct conversation's messages.
+func directLane(realmID, conversationID int64) writelane.Key {
+	return writelane.Key{Realm: realmID, Lane: laneDirect | uint64(conversationID)&(1<<62-1)}
+}
+
+// writeLimit is the store's limit on open write transactions (0: none).
+func writeLimit(store storage.Store) int {
+	if l, ok := store.(storage.WriteLimiter); ok {
+		return l.MaxConcurrentWrites()
+	}
+	return 0
+}
