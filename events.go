@@ -167,4 +167,3 @@ func (s *Service) publish(events []Event) {
 		}
 	}
 }
-

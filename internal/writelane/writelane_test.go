@@ -259,7 +259,11 @@ func TestContextEndsWhileQueued(t *testing.T) {
 	}, nil, 10, 0)
 	laneDone := make(chan error, 1)
 	go func() { laneDone <- g2.Do(context.Background(), Key{Realm: 1, Lane: 9}, 0, true) }()
-	require.Eventually(t, func() bool { g2.mu.Lock(); defer g2.mu.Unlock(); return g2.realms[1] != nil && g2.realms[1].running == 1 }, time.Second, time.Millisecond)
+	require.Eventually(t, func() bool {
+		g2.mu.Lock()
+		defer g2.mu.Unlock()
+		return g2.realms[1] != nil && g2.realms[1].running == 1
+	}, time.Second, time.Millisecond)
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel2()
 	assert.ErrorIs(t, g2.Do(ctx2, Org(1), 1, false), context.DeadlineExceeded)

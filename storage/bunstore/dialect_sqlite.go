@@ -25,7 +25,7 @@ var sqliteOps = &dialectOps{
 	lockLane: func(context.Context, bun.IDB, int64, uint64, int) (string, []int64, error) {
 		return "", nil, nil
 	},
-	bytewise:  func(expr string) string { return expr },
+	bytewise: func(expr string) string { return expr },
 	indexMessage: func(ctx context.Context, db bun.IDB, id int64, topic, text string) error {
 		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES (?, ?, ?)", id, topic, text).Exec(ctx)
 		return err
