@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -50,6 +51,8 @@ type config struct {
 	// allowPrivateWebhooks lets outgoing webhooks reach loopback and
 	// private addresses (a bot on this machine, for development).
 	allowPrivateWebhooks bool
+	// debugAddr serves Go's profiles (net/http/pprof) apart from the API.
+	debugAddr string
 }
 
 func main() {
@@ -70,6 +73,7 @@ func main() {
 	flag.BoolVar(&cfg.s3Insecure, "s3-insecure", false, "talk to the S3 endpoint over plain HTTP")
 	flag.BoolVar(&cfg.invite, "invite", false, "print a reusable invitation link (made by the owner) and how to accept it, then exit")
 	flag.IntVar(&cfg.inviteMinutes, "invite-minutes", 0, "with -invite: how long the link works (default 10 days)")
+	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's profiles (/debug/pprof/) on this address, apart from the API (off by default)")
 	flag.BoolVar(&cfg.allowPrivateWebhooks, "allow-private-webhooks", false, "let outgoing webhooks reach loopback and private addresses (development: a bot on this machine)")
 	flag.Parse()
 
@@ -136,6 +140,13 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	}
 	// Shutting down ends the long polls at once (their clients re-register).
 	srv.RegisterOnShutdown(svc.StopEvents)
+	if cfg.debugAddr != "" {
+		stopDebug, err := serveDebug(cfg.debugAddr)
+		if err != nil {
+			return err
+		}
+		defer stopDebug()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	// The Service's background work (full-member promotion, hourly;
@@ -251,4 +262,20 @@ func openBlobs(cfg config) (blob.Store, string, error) {
 		return nil, "", fmt.Errorf("-uploads: %w", err)
 	}
 	return st, dir, nil
+}
+
+// serveDebug serves net/http/pprof's handlers on addr.
+func serveDebug(addr string) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("-debug-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
 }
