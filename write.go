@@ -155,27 +155,38 @@ func (s *Service) writeIn(ctx context.Context, key writelane.Key, batchable bool
 }
 
 // runWrites runs ops in one transaction of lane key (the writelane
-// Runner). If one of them fails, the transaction rolls back and each runs
-// again alone, in order, so that each gets the answer it would have had.
+// Runner). If one of them fails, the transaction rolls back, and the
+// writes before it run again together, the failed one alone (so that it
+// gets the answer it would have had alone: its error, or success if the
+// failure came from a write before it), and those after it together; if
+// the failure was no write's (the lock, the commit), each runs alone.
 func (s *Service) runWrites(ctx context.Context, key writelane.Key, ops []*writeOp) []error {
 	errs := make([]error, len(ops))
 	if len(ops) == 1 {
-		errs[0] = s.writeTxn(ops[0].ctx, key, ops)
+		_, errs[0] = s.writeTxn(ops[0].ctx, key, ops)
 		return errs
 	}
-	if s.writeTxn(ctx, key, ops) == nil {
-		return errs
-	}
-	for i, op := range ops {
-		errs[i] = s.writeTxn(op.ctx, key, ops[i:i+1])
+	failed, err := s.writeTxn(ctx, key, ops)
+	switch {
+	case err == nil:
+	case failed < 0:
+		for i, op := range ops {
+			_, errs[i] = s.writeTxn(op.ctx, key, ops[i:i+1])
+		}
+	default:
+		copy(errs, s.runWrites(ctx, key, ops[:failed]))
+		_, errs[failed] = s.writeTxn(ops[failed].ctx, key, ops[failed:failed+1])
+		copy(errs[failed+1:], s.runWrites(ctx, key, ops[failed+1:]))
 	}
 	return errs
 }
 
-// writeTxn is one transaction of lane key running ops.
-func (s *Service) writeTxn(ctx context.Context, key writelane.Key, ops []*writeOp) error {
+// writeTxn is one transaction of lane key running ops. When it fails in
+// one of the ops' functions, failed is that op's index (else -1).
+func (s *Service) writeTxn(ctx context.Context, key writelane.Key, ops []*writeOp) (failed int, err error) {
+	failed = -1
 	runs := make([]*writeTx, len(ops))
-	err := s.store.InTx(ctx, func(st storage.Store) error {
+	err = s.store.InTx(ctx, func(st storage.Store) error {
 		ids := &reservedIDs{}
 		var err error
 		if ids.free, err = lockLane(ctx, st, key, len(ops)); err != nil {
@@ -184,6 +195,7 @@ func (s *Service) writeTxn(ctx context.Context, key writelane.Key, ops []*writeO
 		for i, op := range ops {
 			w := &writeTx{Store: st, realmID: key.Realm, svc: s, ids: ids, left: len(ops) - i}
 			if err := op.fn(w); err != nil {
+				failed = i
 				return err
 			}
 			payload, err := s.busPayload(w)
@@ -199,12 +211,13 @@ func (s *Service) writeTxn(ctx context.Context, key writelane.Key, ops []*writeO
 		}
 		return nil
 	})
-	if err == nil {
-		for i, op := range ops {
-			op.done = runs[i]
-		}
+	if err != nil {
+		return failed, err
 	}
-	return err
+	for i, op := range ops {
+		op.done = runs[i]
+	}
+	return -1, nil
 }
 
 // lockLane takes the database's locks of lane key. A lane's writes are

@@ -1,0 +1,146 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/teamchat/chat/storage"
+	"github.com/teamchat/chat/storage/bunstore"
+)
+
+// Writes queued behind a running transaction of their lane share the
+// next one; when one of them fails, the failing one publishes nothing and
+// changes nothing while the others commit and publish once, in their
+// order.
+func TestSharedTransactionWithOneFailure(t *testing.T) {
+	for _, dialect := range []string{bunstore.DialectSQLite, bunstore.DialectPostgres} {
+		t.Run(dialect, func(t *testing.T) {
+			var st storage.Store
+			if dialect == bunstore.DialectSQLite {
+				st = bunstore.OpenTestSQLite(t)
+			} else {
+				st = bunstore.OpenTestPostgres(t)
+			}
+			ctx := context.Background()
+			var mu sync.Mutex
+			var published []string
+			s := New(st, WithPasswordHasher(Argon2id{Time: 1, MemoryKiB: 64}), WithEventSink(func(ev Event) {
+				if e, ok := ev.Body.(UserTopicEvent); ok {
+					mu.Lock()
+					published = append(published, e.TopicName)
+					mu.Unlock()
+				}
+			}))
+			t.Cleanup(func() { _ = s.Close() })
+			realm, err := s.CreateRealm(ctx, CreateRealmRequest{Name: "Org", URL: "http://chat.example.com",
+				OwnerEmail: "owner@example.com", OwnerFullName: "Owner", OwnerPassword: "a long enough password"})
+			require.NoError(t, err)
+			owner := Caller{RealmID: realm.RealmID, UserID: realm.OwnerID}
+			_, err = s.Subscribe(ctx, owner, SubscribeRequest{Subscriptions: []ChannelSpec{{Name: "lane"}}})
+			require.NoError(t, err)
+			ch, err := s.GetChannelID(ctx, owner, GetChannelIDRequest{Stream: "lane"})
+			require.NoError(t, err)
+			lane := channelLane(realm.RealmID, ch.StreamID)
+
+			// op i sets a topic policy named after it and announces it;
+			// op 3 then fails.
+			var runs [6]atomic.Int32
+			refused := errors.New("refused")
+			op := func(i int) func(w *writeTx) error {
+				return func(w *writeTx) error {
+					runs[i].Add(1)
+					topic := fmt.Sprintf("op %d", i)
+					if err := w.SetUserTopic(ctx, &storage.UserTopic{RealmID: realm.RealmID, UserID: owner.UserID,
+						StreamID: ch.StreamID, TopicName: topic, VisibilityPolicy: TopicPolicyFollowed, LastUpdated: 1}); err != nil {
+						return err
+					}
+					w.emit(toUsers(owner.UserID), UserTopicEvent{StreamID: ch.StreamID, TopicName: topic, VisibilityPolicy: TopicPolicyFollowed})
+					if i == 3 {
+						return refused
+					}
+					return nil
+				}
+			}
+			// Op 0 holds the lane until ops 1-5 are queued behind it.
+			release := make(chan struct{})
+			first := make(chan error, 1)
+			go func() {
+				first <- s.writeIn(ctx, lane, true, func(w *writeTx) error {
+					<-release
+					return op(0)(w)
+				})
+			}()
+			require.Eventually(t, func() bool { return runs[0].Load() == 0 && !s.shared.writes.Idle() }, time.Second, time.Millisecond)
+			errs := make([]error, 6)
+			var wg sync.WaitGroup
+			for i := 1; i <= 5; i++ {
+				wg.Go(func() { errs[i] = s.writeIn(ctx, lane, true, op(i)) })
+				time.Sleep(5 * time.Millisecond) // queued in this order
+			}
+			close(release)
+			wg.Wait()
+			errs[0] = <-first
+			for i, err := range errs {
+				if i == 3 {
+					assert.ErrorIs(t, err, refused)
+				} else {
+					assert.NoError(t, err, "op %d", i)
+				}
+			}
+			// Ops 1-3 shared a transaction until op 3 failed; then 1 and 2
+			// shared one again, 3 ran alone, and 4 and 5 shared one.
+			assert.Equal(t, []int32{1, 2, 2, 2, 1, 1}, []int32{runs[0].Load(), runs[1].Load(), runs[2].Load(),
+				runs[3].Load(), runs[4].Load(), runs[5].Load()}, "runs of each op")
+			mu.Lock()
+			assert.Equal(t, []string{"op 0", "op 1", "op 2", "op 4", "op 5"}, published, "the failed op published nothing")
+			mu.Unlock()
+			for i := range 6 {
+				_, err := st.GetUserTopic(ctx, realm.RealmID, owner.UserID, ch.StreamID, fmt.Sprintf("op %d", i))
+				if i == 3 {
+					assert.ErrorIs(t, err, storage.ErrNotFound, "the failed op's write rolled back")
+				} else {
+					assert.NoError(t, err, "op %d committed", i)
+				}
+			}
+			assert.True(t, s.shared.writes.Idle())
+		})
+	}
+}
+
+// A lane's sends reserve their message IDs together with the lane's locks,
+// inside them: IDs of one transaction increase in the order of its
+// writes.
+func TestSharedTransactionMessageIDs(t *testing.T) {
+	st := bunstore.OpenTestPostgres(t)
+	ctx := context.Background()
+	s := New(st, WithPasswordHasher(Argon2id{Time: 1, MemoryKiB: 64}))
+	t.Cleanup(func() { _ = s.Close() })
+	realm, err := s.CreateRealm(ctx, CreateRealmRequest{Name: "Org", URL: "http://chat.example.com",
+		OwnerEmail: "owner@example.com", OwnerFullName: "Owner", OwnerPassword: "a long enough password"})
+	require.NoError(t, err)
+	var ids []int64
+	_, err = s.writeTxn(ctx, channelLane(realm.RealmID, 1), []*writeOp{
+		{ctx: ctx, fn: func(w *writeTx) error { return appendID(ctx, w, &ids) }},
+		{ctx: ctx, fn: func(w *writeTx) error { return appendID(ctx, w, &ids) }},
+		{ctx: ctx, fn: func(w *writeTx) error { return appendID(ctx, w, &ids) }},
+	})
+	require.NoError(t, err)
+	require.Len(t, ids, 3)
+	assert.True(t, slices.IsSorted(ids))
+	assert.Len(t, slices.Compact(slices.Clone(ids)), 3)
+}
+
+func appendID(ctx context.Context, w *writeTx, ids *[]int64) error {
+	id, err := w.newMessageID(ctx)
+	*ids = append(*ids, id)
+	return err
+}
