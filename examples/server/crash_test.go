@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/teamchat/chat/storage/bunstore"
 )
 
 // The crash test runs the server as a child process: this test binary
@@ -119,12 +121,28 @@ func call(method, base, key, path string, params url.Values) (map[string]any, in
 }
 
 // A kill -9 during a send load loses no acknowledged message: every ID a
-// client got back is there after a restart.
+// client got back is there after a restart, on SQLite and on PostgreSQL
+// (where sends share transactions, and the commit travels with the
+// transaction's writes).
 func TestKill9KeepsAcknowledgedMessages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts server processes; skipped with -short")
 	}
-	db := filepath.Join(t.TempDir(), "crash.db")
+	t.Run("sqlite", func(t *testing.T) { kill9(t, filepath.Join(t.TempDir(), "crash.db")) })
+	t.Run("pg", func(t *testing.T) { kill9(t, postgresTestDB(t)) })
+}
+
+// postgresTestDB is a DSN of a fresh schema of the test database.
+func postgresTestDB(t *testing.T) string {
+	dsn, schema := bunstore.NewTestPostgresSchema(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + "search_path=" + schema
+}
+
+func kill9(t *testing.T, db string) {
 	first, key := startChild(t, db)
 	require.NotEmpty(t, key, "%q", first.out)
 	_, status, err := post(first.base, key, "/api/v1/users/me/subscriptions", url.Values{"subscriptions": {`[{"name": "crash"}]`}})

@@ -4,26 +4,18 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/teamchat/chat/storage/bunstore"
 )
 
 // Two server processes on one PostgreSQL database: a client registered on
 // one receives, in order, the messages sent through the other, and the
 // other way round.
 func TestTwoServerProcessesOnePostgres(t *testing.T) {
-	dsn, schema := bunstore.NewTestPostgresSchema(t)
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	db := dsn + sep + "search_path=" + schema
+	db := postgresTestDB(t)
 	a, key := startChild(t, db)
 	require.NotEmpty(t, key, "the first server creates the organization: %q", a.out)
 	b, _ := startChild(t, db)
