@@ -233,6 +233,12 @@ func (s *Service) internal(ctx context.Context, op string, err error) error {
 		e.logged = true
 		return e
 	}
+	if errors.Is(err, storage.ErrUnavailable) {
+		s.log.WarnContext(ctx, "database unavailable", "op", op, "err", err)
+		e = Unavailable(err)
+		e.logged = true
+		return e
+	}
 	s.log.ErrorContext(ctx, "internal error", "op", op, "err", err)
 	e = Internal(err)
 	e.logged = true

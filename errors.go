@@ -26,6 +26,9 @@ const (
 	KindRateLimited
 	// KindTooLarge is a request body over the configured limit (HTTP 413).
 	KindTooLarge
+	// KindUnavailable means the server cannot do it now (its database is
+	// unreachable) but may once it is back (HTTP 503).
+	KindUnavailable
 )
 
 func (k Kind) String() string {
@@ -44,6 +47,8 @@ func (k Kind) String() string {
 		return "rate limited"
 	case KindTooLarge:
 		return "too large"
+	case KindUnavailable:
+		return "unavailable"
 	default:
 		return "internal"
 	}
@@ -72,6 +77,9 @@ const (
 	CodeMoveMessagesTimeLimitExceeded   = "MOVE_MESSAGES_TIME_LIMIT_EXCEEDED"
 	// An event queue that does not exist (any more), or is not the caller's.
 	CodeBadEventQueueID = "BAD_EVENT_QUEUE_ID"
+	// The database is unreachable for now (our own; the reference's proxy
+	// answers 502 or 503 without a body then, which its clients retry).
+	CodeServiceUnavailable = "SERVICE_UNAVAILABLE"
 )
 
 // Error is the error type every Service method returns for expected
@@ -164,6 +172,13 @@ func Unauthorized(msg string) *Error {
 // Internal wraps an unexpected failure; the cause is logged, not shown.
 func Internal(cause error) *Error {
 	return &Error{Kind: KindInternal, Code: CodeBadRequest, Msg: "Internal server error", cause: cause}
+}
+
+// Unavailable is the 503 answer of a request that may succeed once the
+// database is back (a client may retry after retryAfter seconds).
+func Unavailable(cause error) *Error {
+	return &Error{Kind: KindUnavailable, Code: CodeServiceUnavailable,
+		Msg: "The server cannot reach its database; try again shortly", Fields: map[string]any{"retry-after": 1.0}, cause: cause}
 }
 
 // RateLimited is the 429 answer; retryAfter is in seconds.

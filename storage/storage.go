@@ -22,6 +22,11 @@ var ErrNotFound = errors.New("storage: not found")
 // (an email already in use, a duplicate group name, ...).
 var ErrConflict = errors.New("storage: conflict")
 
+// ErrUnavailable is returned when the database cannot be reached (refused
+// or lost connections, a timeout, a server shutting down): the request may
+// succeed if tried again once it is back.
+var ErrUnavailable = errors.New("storage: database unavailable")
+
 // Store is the whole storage contract.
 type Store interface {
 	RealmStore

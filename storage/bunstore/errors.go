@@ -1,9 +1,15 @@
 package bunstore
 
 import (
+	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 
 	"github.com/uptrace/bun/driver/pgdriver"
 
@@ -16,6 +22,8 @@ import (
 //	unique / primary key violation -> storage.ErrConflict
 //	foreign key violation          -> storage.ErrNotFound (a referenced row,
 //	                                  of this realm, does not exist)
+//	no connection to the database  -> storage.ErrUnavailable (refused, reset
+//	                                  or timed out, the server shutting down)
 //	anything else                  -> wrapped with the operation's name
 //
 // The translated errors wrap the storage sentinel, not the driver error, so
@@ -33,6 +41,7 @@ const (
 	kindOther errKind = iota
 	kindNotFound
 	kindConflict
+	kindUnavailable
 )
 
 // dialectClassifiers recognise one driver's errors each (ok false: not
@@ -51,14 +60,36 @@ func classify(err error) errKind {
 	}
 	var pe pgdriver.Error
 	if errors.As(err, &pe) {
-		switch pe.Field('C') {
-		case pgUniqueViolation:
+		switch code := pe.Field('C'); {
+		case code == pgUniqueViolation:
 			return kindConflict
-		case pgForeignKeyViolation:
+		case code == pgForeignKeyViolation:
 			return kindNotFound
+		case strings.HasPrefix(code, "08"), // connection exception
+			code == "57P01", code == "57P02", code == "57P03": // shutting down, starting up
+			return kindUnavailable
 		}
+		return kindOther
+	}
+	if unreachable(err) {
+		return kindUnavailable
 	}
 	return kindOther
+}
+
+// unreachable reports a failure to talk to the database server (not the
+// caller's own cancellation or deadline).
+func unreachable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne)
 }
 
 // wrapErr translates err from the operation op (nil stays nil).
@@ -74,6 +105,8 @@ func wrapErr(op string, err error) error {
 		return fmt.Errorf("bunstore: %s: %w (%v)", op, storage.ErrNotFound, err)
 	case kindConflict:
 		return fmt.Errorf("bunstore: %s: %w (%v)", op, storage.ErrConflict, err)
+	case kindUnavailable:
+		return fmt.Errorf("bunstore: %s: %w (%v)", op, storage.ErrUnavailable, err)
 	}
 	return fmt.Errorf("bunstore: %s: %w", op, err)
 }

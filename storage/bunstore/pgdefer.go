@@ -155,7 +155,45 @@ func (cn *deferConn) PrepareContext(ctx context.Context, query string) (driver.S
 	if err := cn.flush(ctx); err != nil {
 		return nil, err
 	}
-	return cn.Conn.PrepareContext(ctx, query)
+	st, err := cn.Conn.PrepareContext(ctx, query)
+	if err != nil {
+		guardConn(cn.Conn, err)
+		return nil, err
+	}
+	return &guardedStmt{Stmt: st, cn: cn.Conn}, nil
+}
+
+// guardedStmt closes its connection when a run fails other than by the
+// server's answer (a timeout, a broken connection): pgdriver does so for
+// simple queries but not for preparing or running prepared statements, and
+// would hand the connection back to the pool with the rest of the old
+// answer still unread, for the next query to trip over ("unexpected
+// message").
+type guardedStmt struct {
+	driver.Stmt
+	cn *pgdriver.Conn
+}
+
+func (s *guardedStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	res, err := s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
+	s.guard(err)
+	return res, err
+}
+
+func (s *guardedStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	rows, err := s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+	s.guard(err)
+	return rows, err
+}
+
+func (s *guardedStmt) guard(err error) { guardConn(s.cn, err) }
+
+// guardConn closes cn after an error that was not the server's answer.
+func guardConn(cn *pgdriver.Conn, err error) {
+	var pe pgdriver.Error
+	if err != nil && !errors.As(err, &pe) {
+		_ = cn.Close()
+	}
 }
 
 func (cn *deferConn) Prepare(query string) (driver.Stmt, error) {

@@ -24,6 +24,7 @@ var statusByKind = map[chat.Kind]int{
 	chat.KindRateLimited:     http.StatusTooManyRequests,
 	chat.KindTooLarge:        http.StatusRequestEntityTooLarge,
 	chat.KindInternal:        http.StatusInternalServerError,
+	chat.KindUnavailable:     http.StatusServiceUnavailable,
 }
 
 // HTTPStatus is the HTTP status the REST API answers err with.
@@ -95,9 +96,9 @@ func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err er
 		}
 		e = chat.Internal(nil)
 	}
-	// Every rate-limit answer says when to retry in the header too, not
-	// only in the body.
-	if e.Code == chat.CodeRateLimitHit {
+	// Every rate-limit or unavailable answer says when to retry in the
+	// header too, not only in the body.
+	if e.Code == chat.CodeRateLimitHit || e.Kind == chat.KindUnavailable {
 		if secs, ok := e.Fields["retry-after"].(float64); ok && w.Header().Get("Retry-After") == "" {
 			w.Header().Set("Retry-After", fmt.Sprint(int64(math.Ceil(secs))))
 		}
