@@ -3,10 +3,10 @@ package rest_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -183,7 +183,9 @@ func TestDatabaseOutageUnderSendLoad(t *testing.T) {
 				_, err := p.Toxics.AddToxicJson(strings.NewReader(`{"name":"reset","type":"reset_peer","stream":"upstream","attributes":{"timeout":0}}`))
 				require.NoError(t, err)
 			},
-			func(t *testing.T, p *toxiproxy.Proxy) { require.NoError(t, p.Toxics.RemoveToxic(context.Background(), "reset")) }},
+			func(t *testing.T, p *toxiproxy.Proxy) {
+				require.NoError(t, p.Toxics.RemoveToxic(context.Background(), "reset"))
+			}},
 	}
 	for _, fault := range faults {
 		t.Run(fault.name, func(t *testing.T) {
@@ -323,4 +325,3 @@ func TestDatabaseStall(t *testing.T) {
 		assert.Less(t, time.Since(start), time.Second)
 	}
 }
-
