@@ -251,6 +251,7 @@ func TestQueueDroppedWhenBehind(t *testing.T) {
 // Two Services on one PostgreSQL database deliver each other's events and
 // refresh each other's caches through the event bus.
 func TestTwoServersOnePostgres(t *testing.T) {
+	chattest.SkipStoreRerun(t)
 	dsn, schema := bunstore.NewTestPostgresSchema(t)
 	open := func(t testing.TB) *bunstore.Store {
 		st, err := bunstore.OpenPostgres(context.Background(), dsn, bunstore.WithSchema(schema))

@@ -658,7 +658,7 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 			return err
 		}
 		if m.StreamID != nil && o.readBySender {
-			if err := w.AddReadRange(ctx, o.realm.ID, o.me.ID, *m.StreamID, m.ID, m.ID); err != nil {
+			if err := w.ExtendReadRange(ctx, o.realm.ID, o.me.ID, *m.StreamID, m.ID); err != nil {
 				return err
 			}
 		}

@@ -386,6 +386,7 @@ func registerStateWith(t *testing.T, h *chattest.Harness, as chattest.User, req 
 // seen by the other once flushed (Run flushes every 15 s, Close at the
 // end), and a user coming online is written at once.
 func TestPresenceTwoServers(t *testing.T) {
+	chattest.SkipStoreRerun(t)
 	for _, dialect := range dialects {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()

@@ -61,6 +61,7 @@ var dialects = []string{bunstore.DialectSQLite, bunstore.DialectPostgres}
 // A message due while no server runs is sent once by the next Service on
 // the same database, and never again by a later one.
 func TestScheduledDeliveryAcrossRestart(t *testing.T) {
+	chattest.SkipStoreRerun(t)
 	for _, dialect := range dialects {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
@@ -100,6 +101,7 @@ func TestScheduledDeliveryAcrossRestart(t *testing.T) {
 // message and the scheduled message pending; the next round sends it,
 // once.
 func TestScheduledClaimRolledBackIsRetried(t *testing.T) {
+	chattest.SkipStoreRerun(t)
 	for _, dialect := range dialects {
 		t.Run(dialect, func(t *testing.T) {
 			open := sharedDatabase(t, dialect)
@@ -144,6 +146,7 @@ func TestScheduledClaimRolledBackIsRetried(t *testing.T) {
 // time, twice each: every message is sent exactly once (counted in the
 // database), and every scheduled message records its own.
 func TestScheduledTwoServersDeliverOnce(t *testing.T) {
+	chattest.SkipStoreRerun(t)
 	for _, dialect := range dialects {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()

@@ -22,6 +22,7 @@ import (
 // still here until the driver's 10-second read timeout failed them. The
 // write path's promise itself is TestWriteBurstReadingOutsideTransaction.
 func TestWriteBurstOnSmallPostgresPool(t *testing.T) {
+	chattest.SkipStoreRerun(t)
 	dsn, schema := bunstore.NewTestPostgresSchema(t)
 	st, err := bunstore.OpenPostgres(context.Background(), dsn, bunstore.WithSchema(schema), bunstore.WithMaxConns(2))
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 // changes nothing while the others commit and publish once, in their
 // order.
 func TestSharedTransactionWithOneFailure(t *testing.T) {
+	skipStoreRerun(t)
 	for _, dialect := range []string{bunstore.DialectSQLite, bunstore.DialectPostgres} {
 		t.Run(dialect, func(t *testing.T) {
 			var st storage.Store
@@ -120,6 +122,7 @@ func TestSharedTransactionWithOneFailure(t *testing.T) {
 // inside them: IDs of one transaction increase in the order of its
 // writes.
 func TestSharedTransactionMessageIDs(t *testing.T) {
+	skipStoreRerun(t)
 	st := bunstore.OpenTestPostgres(t)
 	ctx := context.Background()
 	s := New(st, WithPasswordHasher(Argon2id{Time: 1, MemoryKiB: 64}))
@@ -143,4 +146,12 @@ func appendID(ctx context.Context, w *writeTx, ids *[]int64) error {
 	id, err := w.newMessageID(ctx)
 	*ids = append(*ids, id)
 	return err
+}
+
+// skipStoreRerun is chattest.SkipStoreRerun for this package's own tests
+// (chattest imports it).
+func skipStoreRerun(t *testing.T) {
+	if os.Getenv("TEAMCHAT_TEST_STORE") == "postgres" {
+		t.Skip("picks its databases itself: it ran in the run without TEAMCHAT_TEST_STORE")
+	}
 }

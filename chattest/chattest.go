@@ -137,6 +137,17 @@ func defaultStore(t testing.TB) storage.Store {
 	return bunstore.OpenTestSQLite(t)
 }
 
+// SkipStoreRerun skips a test that picks its databases itself (it runs on
+// SQLite and on PostgreSQL whatever TEAMCHAT_TEST_STORE says) when the
+// suite runs again with TEAMCHAT_TEST_STORE=postgres: that run would
+// repeat it as it was.
+func SkipStoreRerun(t testing.TB) {
+	t.Helper()
+	if os.Getenv("TEAMCHAT_TEST_STORE") == "postgres" {
+		t.Skip("picks its databases itself: it ran in the run without TEAMCHAT_TEST_STORE")
+	}
+}
+
 // Start is the harness clock's initial time.
 var Start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 

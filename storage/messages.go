@@ -140,6 +140,11 @@ type MessageStore interface {
 	// the channel that overlap it or that no message of the channel
 	// separates from it, so the ranges stay few.
 	AddReadRange(ctx context.Context, realmID, userID, streamID, first, last int64) error
+	// ExtendReadRange is AddReadRange(messageID, messageID) for the newest
+	// message of the channel (its sender's own, as it is sent): on
+	// PostgreSQL one statement that reads nothing back, so that it travels
+	// with the rest of its transaction.
+	ExtendReadRange(ctx context.Context, realmID, userID, streamID, messageID int64) error
 	// ListReadRanges returns the user's ranges of the channel that
 	// intersect [lo, hi], by first ID.
 	ListReadRanges(ctx context.Context, realmID, userID, streamID, lo, hi int64) ([]ReadRange, error)

@@ -291,6 +291,26 @@ func (s *Store) ChannelNeighbours(ctx context.Context, realmID, streamID, first,
 	return prev, next, wrapErr(fmt.Sprintf("neighbours of [%d, %d] in channel %d in realm %d", first, last, streamID, realmID), err)
 }
 
+// ExtendReadRange marks the channel's newest message read: the ranges
+// that no message of the channel separates from it (those reaching its
+// predecessor or beyond, as it has no successor) give way to their union
+// with it. On PostgreSQL that is one statement, whose answer nobody reads.
+func (s *Store) ExtendReadRange(ctx context.Context, realmID, userID, streamID, messageID int64) error {
+	if s.ops.name != DialectPostgres {
+		return s.AddReadRange(ctx, realmID, userID, streamID, messageID, messageID)
+	}
+	_, err := s.w.NewRaw(`WITH prev AS (
+			SELECT coalesce(max(id), 0) AS id FROM messages WHERE realm_id = ?0 AND stream_id = ?2 AND id < ?3),
+		gone AS (
+			DELETE FROM read_ranges WHERE realm_id = ?0 AND user_id = ?1 AND stream_id = ?2
+				AND last_id >= (SELECT id FROM prev)
+			RETURNING first_id, last_id)
+		INSERT INTO read_ranges (realm_id, user_id, stream_id, first_id, last_id)
+		SELECT ?0, ?1, ?2, least(min(first_id), ?3), greatest(max(last_id), ?3) FROM gone`,
+		realmID, userID, streamID, messageID).Exec(deferrable(ctx))
+	return wrapErr(fmt.Sprintf("mark message %d read for user %d in realm %d", messageID, userID, realmID), err)
+}
+
 // AddReadRange merges [first, last] into the user's ranges of the
 // channel, in one transaction: every range that overlaps the new one, or
 // that no message of the channel separates from it, is replaced by their

@@ -446,6 +446,34 @@ func testMessageReadRanges(t *testing.T, s storage.Store) {
 	mark(next, next)
 	assert.Equal(t, [][2]int64{{m[0], next}}, ranges())
 	assert.Error(t, s.AddReadRange(ctx, realm.ID, u.ID, c.ID, 5, 4), "an empty range")
+
+	// ExtendReadRange (a sender reading their own new message) gives what
+	// AddReadRange gives, in a transaction as the write path uses it.
+	extend := func(id int64) {
+		t.Helper()
+		require.NoError(t, s.InTx(ctx, func(tx storage.Store) error {
+			return tx.ExtendReadRange(ctx, realm.ID, u.ID, c.ID, id)
+		}))
+	}
+	n1 := post(t, s, realm.ID, u.ID, c.ID)
+	extend(n1)
+	assert.Equal(t, [][2]int64{{m[0], n1}}, ranges(), "grows the range reaching its predecessor")
+	post(t, s, realm.ID, other.ID, c.ID) // unread by u
+	post(t, s, realm.ID, u.ID, d.ID)
+	n2 := post(t, s, realm.ID, u.ID, c.ID)
+	extend(n2)
+	assert.Equal(t, [][2]int64{{m[0], n1}, {n2, n2}}, ranges(), "an unread message between: a range of its own")
+	n3 := post(t, s, realm.ID, u.ID, c.ID)
+	extend(n3)
+	assert.Equal(t, [][2]int64{{m[0], n1}, {n2, n3}}, ranges())
+	// A first message in a channel nobody read.
+	e := newStream(t, s, realm.ID, "e")
+	first := post(t, s, realm.ID, u.ID, e.ID)
+	require.NoError(t, s.InTx(ctx, func(tx storage.Store) error { return tx.ExtendReadRange(ctx, realm.ID, u.ID, e.ID, first) }))
+	rs, err = s.ListReadRanges(ctx, realm.ID, u.ID, e.ID, 0, first)
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	assert.Equal(t, [2]int64{first, first}, [2]int64{rs[0].FirstID, rs[0].LastID})
 }
 
 func testMessageWindow(t *testing.T, s storage.Store) {

@@ -171,6 +171,7 @@ func checkOutageAnswers(t *testing.T, failures []string) {
 }
 
 func TestDatabaseOutageUnderSendLoad(t *testing.T) {
+	chattest.SkipStoreRerun(t)
 	faults := []struct {
 		name       string
 		start, end func(t *testing.T, p *toxiproxy.Proxy)
@@ -278,6 +279,7 @@ func TestDatabaseOutageUnderSendLoad(t *testing.T) {
 // A database that stalls for 2 s delays writes, but a request ends by its
 // deadline, and the pool serves normally once the stall is over.
 func TestDatabaseStall(t *testing.T) {
+	chattest.SkipStoreRerun(t)
 	f := newFaultyPostgres(t)
 	owner := f.h.Owner
 	status, _, raw := f.call(context.Background(), owner, "POST", "/api/v1/users/me/subscriptions",
