@@ -76,6 +76,19 @@ func sqliteCeiling(conc int, dur time.Duration) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
+	rate, n, err := runCeiling(conc, dur, func(ctx context.Context, worker, i int) error {
+		return ceilingTx(ctx, db, insMsg, insRow, worker, i)
+	})
+	if err != nil {
+		return 0, err
+	}
+	fmt.Printf("ceiling: raw go-sqlite3, 1 message + 10 rows per transaction, %d goroutines: %d transactions, %.0f per second\n", conc, n, rate)
+	return rate, nil
+}
+
+// runCeiling runs tx in conc goroutines for dur and returns the
+// transactions per second and their number (or the first error).
+func runCeiling(conc int, dur time.Duration, tx func(ctx context.Context, worker, i int) error) (float64, int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), dur)
 	defer cancel()
 	var done atomic.Int64
@@ -85,7 +98,7 @@ func sqliteCeiling(conc int, dur time.Duration) (float64, error) {
 	for w := range conc {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil; i++ {
-				if err := ceilingTx(ctx, db, insMsg, insRow, w, i); err != nil {
+				if err := tx(ctx, w, i); err != nil {
 					if ctx.Err() == nil {
 						firstErr.CompareAndSwap(nil, err)
 					}
@@ -97,11 +110,9 @@ func sqliteCeiling(conc int, dur time.Duration) (float64, error) {
 	}
 	wg.Wait()
 	if err, _ := firstErr.Load().(error); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	rate := float64(done.Load()) / time.Since(start).Seconds()
-	fmt.Printf("ceiling: raw go-sqlite3, 1 message + 10 rows per transaction, %d goroutines: %d transactions, %.0f per second\n", conc, done.Load(), rate)
-	return rate, nil
+	return float64(done.Load()) / time.Since(start).Seconds(), done.Load(), nil
 }
 
 func ceilingTx(ctx context.Context, db *sql.DB, insMsg, insRow *sql.Stmt, worker, i int) error {

@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun/driver/pgdriver"
@@ -51,32 +50,14 @@ func postgresCeiling(dsn string, conc int, dur time.Duration) (float64, error) {
 		}
 	}
 	defer db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") //nolint:errcheck // best effort
-	rctx, cancel := context.WithTimeout(ctx, dur)
-	defer cancel()
-	var done atomic.Int64
-	var firstErr atomic.Value
-	var wg sync.WaitGroup
-	start := time.Now()
-	for w := range conc {
-		wg.Go(func() {
-			for i := 0; rctx.Err() == nil; i++ {
-				if err := postgresCeilingTx(rctx, db, schema, w, i); err != nil {
-					if rctx.Err() == nil {
-						firstErr.CompareAndSwap(nil, err)
-					}
-					return
-				}
-				done.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	if err, _ := firstErr.Load().(error); err != nil {
+	rate, n, err := runCeiling(conc, dur, func(ctx context.Context, worker, i int) error {
+		return postgresCeilingTx(ctx, db, schema, worker, i)
+	})
+	if err != nil {
 		return 0, err
 	}
-	rate := float64(done.Load()) / time.Since(start).Seconds()
 	fmt.Printf("ceiling: raw PostgreSQL through pgdriver (%d connections), 1 message + 10 rows per transaction, %d goroutines: %d transactions, %.0f per second\n",
-		pool, conc, done.Load(), rate)
+		pool, conc, n, rate)
 	return rate, nil
 }
 
