@@ -20,12 +20,18 @@
 //
 // # Writes and events
 //
-// Every change goes through one write path: a transaction that holds the
-// organization's write lock (SQLite runs one writer; on PostgreSQL a
-// transaction-scoped advisory lock per organization), so the checks that
-// guard an invariant (the last owner, subgroup cycles, unique names) run
-// on fresh rows beside the writes they guard, with the same meaning on both
-// databases. The operation queues typed events (RealmUserEvent,
+// Every change goes through one write path: a transaction that holds what
+// the change must be ordered with. A message holds its channel (or direct
+// conversation) and, shared, its organization; every other change holds
+// the whole organization (SQLite runs one writer; on PostgreSQL these are
+// transaction-scoped advisory locks), so the checks that guard an
+// invariant (the last owner, subgroup cycles, unique names) run on fresh
+// rows beside the writes they guard, with the same meaning on both
+// databases, and within a conversation message IDs increase in commit
+// order. Writes queued behind a running transaction of their channel share
+// the next one (group commit), and a send reads what it needs before its
+// transaction, so that a database far away costs a batch of sends two
+// round trips (write.go says why this design). The operation queues typed events (RealmUserEvent,
 // StreamEvent, SubscriptionEvent, UserGroupEvent, ...) in the reference's
 // shapes, each with its Audience, and hands them to the event bus
 // (storage.EventStore) inside the transaction: every Service on the
