@@ -15,12 +15,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/teamchat/chat/chattest"
@@ -77,11 +80,22 @@ func newSite(t *testing.T) *site {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("lang", "en-US"),
 	)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
-	require.NoError(t, chromedp.Do(browser), "start Chromium")
-	return &site{h: h, url: srv.URL + "/", browser: browser}
+	// On a busy machine Chromium now and then exits as it starts: try
+	// again, twice at most.
+	var err error
+	for range 3 {
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		browser, cancelBrowser := chromedp.NewContext(alloc)
+		if err = chromedp.Do(browser); err == nil {
+			t.Cleanup(func() { cancelBrowser(); cancelAlloc() })
+			return &site{h: h, url: srv.URL + "/", browser: browser}
+		}
+		cancelBrowser()
+		cancelAlloc()
+		t.Logf("Chromium did not start: %v", err)
+	}
+	t.Fatalf("start Chromium: %v", err)
+	return nil
 }
 
 // call makes a REST request as u and returns the decoded answer.
@@ -140,9 +154,10 @@ type tab struct {
 	mu       sync.Mutex
 	problems []string
 	dialogs  []string
+	queue    string // the queue of the last GET /events
 }
 
-func (s *site) tab(t *testing.T, width, height int64) *tab {
+func (s *site) tab(t *testing.T, width, height int64, emulate ...chromedp.EmulateViewportOption) *tab {
 	t.Helper()
 	tb := &tab{t: t}
 	ctx, cancel := chromedp.NewContext(s.browser, chromedp.WithNewBrowserContext(), chromedp.WithListener(tb.listen))
@@ -157,7 +172,7 @@ func (s *site) tab(t *testing.T, width, height int64) *tab {
 			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
 		}
 	}()
-	tb.do(chromedp.EmulateViewport(width, height), chromedp.Navigate(s.url))
+	tb.do(chromedp.EmulateViewport(width, height, emulate...), chromedp.Navigate(s.url))
 	tb.wait(`document.readyState === "complete"`)
 	return tb
 }
@@ -181,6 +196,12 @@ func (tb *tab) listen(ev any) {
 				args = append(args, string(a.Value)+a.Description)
 			}
 			tb.record(&tb.problems, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
+		}
+	case *network.EventRequestWillBeSent:
+		if u, err := url.Parse(e.Request.URL); err == nil && strings.HasSuffix(u.Path, "/api/v1/events") && e.Request.Method == "GET" {
+			tb.mu.Lock()
+			tb.queue = u.Query().Get("queue_id")
+			tb.mu.Unlock()
 		}
 	case *cdplog.EventEntryAdded:
 		// Failed requests (the 401 of a wrong password) are the network's;
@@ -283,26 +304,48 @@ func (tb *tab) typeInto(selector, text string) {
 }
 
 // press presses and releases a key on whatever has the focus ("Enter",
-// "Tab", "Escape"), shift held when asked.
+// "Tab", "Escape", "End"), Shift held when asked. Enter's keydown carries
+// its text, so the browser's own default (submitting a form, pressing a
+// button) happens unless the page cancels the keydown.
 func (tb *tab) press(key string, shift ...bool) {
 	tb.t.Helper()
-	codes := map[string]int64{"Enter": 13, "Tab": 9, "Escape": 27, " ": 32}
+	codes := map[string]int64{"Enter": 13, "Tab": 9, "Escape": 27, "End": 35}
+	text := map[string]string{"Enter": "\r"}[key]
 	var mods int64
 	if len(shift) > 0 && shift[0] {
 		mods = 8 // Shift
 	}
 	tb.do(chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		for _, typ := range []input.DispatchKeyEventType{input.DispatchKeyEventTypeRawKeyDown, input.DispatchKeyEventTypeKeyUp} {
-			_, err := cdp.Call(ctx, t, input.DispatchKeyEvent, input.DispatchKeyEventParams{
-				Type: typ, Key: key, Code: key, Modifiers: mods,
-				WindowsVirtualKeyCode: codes[key], NativeVirtualKeyCode: codes[key],
-			})
-			if err != nil {
+		down := input.DispatchKeyEventTypeRawKeyDown
+		if text != "" {
+			down = input.DispatchKeyEventTypeKeyDown
+		}
+		for _, typ := range []input.DispatchKeyEventType{down, input.DispatchKeyEventTypeKeyUp} {
+			p := input.DispatchKeyEventParams{Type: typ, Key: key, Code: key, Modifiers: mods,
+				WindowsVirtualKeyCode: codes[key], NativeVirtualKeyCode: codes[key]}
+			if typ == down {
+				p.Text, p.UnmodifiedText = text, text
+			}
+			if _, err := cdp.Call(ctx, t, input.DispatchKeyEvent, p); err != nil {
 				return err
 			}
 		}
 		return nil
 	}))
+}
+
+// tabTo presses Tab (Shift+Tab when back) until the focused element
+// matches a selector, at most 60 times.
+func (tb *tab) tabTo(selector string, back bool) {
+	tb.t.Helper()
+	for range 60 {
+		if eval[bool](tb, `document.activeElement !== null && document.activeElement.matches(%s)`, selector) {
+			return
+		}
+		tb.press("Tab", back)
+	}
+	tb.t.Fatalf("Tab never reached %s (focus is on %s)", selector,
+		eval[string](tb, `document.activeElement ? document.activeElement.outerHTML.slice(0, 200) : "nothing"`))
 }
 
 // keys types into whatever has the focus.
@@ -330,4 +373,58 @@ func (tb *tab) login(u chattest.User) {
 func (tb *tab) open(hash string) {
 	tb.t.Helper()
 	eval[chromedp.Void](tb, `location.hash = %s`, hash)
+}
+
+// polledQueue is the event queue the page last polled, waiting for one.
+func (tb *tab) polledQueue() string {
+	tb.t.Helper()
+	var q string
+	tb.waitFunc(func() bool {
+		tb.mu.Lock()
+		defer tb.mu.Unlock()
+		q = tb.queue
+		return q != ""
+	}, "a poll of GET /events")
+	return q
+}
+
+// waitFunc waits until cond holds, checking every 20 ms.
+func (tb *tab) waitFunc(cond func() bool, what string) {
+	tb.t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.t.Fatalf("waited %v for %s", waitFor, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// checkNames fails the test if a control of the page (as the browser's
+// accessibility tree sees it) has no accessible name.
+func (tb *tab) checkNames() {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, waitFor)
+	defer cancel()
+	tree, err := chromedp.Call(ctx, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{})
+	require.NoError(tb.t, err)
+	controls := map[string]bool{"button": true, "link": true, "textbox": true, "searchbox": true, "combobox": true,
+		"checkbox": true, "radio": true, "menuitem": true, "listbox": true, "slider": true, "switch": true, "tab": true}
+	seen := 0
+	for _, n := range tree.Nodes {
+		if n.Ignored || n.Role == nil {
+			continue
+		}
+		var role, name string
+		_ = json.Unmarshal(n.Role.Value, &role)
+		if !controls[role] {
+			continue
+		}
+		seen++
+		if n.Name != nil {
+			_ = json.Unmarshal(n.Name.Value, &name)
+		}
+		assert.NotEmpty(tb.t, strings.TrimSpace(name), "a %s without a name (DOM node %d)", role, n.BackendDOMNodeID)
+	}
+	require.NotZero(tb.t, seen, "the accessibility tree has controls")
 }

@@ -95,14 +95,16 @@ export class Compose {
     if (to.userIds) Object.assign(params, { type: 'direct', to: to.userIds });
     else Object.assign(params, { type: 'channel', to: to.streamId, topic: to.topic });
     this.stopTyping();
+    // The box empties at once; a failed send puts the text back.
+    this.content.value = '';
     try {
       await this.api.post('/messages', params);
-      if (this.content.value === content) this.content.value = '';
       // A new topic in a channel view: follow the conversation there.
       if (this.view.kind === 'topic' && to.topic && !sameTopic(to.topic, this.view.topic)) {
         location.hash = hashFor({ kind: 'topic', streamId: to.streamId, topic: to.topic }, { channelName: this.model.channelName(to.streamId) });
       }
     } catch (err) {
+      if (!this.content.value) this.content.value = content;
       this.error.textContent = err.message;
     }
   }

@@ -104,3 +104,47 @@ export function hue(id) {
 export function clear(el) {
   el.replaceChildren();
 }
+
+// reconcile makes parent's children the items' elements, in order, keeping
+// the element of every item whose key and signature are unchanged (so a
+// list redrawn after an event keeps its focus, hover and identity) and
+// building the others.
+export function reconcile(parent, items) {
+  // Where the focus is, to put it back if its item is rebuilt.
+  const active = document.activeElement;
+  const focusedItem = active && parent.contains(active) ? [...parent.children].find((el) => el.contains(active)) : null;
+  const focusIndex = focusedItem ? [...focusedItem.querySelectorAll(FOCUSABLE)].indexOf(active) : -1;
+  const old = new Map();
+  for (const el of parent.children) old.set(el.dataset.rkey, el);
+  const next = items.map((it) => {
+    const el = old.get(it.key);
+    if (el && el.dataset.rsig === it.sig) return el;
+    const made = it.build();
+    made.dataset.rkey = it.key;
+    made.dataset.rsig = it.sig;
+    return made;
+  });
+  next.forEach((el, i) => {
+    if (parent.children[i] !== el) parent.insertBefore(el, parent.children[i] || null);
+  });
+  while (parent.children.length > next.length) parent.lastElementChild.remove();
+  if (focusedItem && !parent.contains(document.activeElement)) {
+    const again = next.find((el) => el.dataset.rkey === focusedItem.dataset.rkey);
+    const target = again && again.querySelectorAll(FOCUSABLE)[focusIndex];
+    if (target) target.focus();
+  }
+}
+
+const FOCUSABLE = 'a[href], button, input, select, textarea';
+
+// keepFocus runs redraw, which replaces parts of el, and puts the focus
+// back on the control with the same data-focus key if it was in el.
+export function keepFocus(el, redraw) {
+  const active = document.activeElement;
+  const key = active && el.contains(active) ? active.dataset.focus : undefined;
+  redraw();
+  if (key !== undefined && !el.contains(document.activeElement)) {
+    const again = el.querySelector(`[data-focus="${CSS.escape(key)}"]`);
+    if (again) again.focus();
+  }
+}

@@ -78,6 +78,7 @@ export class EventLoop {
         pause = Math.min(pause * 2, 30000);
         continue;
       }
+      if (signal.aborted) return;
       pause = 1000;
       this.queueId = state.queue_id;
       this.onStatus('');
@@ -108,6 +109,7 @@ export class EventLoop {
         pause = Math.min(pause * 2, 30000);
         continue;
       }
+      if (signal.aborted) return 'stopped';
       if (pause !== 1000) this.onStatus('');
       pause = 1000;
       for (const ev of body.events || []) {

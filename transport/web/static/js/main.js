@@ -20,7 +20,10 @@ let presenceTimer = null;
 let typingTimer = null;
 let noticeTimer = null;
 
+// notify shows an error that has no better place (and logs it, so the
+// browser tests see it).
 function notify(text) {
+  console.warn(text);
   const el = $('notice');
   el.textContent = text;
   clearTimeout(noticeTimer);
@@ -109,7 +112,9 @@ function logout(reason = '') {
   forgetSession();
   api.setCredentials('');
   model.reset({ user_id: 0 });
-  for (const id of ['message-list', 'channel-list', 'dm-list', 'people-list', 'all-channels']) clear($(id));
+  messages.close();
+  for (const id of ['channel-list', 'dm-list', 'people-list', 'all-channels']) clear($(id));
+  $('typing').textContent = '';
   document.title = 'teamchat';
   showLogin(reason);
 }
@@ -130,6 +135,12 @@ function onRegister(state) {
   route();
   if (!registered) {
     registered = true;
+    // After logging in, the keyboard is in the message box (on a phone,
+    // where that would open the keyboard, on the main column).
+    if (!document.activeElement || document.activeElement === document.body) {
+      if (matchMedia('(min-width: 721px)').matches && !$('compose').hidden) $('compose-content').focus();
+      else $('main').focus();
+    }
     pingPresence();
     clearInterval(presenceTimer);
     presenceTimer = setInterval(pingPresence, model.pingEvery);
@@ -151,6 +162,7 @@ function onEvent(ev) {
 }
 
 function sidebar() {
+  if (!model.me) return; // logged out meanwhile
   renderSidebar(model, view, { onNewDM: openDMDialog });
   const n = model.unread.size;
   document.title = `${n ? `(${n}) ` : ''}${model.realmName || 'teamchat'}`;
@@ -264,6 +276,11 @@ $('dm-form').addEventListener('submit', (e) => {
   if (!ids.length) return;
   $('dm-dialog').close();
   location.hash = hashFor({ kind: 'dm', userIds: ids });
+});
+$('skip-link').addEventListener('click', (e) => {
+  e.preventDefault();
+  if (!$('compose').hidden) $('compose-content').focus();
+  else $('main').focus();
 });
 $('dm-cancel').addEventListener('click', () => $('dm-dialog').close());
 $('login-form').addEventListener('submit', login);

@@ -3,7 +3,7 @@
 // reactions as they arrive, marks messages read as they are seen, and
 // offers reacting, editing and deleting.
 
-import { $, h, clear, setMessageHTML, timeElement, emojiChar } from './dom.js';
+import { $, h, clear, setMessageHTML, timeElement, emojiChar, keepFocus } from './dom.js';
 import { apiNarrow, hashFor, matches, dmPeople, dmKey } from './narrow.js';
 import { avatar } from './sidebar.js';
 
@@ -34,10 +34,10 @@ export class MessageList {
     this.toMark = new Set();
     this.markTimer = null;
     this.seen = new IntersectionObserver((entries) => this.onSeen(entries), { root: this.scroller, threshold: 0 });
-    this.top = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting)) this.loadOlder();
-    }, { root: this.scroller, rootMargin: '200px 0px 0px 0px' });
-    this.top.observe(this.status);
+    // Near the top, older messages load.
+    this.scroller.addEventListener('scroll', () => {
+      if (this.scroller.scrollTop < 300) this.loadOlder();
+    }, { passive: true });
     document.addEventListener('visibilitychange', () => this.markVisible());
     this.list.addEventListener('keydown', (e) => this.onKey(e));
   }
@@ -53,6 +53,20 @@ export class MessageList {
     $('empty-view').hidden = true;
     const gen = ++this.generation;
     await this.fetch('newest', gen);
+  }
+
+  // close forgets the list (logging out); answers still on their way are
+  // dropped.
+  close() {
+    this.generation++;
+    this.ids = [];
+    this.loading = false;
+    this.seen.disconnect();
+    this.toMark.clear();
+    clearTimeout(this.markTimer);
+    this.markTimer = null;
+    clear(this.list);
+    this.status.textContent = '';
   }
 
   async loadOlder() {
@@ -95,7 +109,7 @@ export class MessageList {
       if (gen === this.generation) this.loading = false;
     }
     // Keep filling while the top is still in sight.
-    if (gen === this.generation && !this.foundOldest && this.scroller.scrollTop < 200) queueMicrotask(() => this.loadOlder());
+    if (gen === this.generation && !this.foundOldest && this.scroller.scrollTop < 300) queueMicrotask(() => this.loadOlder());
   }
 
   showEmpty() {
@@ -146,11 +160,10 @@ export class MessageList {
         continue;
       }
       if (el.querySelector('.edit-form')) {
-        el.dataset.stale = '1';
-        this.renderReactions(el, m);
+        keepFocus(el, () => this.renderReactions(el, m));
         continue;
       }
-      this.fill(el, m);
+      keepFocus(el, () => this.fill(el, m));
     }
   }
 
@@ -180,7 +193,6 @@ export class MessageList {
 
   // fill (re)draws a message's meta line, content, reactions and actions.
   fill(el, m) {
-    delete el.dataset.stale;
     el.classList.toggle('unread', this.model.isUnread(m.id));
     el.classList.toggle('mine', m.sender_id === this.model.me);
     el.classList.toggle('mentioned', (m.flags || []).some((f) => f === 'mentioned' || f === 'wildcard_mentioned'));
@@ -232,9 +244,9 @@ export class MessageList {
     const mine = m.sender_id === this.model.me;
     const who = `message from ${m.sender_full_name}`;
     return h('div', { class: 'msg-actions' },
-      h('button', { type: 'button', class: 'icon-button react-button', 'aria-label': `Add a reaction to this ${who}`, 'aria-expanded': 'false', onclick: (e) => this.togglePicker(m.id, e.currentTarget) }, h('span', { 'aria-hidden': 'true' }, '☺+')),
-      mine ? h('button', { type: 'button', class: 'link-button edit-button', 'aria-label': 'Edit this message', onclick: () => this.startEdit(m.id) }, 'Edit') : null,
-      mine ? h('button', { type: 'button', class: 'link-button delete-button', 'aria-label': 'Delete this message', onclick: () => this.delete(m.id) }, 'Delete') : null);
+      h('button', { type: 'button', class: 'icon-button react-button', 'data-focus': 'react', 'aria-label': `Add a reaction to this ${who}`, 'aria-expanded': 'false', onclick: (e) => this.togglePicker(m.id, e.currentTarget) }, h('span', { 'aria-hidden': 'true' }, '☺+')),
+      mine ? h('button', { type: 'button', class: 'link-button edit-button', 'data-focus': 'edit', 'aria-label': 'Edit this message', onclick: () => this.startEdit(m.id) }, 'Edit') : null,
+      mine ? h('button', { type: 'button', class: 'link-button delete-button', 'data-focus': 'delete', 'aria-label': 'Delete this message', onclick: () => this.delete(m.id) }, 'Delete') : null);
   }
 
   renderReactions(el, m) {
@@ -251,7 +263,7 @@ export class MessageList {
       const names = g.users.map((id) => (id === this.model.me ? 'you' : this.model.userName(id))).join(', ');
       return h('button', {
         type: 'button', class: 'reaction', 'aria-pressed': mine ? 'true' : 'false',
-        'data-emoji': g.emoji_name,
+        'data-emoji': g.emoji_name, 'data-focus': `reaction:${g.emoji_code}`,
         'aria-label': `${g.emoji_name}: ${g.users.length} (${names}). ${mine ? 'Remove your reaction' : 'Add yours'}`,
         onclick: () => this.react(m.id, g.emoji_name, g.emoji_code, g.reaction_type, mine),
       }, h('span', { 'aria-hidden': 'true' }, g.reaction_type === 'unicode_emoji' ? emojiChar(g.emoji_code) || `:${g.emoji_name}:` : `:${g.emoji_name}:`),
