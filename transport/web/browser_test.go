@@ -195,9 +195,9 @@ func testCSP(t *testing.T, s *site) {
 	tb := s.tab(t, 800, 600)
 	tb.wait(`!document.getElementById("login-view").hidden`)
 	for name, attempt := range map[string]string{
-		"HTML":          `document.body.insertAdjacentHTML("beforeend", "<img src=x onerror=\"window.ran='html'\">")`,
-		"event handler": `document.createElement("img").setAttribute("onerror", "window.ran='handler'")`,
-		"script text":   `(() => { const s = document.createElement("script"); s.textContent = "window.ran='script'"; document.head.append(s); })()`,
+		"HTML":           `document.body.insertAdjacentHTML("beforeend", "<img src=x onerror=\"window.ran='html'\">")`,
+		"event handler":  `document.createElement("img").setAttribute("onerror", "window.ran='handler'")`,
+		"script text":    `(() => { const s = document.createElement("script"); s.textContent = "window.ran='script'"; document.head.append(s); })()`,
 		"another policy": `trustedTypes.createPolicy("mine", {createHTML: s => s})`,
 	} {
 		got := eval[string](tb, `(() => { try { `+attempt+`; return "allowed"; } catch (e) { return e.name; } })()`)
