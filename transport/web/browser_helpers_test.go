@@ -284,10 +284,21 @@ func (tb *tab) count(selector string) int {
 	return eval[int](tb, `document.querySelectorAll(%s).length`, selector)
 }
 
-// click clicks an element with the mouse, as a person would.
+// click clicks an element with the mouse, as a person would. When the
+// page replaced the element between finding and clicking it (a list
+// redrawn by an event), it clicks the one that is there now.
 func (tb *tab) click(selector string) {
 	tb.t.Helper()
-	tb.do(chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
+	var err error
+	for range 5 {
+		ctx, cancel := context.WithTimeout(tb.ctx, waitFor)
+		err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(selector), chromedp.NodeVisible))
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "Could not find node") && !strings.Contains(err.Error(), "detached") {
+			break
+		}
+	}
+	require.NoError(tb.t, err, "click %s", selector)
 }
 
 // typeInto focuses a field and types into it with key events; a final

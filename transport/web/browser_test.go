@@ -231,6 +231,7 @@ func testReading(t *testing.T, s *site) {
 	s.send(t, writer, "history", "animals", "the zebra crossing")
 
 	tb := s.tab(t, 1200, 800)
+	tb.open("#channels") // where no message shows, so none is read yet
 	tb.login(reader)
 	badge := fmt.Sprintf(`#channel-list a[data-stream-id="%d"] .badge .count`, history)
 	tb.wait(`(document.querySelector(%s) || {}).textContent === %s`, badge, fmt.Sprint(total+1))
