@@ -261,6 +261,21 @@ func testReading(t *testing.T, s *site) {
 	tb.wait(`document.querySelectorAll("#message-list article").length === 1`)
 	assert.Equal(t, "zebra", tb.text("#message-list .msg-content .highlight"))
 
+	// A conversation with two people, chosen in the "New direct message"
+	// dialog (its filter keeps the choices made).
+	third := s.h.NewUser(t, chat.RoleMember)
+	tb.click(`#dm-list button`)
+	tb.wait(`document.getElementById("dm-dialog").open`)
+	tb.click(fmt.Sprintf("#dm-choice-%d", writer.ID))
+	tb.typeInto("#dm-filter", third.FullName)
+	tb.wait(`document.querySelectorAll("#dm-choices input").length === 1`)
+	tb.click(fmt.Sprintf("#dm-choice-%d", third.ID))
+	tb.click("#dm-open")
+	tb.wait(`document.getElementById("view-title").textContent === %s`, writer.FullName+", "+third.FullName)
+	tb.typeInto("#compose-content", "hello you two\r")
+	tb.wait(`document.getElementById("message-list").textContent.includes("hello you two")`)
+	tb.wait(`document.querySelector(%s) !== null`, fmt.Sprintf(`#dm-list a[data-dm="%d,%d"]`, writer.ID, third.ID))
+
 	// The channel directory: join, create, leave.
 	tb.click(`#channels-heading a[href="#channels"]`)
 	tb.wait(`!document.getElementById("channels-view").hidden`)

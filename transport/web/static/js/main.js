@@ -229,8 +229,25 @@ function route() {
   compose.show(view);
   if (directory) channels.render();
   else messages.open(view);
+  if (view.kind === 'channel' || view.kind === 'topic') loadTopics(view.streamId);
   renderTyping();
   sidebar();
+}
+
+// loadTopics asks for a channel's topics (GET /users/me/{stream_id}/topics);
+// a server without that endpoint answers 404 once, and then the topics
+// are those of the unread and loaded messages.
+let topicsEndpoint = true;
+async function loadTopics(streamId) {
+  if (!topicsEndpoint) return;
+  try {
+    const body = await api.get(`/users/me/${streamId}/topics`);
+    if (!model.me) return;
+    for (const t of body.topics || []) model.noteTopic(streamId, t.name, t.max_id);
+    sidebar();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) topicsEndpoint = false;
+  }
 }
 
 // The sidebar is a drawer on narrow screens.
@@ -245,21 +262,29 @@ function toggleMenu() {
   if (open) $('nav-all').focus();
 }
 
+// The people chosen in the "New direct message" dialog; a filter hides
+// choices without forgetting them.
+const dmChosen = new Set();
+
 function openDMDialog() {
   const dialog = $('dm-dialog');
   const choices = $('dm-choices');
   const filter = $('dm-filter');
   filter.value = '';
+  dmChosen.clear();
   const draw = () => {
     const q = filter.value.trim().toLowerCase();
-    const checked = new Set([...choices.querySelectorAll('input:checked')].map((i) => Number(i.value)));
     clear(choices);
     const people = [...model.users.values()].filter((u) => u.is_active !== false && u.user_id !== model.me)
       .filter((u) => !q || u.full_name.toLowerCase().includes(q) || (u.email || '').toLowerCase().includes(q))
       .sort((a, b) => a.full_name.localeCompare(b.full_name));
     for (const u of people) {
       const id = `dm-choice-${u.user_id}`;
-      choices.append(h('li', {}, h('input', { type: 'checkbox', id, value: u.user_id, checked: checked.has(u.user_id) }),
+      choices.append(h('li', {},
+        h('input', {
+          type: 'checkbox', id, value: u.user_id, checked: dmChosen.has(u.user_id),
+          onchange: (e) => (e.target.checked ? dmChosen.add(u.user_id) : dmChosen.delete(u.user_id)),
+        }),
         h('label', { for: id }, u.full_name)));
     }
     if (!people.length) choices.append(h('li', { class: 'muted' }, 'Nobody matches.'));
@@ -272,7 +297,7 @@ function openDMDialog() {
 
 $('dm-form').addEventListener('submit', (e) => {
   e.preventDefault();
-  const ids = [...$('dm-choices').querySelectorAll('input:checked')].map((i) => Number(i.value)).sort((a, b) => a - b);
+  const ids = [...dmChosen].sort((a, b) => a - b);
   if (!ids.length) return;
   $('dm-dialog').close();
   location.hash = hashFor({ kind: 'dm', userIds: ids });
