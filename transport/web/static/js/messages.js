@@ -76,6 +76,7 @@ export class MessageList {
 
   async fetch(anchor, gen) {
     this.loading = true;
+    this.list.setAttribute('aria-busy', 'true');
     this.status.textContent = 'Loading…';
     try {
       const body = await this.api.get('/messages', {
@@ -106,7 +107,10 @@ export class MessageList {
     } catch (err) {
       if (gen === this.generation) this.status.textContent = `Could not load messages: ${err.message}`;
     } finally {
-      if (gen === this.generation) this.loading = false;
+      if (gen === this.generation) {
+        this.loading = false;
+        this.list.removeAttribute('aria-busy');
+      }
     }
     // Keep filling while the top is still in sight.
     if (gen === this.generation && !this.foundOldest && this.scroller.scrollTop < 300) queueMicrotask(() => this.loadOlder());
