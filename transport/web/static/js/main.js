@@ -168,11 +168,25 @@ function sidebar() {
   document.title = `${n ? `(${n}) ` : ''}${model.realmName || 'teamchat'}`;
 }
 
+// Presence: "active" while the person used the page in the last five
+// minutes and it is in view, "idle" otherwise.
+let lastInput = Date.now();
+let inputSincePing = true;
+for (const type of ['keydown', 'pointerdown', 'pointermove', 'wheel', 'focus']) {
+  window.addEventListener(type, () => {
+    lastInput = Date.now();
+    inputSincePing = true;
+  }, { passive: true, capture: true });
+}
+
 async function pingPresence() {
+  const active = document.visibilityState === 'visible' && Date.now() - lastInput < 5 * 60 * 1000;
+  const fresh = inputSincePing;
+  inputSincePing = false;
   try {
     const body = await api.post('/users/me/presence', {
-      status: document.visibilityState === 'visible' ? 'active' : 'idle',
-      new_user_input: true,
+      status: active ? 'active' : 'idle',
+      new_user_input: fresh,
       slim_presence: true,
     });
     model.noteServerTime(body.server_timestamp);

@@ -27,6 +27,7 @@ export class MessageList {
     this.status = $('history-status');
     this.view = { kind: 'all' };
     this.ids = [];
+    this.pending = [];
     this.loading = false;
     this.foundOldest = false;
     this.foundNewest = false;
@@ -48,6 +49,7 @@ export class MessageList {
     this.ids = [];
     this.foundOldest = false;
     this.foundNewest = false;
+    this.pending = [];
     this.seen.disconnect();
     clear(this.list);
     $('empty-view').hidden = true;
@@ -60,6 +62,7 @@ export class MessageList {
   close() {
     this.generation++;
     this.ids = [];
+    this.pending = [];
     this.loading = false;
     this.seen.disconnect();
     this.toMark.clear();
@@ -100,7 +103,13 @@ export class MessageList {
       const oldFirst = this.list.firstElementChild;
       this.list.prepend(frag);
       if (oldFirst) this.fixHeader(oldFirst);
-      if (anchor === 'newest') this.scrollToBottom();
+      if (anchor === 'newest') {
+        // Messages that arrived while the page of history was on its way.
+        const pending = this.pending;
+        this.pending = [];
+        for (const m of pending) this.add(m);
+        this.scrollToBottom();
+      }
       else this.scroller.scrollTop = this.scroller.scrollHeight - before;
       this.status.textContent = this.foundOldest ? (this.ids.length ? 'This is the beginning of the conversation.' : '') : '';
       this.showEmpty();
@@ -132,7 +141,12 @@ export class MessageList {
 
   // add takes a new message from an event.
   add(m) {
-    if (!this.foundNewest || !matches(this.view, m, this.model.me) || this.ids.includes(m.id)) return;
+    if (!matches(this.view, m, this.model.me) || this.ids.includes(m.id)) return;
+    if (!this.foundNewest) {
+      if (this.loading && this.ids.length === 0) this.pending.push(m);
+      return;
+    }
+    if (this.ids.length && m.id < this.ids[this.ids.length - 1]) return; // older than the newest shown: not new
     const stick = this.atBottom() || m.sender_id === this.model.me;
     const last = this.ids.length ? this.model.messages.get(this.ids[this.ids.length - 1]) : null;
     this.ids.push(m.id);
