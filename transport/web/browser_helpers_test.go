@@ -155,6 +155,8 @@ type tab struct {
 	problems []string
 	dialogs  []string
 	queue    string // the queue of the last GET /events
+	requests map[network.RequestID]string
+	netlog   []string // failed requests and error answers, for failure messages
 }
 
 func (s *site) tab(t *testing.T, width, height int64, emulate ...chromedp.EmulateViewportOption) *tab {
@@ -197,7 +199,22 @@ func (tb *tab) listen(ev any) {
 			}
 			tb.record(&tb.problems, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
 		}
+	case *network.EventResponseReceived:
+		if e.Response.Status >= 400 {
+			tb.record(&tb.netlog, fmt.Sprintf("%d %s", e.Response.Status, e.Response.URL))
+		}
+	case *network.EventLoadingFailed:
+		tb.mu.Lock()
+		u := tb.requests[e.RequestID]
+		tb.mu.Unlock()
+		tb.record(&tb.netlog, fmt.Sprintf("failed (%s, canceled %v) %s", e.ErrorText, e.Canceled, u))
 	case *network.EventRequestWillBeSent:
+		tb.mu.Lock()
+		if tb.requests == nil {
+			tb.requests = map[network.RequestID]string{}
+		}
+		tb.requests[e.RequestID] = e.Request.Method + " " + e.Request.URL
+		tb.mu.Unlock()
 		if u, err := url.Parse(e.Request.URL); err == nil && strings.HasSuffix(u.Path, "/api/v1/events") && e.Request.Method == "GET" {
 			tb.mu.Lock()
 			tb.queue = u.Query().Get("queue_id")
@@ -246,9 +263,9 @@ func (tb *tab) wait(expr string, args ...any) {
 	if err != nil {
 		text, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 3000)`))
 		tb.mu.Lock()
-		problems := tb.problems
+		problems, netlog := tb.problems, tb.netlog
 		tb.mu.Unlock()
-		tb.t.Fatalf("waiting for %s: %v\npage text:\n%s\nproblems: %v", expr, err, text, problems)
+		tb.t.Fatalf("waiting for %s: %v\npage text:\n%s\nproblems: %v\nrequests that failed: %v", expr, err, text, problems, netlog)
 	}
 }
 

@@ -100,6 +100,12 @@ export class EventLoop {
       } catch (err) {
         if (signal.aborted) return 'stopped';
         if (err instanceof ApiError && err.code === 'BAD_EVENT_QUEUE_ID') return 'queue-gone';
+        if (err instanceof ApiError && err.status === 400) {
+          // The same poll would be refused again: start over with a new queue.
+          console.warn('GET /events:', err.message);
+          this.api.del('/events', { queue_id: queueId }).catch(() => {});
+          return 'queue-gone';
+        }
         if (err instanceof ApiError && err.status === 401) {
           this.onStatus('logged-out');
           return 'logged-out';
