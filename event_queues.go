@@ -277,15 +277,21 @@ func (q *eventQueue) prune(h *eventHub, id int64) {
 	}
 }
 
-// contents is the queue's events as JSON objects with their IDs.
-func (q *eventQueue) contents() []json.RawMessage {
+// contents is the queue's events as JSON objects with their IDs. A
+// merged flags run that goes out becomes an ordinary event, as the
+// reference's virtual events do: the client will acknowledge its ID with
+// its next poll, so later flag changes must not merge into it (and take
+// that ID away).
+func (q *eventQueue) contents(h *eventHub) []json.RawMessage {
 	out := make([]json.RawMessage, 0, len(q.events))
-	for _, e := range q.events {
-		body := e.body
+	for i := range q.events {
+		e := &q.events[i]
 		if e.run != nil {
-			body = e.run.body()
+			before := e.size()
+			e.body, e.run = e.run.body(), nil
+			q.account(h, e.size()-before)
 		}
-		out = append(out, withEventID(e.id, body))
+		out = append(out, withEventID(e.id, e.body))
 	}
 	return out
 }

@@ -94,7 +94,7 @@ func (s *Service) GetEvents(ctx context.Context, c Caller, req GetEventsRequest)
 	}
 	q.touched = time.Now()
 	if len(q.events) > 0 || dontBlock {
-		out := q.contents()
+		out := q.contents(hub)
 		q.mu.Unlock()
 		return &GetEventsResponse{Events: out}, nil
 	}
@@ -132,7 +132,7 @@ func (s *Service) GetEvents(ctx context.Context, c Caller, req GetEventsRequest)
 	if heartbeat && len(q.events) == 0 {
 		q.push(hub, []byte(`{"type":"heartbeat"}`), nil)
 	}
-	return &GetEventsResponse{Events: q.contents(), QueueID: &q.id}, nil
+	return &GetEventsResponse{Events: q.contents(hub), QueueID: &q.id}, nil
 }
 
 // DeleteEventsRequest is the input of DeleteEvents (DELETE /events).

@@ -334,3 +334,53 @@ func TestRegisterOtherStateKeys(t *testing.T) {
 	assert.Equal(t, "quiet", muted[0].([]any)[0])
 	assert.Equal(t, "noise", muted[0].([]any)[1])
 }
+
+// A merged flags event that went out (its answer may yet be lost) keeps
+// its ID: later flag changes queue a new event, so the client's next poll,
+// which acknowledges that ID, is answered (it was refused with "Event N
+// was not in this queue" when the later change merged into it; found by
+// the web client's browser tests).
+func TestDeliveredFlagsEventKeepsItsID(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	id := newChannelBy(t, h, alice, "flags", false)
+	m1 := send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("t"), Content: "one"})
+	m2 := send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("t"), Content: "two"})
+	c := register(t, h, alice, chat.RegisterRequest{})
+	c.settle()
+	star := func(m int64) {
+		_, err := h.Service.UpdateMessageFlags(ctx, alice.Caller, chat.UpdateMessageFlagsRequest{Messages: []int64{m}, Op: "add", Flag: "starred"})
+		require.NoError(t, err)
+	}
+	// peek answers a poll without acknowledging anything (c.last stays).
+	peek := func(n int) []event {
+		t.Helper()
+		var evs []event
+		require.Eventually(t, func() bool {
+			yes := true
+			resp, err := h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: &c.queue, LastEventID: &c.last, DontBlock: &yes})
+			require.NoError(t, err)
+			evs = make([]event, len(resp.Events))
+			for i, raw := range resp.Events {
+				require.NoError(t, json.Unmarshal(raw, &evs[i]))
+			}
+			return len(evs) >= n
+		}, 5*time.Second, 5*time.Millisecond)
+		return evs
+	}
+	star(m1)
+	delivered := peek(1)
+	require.Equal(t, []string{"update_message_flags/add"}, types(delivered))
+	star(m2)
+	again := peek(2)
+	require.Len(t, again, 2, "the delivered event stays as it was; the new change is a new event")
+	assert.Equal(t, delivered[0], again[0])
+	assert.Equal(t, []any{float64(m2)}, again[1]["messages"])
+
+	// The next poll acknowledges the delivered event's ID.
+	c.last = int64(delivered[0]["id"].(float64))
+	evs := c.poll()
+	require.Equal(t, []string{"update_message_flags/add"}, types(evs))
+	assert.Equal(t, []any{float64(m2)}, evs[0]["messages"])
+}

@@ -1,10 +1,12 @@
-// Command server runs teamchat on its own: the REST API on an embedded
-// SQLite file by default, or on PostgreSQL with -db postgres://...
+// Command server runs teamchat on its own: the web client at "/" and the
+// REST API at /api/v1, on an embedded SQLite file by default, or on
+// PostgreSQL with -db postgres://...
 //
 //	go run ./examples/server
 //
 // On its first start it creates the organization and prints the owner's
-// email, password and API key with a ready-to-paste curl command; later
+// email, password and API key: log in with them in a browser at
+// http://127.0.0.1:9991/, or use the ready-to-paste curl command. Later
 // starts reuse the database.
 //
 // With -invite it prints a reusable invitation link for a second person
@@ -35,6 +37,7 @@ import (
 	"github.com/teamchat/chat/storage/blob/s3blob"
 	"github.com/teamchat/chat/storage/bunstore"
 	"github.com/teamchat/chat/transport/rest"
+	"github.com/teamchat/chat/transport/web"
 	"github.com/teamchat/chat/transport/webhook"
 )
 
@@ -132,7 +135,9 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	srv := &http.Server{
 		// The handler bounds body reads itself (rest.WithBodyReadTimeout,
 		// 30 s): a client that stalls mid-body loses its connection.
-		Handler:           rest.NewHandler(svc, rest.WithRateLimit(cfg.rateLimit, time.Minute)),
+		// The web client at "/", the REST API at /api/v1 (and the files
+		// it serves): one handler hands the other what is not its own.
+		Handler:           web.NewHandler(web.WithNext(rest.NewHandler(svc, rest.WithRateLimit(cfg.rateLimit, time.Minute)))),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Long enough for the event long-poll (90 s client timeout).
 		WriteTimeout: 120 * time.Second,
@@ -156,7 +161,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	background := make(chan struct{})
 	go func() { defer close(background); _ = svc.Run(runCtx) }()
 	defer func() { stopRun(); <-background }()
-	log.Info("listening", "url", base+"/api/v1", "db", redactDSN(cfg.db), "uploads", where, "startup", time.Since(start).Round(time.Millisecond))
+	log.Info("listening", "web", base+"/", "api", base+"/api/v1", "db", redactDSN(cfg.db), "uploads", where, "startup", time.Since(start).Round(time.Millisecond))
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
@@ -187,6 +192,7 @@ func ensureOrganization(ctx context.Context, svc *chat.Service, store *bunstore.
 	}
 	if len(realms) > 0 {
 		fmt.Fprintf(out, "teamchat: serving %q at %s/api/v1\n", realms[0].Name, base)
+		fmt.Fprintf(out, "Web client: open %s/ and log in with your email and password.\n", base)
 		fmt.Fprintf(out, "Get an API key with your email and password:\n  curl -sS %s/api/v1/fetch_api_key -d username=EMAIL -d password=PASSWORD\n", base)
 		return nil
 	}
@@ -203,6 +209,7 @@ func ensureOrganization(ctx context.Context, svc *chat.Service, store *bunstore.
 	}
 	fmt.Fprintf(out, "teamchat: created organization %q at %s/api/v1\n", cfg.realmName, base)
 	fmt.Fprintf(out, "  owner email:    %s\n  owner password: %s\n  owner API key:  %s\n", cfg.ownerEmail, password, resp.OwnerAPIKey)
+	fmt.Fprintf(out, "Web client: open %s/ and log in with the email and password above.\n", base)
 	fmt.Fprintf(out, "Try it:\n  curl -sS -u %s:%s %s/api/v1/users/me\n", cfg.ownerEmail, resp.OwnerAPIKey, base)
 	return nil
 }

@@ -98,6 +98,25 @@ func TestServerFirstAndLaterStarts(t *testing.T) {
 	assert.Equal(t, key[1], fetched["api_key"])
 }
 
+// The web client is at "/", beside the API, and the first start says so.
+func TestServerServesTheWebClient(t *testing.T) {
+	addr, out, stop := start(t, defaultConfig(filepath.Join(t.TempDir(), "teamchat.db")))
+	defer stop()
+	assert.Contains(t, out.String(), "Web client: open http://"+addr+"/ and log in with the email and password above.")
+	for path, typ := range map[string]string{"/": "text/html; charset=utf-8", "/web/js/main.js": "text/javascript; charset=utf-8"} {
+		resp, err := http.Get("http://" + addr + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+		assert.Equal(t, typ, resp.Header.Get("Content-Type"), path)
+		assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'", path)
+	}
+	resp, err := http.Get("http://" + addr + "/api/v1/server_settings")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+}
+
 func TestServerFlags(t *testing.T) {
 	cfg := defaultConfig(filepath.Join(t.TempDir(), "x.db"))
 	cfg.ownerEmail, cfg.ownerPassword, cfg.realmName = "boss@acme.example.com", "my chosen password", "Acme"

@@ -1,0 +1,150 @@
+// DOM helpers. Everything a person typed (names, topics, channel
+// descriptions, search words) reaches the page as text through h() and
+// textContent. The only HTML inserted is a message's content as the
+// server's Markdown renderer made it, through setMessageHTML, the one
+// function that may create TrustedHTML (the page's Content-Security-Policy
+// allows only this policy, so any other use of innerHTML throws).
+
+const policy = window.trustedTypes
+  ? window.trustedTypes.createPolicy('teamchat-message', { createHTML: (html) => html })
+  : { createHTML: (html) => html };
+
+// h builds an element: attrs are set as attributes (on* keys are not
+// attributes but listeners), children are nodes or text.
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on') && typeof value === 'function') {
+      el.addEventListener(key.slice(2), value);
+    } else if (key === 'dataset') {
+      Object.assign(el.dataset, value);
+    } else {
+      el.setAttribute(key, value === true ? '' : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else el.append(child instanceof Node ? child : String(child));
+  }
+}
+
+export function $(id) {
+  return document.getElementById(id);
+}
+
+// setMessageHTML puts a message's rendered HTML into el and finishes it
+// with text-only changes: emoji spans show their character, links to other
+// sites open in a new tab without a referrer.
+export function setMessageHTML(el, html) {
+  el.innerHTML = policy.createHTML(html);
+  for (const span of el.querySelectorAll('span.emoji')) {
+    const code = [...span.classList].find((c) => c.startsWith('emoji-'));
+    const ch = code && emojiChar(code.slice('emoji-'.length));
+    if (ch) span.textContent = ch;
+  }
+  for (const a of el.querySelectorAll('a[href]')) {
+    const href = a.getAttribute('href');
+    if (narrowHash(href) !== null) continue;
+    a.setAttribute('target', '_blank');
+    a.setAttribute('rel', 'noopener noreferrer');
+  }
+}
+
+// narrowHash returns the "#narrow/..." part of an in-app link of the
+// rendered HTML ("/#narrow/channel/1-general"), or null.
+export function narrowHash(href) {
+  if (!href) return null;
+  const i = href.indexOf('#narrow/');
+  if (i < 0) return null;
+  const before = href.slice(0, i);
+  return before === '' || before === '/' ? href.slice(i) : null;
+}
+
+// emojiChar turns an emoji code ("1f44d", "1f468-200d-1f9af") into its
+// characters, or '' when it is not a Unicode emoji code.
+export function emojiChar(code) {
+  if (!/^[0-9a-f]{2,6}(-[0-9a-f]{2,6})*$/.test(code)) return '';
+  try {
+    return String.fromCodePoint(...code.split('-').map((p) => parseInt(p, 16)));
+  } catch {
+    return '';
+  }
+}
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+// timeElement shows a Unix time as a local time, the full date in its title.
+export function timeElement(seconds) {
+  const d = new Date(seconds * 1000);
+  const today = new Date().toDateString() === d.toDateString();
+  return h('time', { datetime: d.toISOString(), title: dateFormat.format(d) },
+    today ? timeFormat.format(d) : dateFormat.format(d));
+}
+
+// initials of a name, for the avatar circle.
+export function initials(name) {
+  const parts = String(name).trim().split(/\s+/).filter(Boolean);
+  const letters = parts.length > 1 ? [parts[0], parts[parts.length - 1]] : parts;
+  return letters.map((p) => [...p][0] || '').join('').toUpperCase() || '?';
+}
+
+// hue of a user's avatar circle, stable per user ID.
+export function hue(id) {
+  return (Number(id) * 137) % 360;
+}
+
+export function clear(el) {
+  el.replaceChildren();
+}
+
+// reconcile makes parent's children the items' elements, in order, keeping
+// the element of every item whose key and signature are unchanged (so a
+// list redrawn after an event keeps its focus, hover and identity) and
+// building the others.
+export function reconcile(parent, items) {
+  // Where the focus is, to put it back if its item is rebuilt.
+  const active = document.activeElement;
+  const focusedItem = active && parent.contains(active) ? [...parent.children].find((el) => el.contains(active)) : null;
+  const focusIndex = focusedItem ? [...focusedItem.querySelectorAll(FOCUSABLE)].indexOf(active) : -1;
+  const old = new Map();
+  for (const el of parent.children) old.set(el.dataset.rkey, el);
+  const next = items.map((it) => {
+    const el = old.get(it.key);
+    if (el && el.dataset.rsig === it.sig) return el;
+    const made = it.build();
+    made.dataset.rkey = it.key;
+    made.dataset.rsig = it.sig;
+    return made;
+  });
+  next.forEach((el, i) => {
+    if (parent.children[i] !== el) parent.insertBefore(el, parent.children[i] || null);
+  });
+  while (parent.children.length > next.length) parent.lastElementChild.remove();
+  if (focusedItem && !parent.contains(document.activeElement)) {
+    const again = next.find((el) => el.dataset.rkey === focusedItem.dataset.rkey);
+    const target = again && again.querySelectorAll(FOCUSABLE)[focusIndex];
+    if (target) target.focus();
+  }
+}
+
+const FOCUSABLE = 'a[href], button, input, select, textarea';
+
+// keepFocus runs redraw, which replaces parts of el, and puts the focus
+// back on the control with the same data-focus key if it was in el.
+export function keepFocus(el, redraw) {
+  const active = document.activeElement;
+  const key = active && el.contains(active) ? active.dataset.focus : undefined;
+  redraw();
+  if (key !== undefined && !el.contains(document.activeElement)) {
+    const again = el.querySelector(`[data-focus="${CSS.escape(key)}"]`);
+    if (again) again.focus();
+  }
+}

@@ -1,0 +1,353 @@
+// The web client's entry point: logging in and out, the event loop, the
+// views and the page's address.
+
+import { Api, ApiError, loadSession, saveSession, forgetSession } from './api.js';
+import { $, h, clear, narrowHash } from './dom.js';
+import { EventLoop } from './events.js';
+import { Model } from './model.js';
+import { parseHash, hashFor, dmKey } from './narrow.js';
+import { renderSidebar } from './sidebar.js';
+import { MessageList } from './messages.js';
+import { Compose } from './compose.js';
+import { Channels } from './channels.js';
+
+const api = new Api();
+const model = new Model();
+let loop = null;
+let view = parseHash(location.hash);
+let registered = false;
+let presenceTimer = null;
+let typingTimer = null;
+let noticeTimer = null;
+
+// notify shows an error that has no better place (and logs it, so the
+// browser tests see it).
+function notify(text) {
+  console.warn(text);
+  const el = $('notice');
+  el.textContent = text;
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => { el.textContent = ''; }, 8000);
+}
+
+// confirm asks a yes/no question in a modal <dialog> (not window.confirm).
+function confirm(text) {
+  const dialog = $('confirm-dialog');
+  $('confirm-text').textContent = text;
+  return new Promise((resolve) => {
+    const done = (answer) => {
+      dialog.removeEventListener('close', onClose);
+      resolve(answer);
+    };
+    const onClose = () => done(dialog.returnValue === 'ok');
+    dialog.addEventListener('close', onClose);
+    dialog.returnValue = 'cancel';
+    dialog.showModal();
+    $('confirm-ok').focus();
+  });
+}
+
+const messages = new MessageList(api, model, { notify, confirm });
+const compose = new Compose(api, model, { notify });
+const channels = new Channels(api, model, { notify });
+
+for (const button of document.querySelectorAll('#confirm-dialog button')) {
+  button.addEventListener('click', (e) => {
+    e.preventDefault();
+    $('confirm-dialog').close(button.value);
+  });
+}
+
+function showLogin(error = '') {
+  $('app-view').hidden = true;
+  $('login-view').hidden = false;
+  $('login-error').textContent = error;
+  $('login-password').value = '';
+  $('login-email').focus();
+  api.get('/server_settings').then((s) => {
+    $('login-realm').textContent = s.realm_name ? `Log in to ${s.realm_name}` : '';
+  }).catch(() => {});
+}
+
+async function login(e) {
+  e.preventDefault();
+  const email = $('login-email').value.trim();
+  const password = $('login-password').value;
+  const error = $('login-error');
+  error.textContent = '';
+  if (!email || !password) {
+    error.textContent = 'Enter your email and password.';
+    return;
+  }
+  const button = $('login-form').querySelector('button[type=submit]');
+  button.disabled = true;
+  try {
+    const body = await api.post('/fetch_api_key', { username: email, password });
+    saveSession({ email: body.email, key: body.api_key, userId: body.user_id });
+    enterApp(loadSession());
+  } catch (err) {
+    error.textContent = err instanceof ApiError ? err.message : 'The server could not be reached.';
+    $('login-password').select();
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function enterApp(session) {
+  api.setCredentials(session.email, session.key);
+  $('login-view').hidden = true;
+  $('app-view').hidden = false;
+  $('connection').textContent = 'Connecting…';
+  registered = false;
+  loop = new EventLoop(api, { onRegister, onEvent, onStatus });
+  loop.start();
+}
+
+function logout(reason = '') {
+  if (loop) loop.stop();
+  loop = null;
+  clearInterval(presenceTimer);
+  clearInterval(typingTimer);
+  compose.stopTyping();
+  forgetSession();
+  api.setCredentials('');
+  model.reset({ user_id: 0 });
+  messages.close();
+  for (const id of ['channel-list', 'dm-list', 'people-list', 'all-channels']) clear($(id));
+  $('typing').textContent = '';
+  document.title = 'teamchat';
+  showLogin(reason);
+}
+
+function onStatus(status) {
+  if (status === 'logged-out') {
+    logout('Your session has ended. Please log in again.');
+    return;
+  }
+  $('connection').textContent = status;
+}
+
+function onRegister(state) {
+  model.reset(state);
+  $('me-name').textContent = `(${model.userName(model.me)})`;
+  // A first registration opens the view; a later one (the queue was lost)
+  // reloads it, since events were missed in between.
+  route();
+  if (!registered) {
+    registered = true;
+    // After logging in, the keyboard is in the message box (on a phone,
+    // where that would open the keyboard, on the main column).
+    if (!document.activeElement || document.activeElement === document.body) {
+      if (matchMedia('(min-width: 721px)').matches && !$('compose').hidden) $('compose-content').focus();
+      else $('main').focus();
+    }
+    pingPresence();
+    clearInterval(presenceTimer);
+    presenceTimer = setInterval(pingPresence, model.pingEvery);
+  }
+}
+
+function onEvent(ev) {
+  const out = model.apply(ev);
+  if (out.added) messages.add(out.added);
+  if (out.removed) messages.remove(out.removed);
+  if (out.changed) messages.refresh(out.changed);
+  if (out.readChanged) messages.readChanged(out.readChanged);
+  if (out.typing) renderTyping();
+  if (out.channels) {
+    if (view.kind === 'channels') channels.render();
+    compose.fillChannels();
+  }
+  if (out.sidebar) sidebar();
+}
+
+function sidebar() {
+  if (!model.me) return; // logged out meanwhile
+  renderSidebar(model, view, { onNewDM: openDMDialog });
+  const n = model.unread.size;
+  document.title = `${n ? `(${n}) ` : ''}${model.realmName || 'teamchat'}`;
+}
+
+// Presence: "active" while the person used the page in the last five
+// minutes and it is in view, "idle" otherwise.
+let lastInput = Date.now();
+let inputSincePing = true;
+for (const type of ['keydown', 'pointerdown', 'pointermove', 'wheel', 'focus']) {
+  window.addEventListener(type, () => {
+    lastInput = Date.now();
+    inputSincePing = true;
+  }, { passive: true, capture: true });
+}
+
+async function pingPresence() {
+  const active = document.visibilityState === 'visible' && Date.now() - lastInput < 5 * 60 * 1000;
+  const fresh = inputSincePing;
+  inputSincePing = false;
+  try {
+    const body = await api.post('/users/me/presence', {
+      status: active ? 'active' : 'idle',
+      new_user_input: fresh,
+      slim_presence: true,
+    });
+    model.noteServerTime(body.server_timestamp);
+    if (body.presences) model.applyPresence(body.presences);
+    sidebar();
+  } catch {
+    // The event loop reports connection trouble.
+  }
+}
+
+// The typing line of the open conversation; entries expire on their own.
+function renderTyping() {
+  let prefix = null;
+  if (view.kind === 'topic') prefix = `s:${view.streamId}:${view.topic.toLowerCase()}`;
+  if (view.kind === 'channel') prefix = `s:${view.streamId}:`;
+  if (view.kind === 'dm') prefix = 'd:' + dmKey(view.userIds);
+  const names = prefix ? model.typingIn(prefix) : [];
+  const text = names.length === 0 ? ''
+    : names.length === 1 ? `${names[0]} is typing…`
+      : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]} are typing…`;
+  if ($('typing').textContent !== text) $('typing').textContent = text;
+  clearInterval(typingTimer);
+  if (names.length) typingTimer = setInterval(renderTyping, 1000);
+}
+
+function title() {
+  switch (view.kind) {
+    case 'channel':
+      return ['#' + model.channelName(view.streamId), (model.streams.get(view.streamId) || {}).description || ''];
+    case 'topic':
+      return [`#${model.channelName(view.streamId)} › ${view.topic}`, ''];
+    case 'dm':
+      return [view.userIds.map((id) => model.userName(id)).join(', '), 'Direct messages'];
+    case 'search':
+      return [`Search: ${view.query}`, ''];
+    case 'channels':
+      return ['Channels', 'Subscribe to channels or create one'];
+    default:
+      return ['All messages', ''];
+  }
+}
+
+function route() {
+  view = parseHash(location.hash);
+  if (!model.me) return;
+  const [t, sub] = title();
+  $('view-title').textContent = t;
+  $('view-subtitle').textContent = sub;
+  $('search-input').value = view.kind === 'search' ? view.query : '';
+  const directory = view.kind === 'channels';
+  $('channels-view').hidden = !directory;
+  $('messages-view').hidden = directory;
+  closeMenu();
+  compose.show(view);
+  if (directory) channels.render();
+  else messages.open(view);
+  if (view.kind === 'channel' || view.kind === 'topic') loadTopics(view.streamId);
+  renderTyping();
+  sidebar();
+}
+
+// loadTopics asks for a channel's topics (GET /users/me/{stream_id}/topics);
+// a server without that endpoint answers 404 once, and then the topics
+// are those of the unread and loaded messages.
+let topicsEndpoint = true;
+async function loadTopics(streamId) {
+  if (!topicsEndpoint) return;
+  try {
+    const body = await api.get(`/users/me/${streamId}/topics`);
+    if (!model.me) return;
+    for (const t of body.topics || []) model.noteTopic(streamId, t.name, t.max_id);
+    sidebar();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 404) topicsEndpoint = false;
+  }
+}
+
+// The sidebar is a drawer on narrow screens.
+function closeMenu() {
+  $('app-view').classList.remove('menu-open');
+  $('menu-button').setAttribute('aria-expanded', 'false');
+}
+
+function toggleMenu() {
+  const open = $('app-view').classList.toggle('menu-open');
+  $('menu-button').setAttribute('aria-expanded', String(open));
+  if (open) $('nav-all').focus();
+}
+
+// The people chosen in the "New direct message" dialog; a filter hides
+// choices without forgetting them.
+const dmChosen = new Set();
+
+function openDMDialog() {
+  const dialog = $('dm-dialog');
+  const choices = $('dm-choices');
+  const filter = $('dm-filter');
+  filter.value = '';
+  dmChosen.clear();
+  const draw = () => {
+    const q = filter.value.trim().toLowerCase();
+    clear(choices);
+    const people = [...model.users.values()].filter((u) => u.is_active !== false && u.user_id !== model.me)
+      .filter((u) => !q || u.full_name.toLowerCase().includes(q) || (u.email || '').toLowerCase().includes(q))
+      .sort((a, b) => a.full_name.localeCompare(b.full_name));
+    for (const u of people) {
+      const id = `dm-choice-${u.user_id}`;
+      choices.append(h('li', {},
+        h('input', {
+          type: 'checkbox', id, value: u.user_id, checked: dmChosen.has(u.user_id),
+          onchange: (e) => (e.target.checked ? dmChosen.add(u.user_id) : dmChosen.delete(u.user_id)),
+        }),
+        h('label', { for: id }, u.full_name)));
+    }
+    if (!people.length) choices.append(h('li', { class: 'muted' }, 'Nobody matches.'));
+  };
+  filter.oninput = draw;
+  draw();
+  dialog.showModal();
+  filter.focus();
+}
+
+$('dm-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const ids = [...dmChosen].sort((a, b) => a - b);
+  if (!ids.length) return;
+  $('dm-dialog').close();
+  location.hash = hashFor({ kind: 'dm', userIds: ids });
+});
+$('skip-link').addEventListener('click', (e) => {
+  e.preventDefault();
+  if (!$('compose').hidden) $('compose-content').focus();
+  else $('main').focus();
+});
+$('dm-cancel').addEventListener('click', () => $('dm-dialog').close());
+$('login-form').addEventListener('submit', login);
+$('logout-button').addEventListener('click', () => logout());
+$('menu-button').addEventListener('click', toggleMenu);
+$('search-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const q = $('search-input').value.trim();
+  location.hash = q ? hashFor({ kind: 'search', query: q }) : '#';
+});
+document.addEventListener('keydown', (e) => {
+  if (e.key === 'Escape' && $('app-view').classList.contains('menu-open')) {
+    closeMenu();
+    $('menu-button').focus();
+  }
+});
+// Links between conversations in rendered messages stay in the page.
+document.addEventListener('click', (e) => {
+  const a = e.target.closest && e.target.closest('.rendered a[href]');
+  if (!a) return;
+  const hash = narrowHash(a.getAttribute('href'));
+  if (hash !== null) {
+    e.preventDefault();
+    location.hash = hash;
+  }
+});
+window.addEventListener('hashchange', route);
+
+const session = loadSession();
+if (session) enterApp(session);
+else showLogin();

@@ -1,0 +1,429 @@
+// The message list of the open view: loads the newest messages, older ones
+// as the reader scrolls up, takes new messages, edits, deletions and
+// reactions as they arrive, marks messages read as they are seen, and
+// offers reacting, editing and deleting.
+
+import { $, h, clear, setMessageHTML, timeElement, emojiChar, keepFocus } from './dom.js';
+import { apiNarrow, hashFor, matches, dmPeople, dmKey } from './narrow.js';
+import { avatar } from './sidebar.js';
+
+const PAGE = 50;
+
+// The reactions offered by the picker: the reference's names and codes.
+export const REACTIONS = [
+  ['+1', '1f44d'], ['heart', '2764'], ['tada', '1f389'], ['smile', '1f642'],
+  ['joy', '1f602'], ['eyes', '1f440'], ['rocket', '1f680'], ['thinking', '1f914'],
+  ['check', '2705'], ['working_on_it', '1f6e0'],
+];
+
+export class MessageList {
+  constructor(api, model, { notify, confirm }) {
+    this.api = api;
+    this.model = model;
+    this.notify = notify;
+    this.confirm = confirm;
+    this.list = $('message-list');
+    this.scroller = $('message-scroller');
+    this.status = $('history-status');
+    this.view = { kind: 'all' };
+    this.ids = [];
+    this.pending = [];
+    this.loading = false;
+    this.foundOldest = false;
+    this.foundNewest = false;
+    this.generation = 0;
+    this.toMark = new Set();
+    this.markTimer = null;
+    this.seen = new IntersectionObserver((entries) => this.onSeen(entries), { root: this.scroller, threshold: 0 });
+    // Near the top, older messages load.
+    this.scroller.addEventListener('scroll', () => {
+      if (this.scroller.scrollTop < 300) this.loadOlder();
+    }, { passive: true });
+    document.addEventListener('visibilitychange', () => this.markVisible());
+    this.list.addEventListener('keydown', (e) => this.onKey(e));
+  }
+
+  // open shows a view's newest messages.
+  async open(view) {
+    this.view = view;
+    this.ids = [];
+    this.foundOldest = false;
+    this.foundNewest = false;
+    this.pending = [];
+    this.seen.disconnect();
+    clear(this.list);
+    $('empty-view').hidden = true;
+    const gen = ++this.generation;
+    await this.fetch('newest', gen);
+  }
+
+  // close forgets the list (logging out); answers still on their way are
+  // dropped.
+  close() {
+    this.generation++;
+    this.ids = [];
+    this.pending = [];
+    this.loading = false;
+    this.seen.disconnect();
+    this.toMark.clear();
+    clearTimeout(this.markTimer);
+    this.markTimer = null;
+    clear(this.list);
+    this.status.textContent = '';
+  }
+
+  async loadOlder() {
+    if (this.loading || this.foundOldest || !this.ids.length) return;
+    await this.fetch(this.ids[0], this.generation);
+  }
+
+  async fetch(anchor, gen) {
+    this.loading = true;
+    this.list.setAttribute('aria-busy', 'true');
+    this.status.textContent = 'Loading…';
+    try {
+      const body = await this.api.get('/messages', {
+        anchor: String(anchor), num_before: String(PAGE), num_after: '0',
+        include_anchor: anchor === 'newest' ? 'true' : 'false',
+        narrow: apiNarrow(this.view), apply_markdown: 'true', client_gravatar: 'true',
+      });
+      if (gen !== this.generation) return;
+      this.model.remember(body.messages);
+      this.foundOldest = body.found_oldest;
+      if (anchor === 'newest') this.foundNewest = body.found_newest;
+      const before = this.scroller.scrollHeight - this.scroller.scrollTop;
+      const fresh = body.messages.filter((m) => !this.ids.includes(m.id));
+      this.ids = [...fresh.map((m) => m.id), ...this.ids];
+      const frag = document.createDocumentFragment();
+      let prev = null;
+      for (const m of fresh) {
+        frag.append(this.render(m, prev));
+        prev = m;
+      }
+      const oldFirst = this.list.firstElementChild;
+      this.list.prepend(frag);
+      if (oldFirst) this.fixHeader(oldFirst);
+      if (anchor === 'newest') {
+        // Messages that arrived while the page of history was on its way.
+        const pending = this.pending;
+        this.pending = [];
+        for (const m of pending) this.add(m);
+        this.scrollToBottom();
+      }
+      else this.scroller.scrollTop = this.scroller.scrollHeight - before;
+      this.status.textContent = this.foundOldest ? (this.ids.length ? 'This is the beginning of the conversation.' : '') : '';
+      this.showEmpty();
+    } catch (err) {
+      if (gen === this.generation) this.status.textContent = `Could not load messages: ${err.message}`;
+    } finally {
+      if (gen === this.generation) {
+        this.loading = false;
+        this.list.removeAttribute('aria-busy');
+      }
+    }
+    // Keep filling while the top is still in sight.
+    if (gen === this.generation && !this.foundOldest && this.scroller.scrollTop < 300) queueMicrotask(() => this.loadOlder());
+  }
+
+  showEmpty() {
+    const empty = $('empty-view');
+    empty.hidden = this.ids.length > 0 || this.loading;
+    empty.textContent = this.view.kind === 'search' ? 'No messages match your search.' : 'No messages here yet. Say something!';
+  }
+
+  atBottom() {
+    return this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight < 60;
+  }
+
+  scrollToBottom() {
+    this.scroller.scrollTop = this.scroller.scrollHeight;
+  }
+
+  // add takes a new message from an event.
+  add(m) {
+    if (!matches(this.view, m, this.model.me) || this.ids.includes(m.id)) return;
+    if (!this.foundNewest) {
+      if (this.loading && this.ids.length === 0) this.pending.push(m);
+      return;
+    }
+    if (this.ids.length && m.id < this.ids[this.ids.length - 1]) return; // older than the newest shown: not new
+    const stick = this.atBottom() || m.sender_id === this.model.me;
+    const last = this.ids.length ? this.model.messages.get(this.ids[this.ids.length - 1]) : null;
+    this.ids.push(m.id);
+    this.list.append(this.render(m, last));
+    $('empty-view').hidden = true;
+    if (stick) this.scrollToBottom();
+  }
+
+  remove(ids) {
+    for (const id of ids) {
+      const el = this.element(id);
+      if (!el) continue;
+      const next = el.nextElementSibling;
+      el.remove();
+      this.ids = this.ids.filter((x) => x !== id);
+      if (next) this.fixHeader(next);
+    }
+    this.showEmpty();
+  }
+
+  // refresh re-renders messages whose content, reactions or place changed.
+  refresh(ids) {
+    for (const id of ids) {
+      const el = this.element(id);
+      const m = this.model.messages.get(id);
+      if (!el || !m) continue;
+      if (!matches(this.view, m, this.model.me) && this.view.kind !== 'search') {
+        this.remove([id]); // moved out of this view
+        continue;
+      }
+      if (el.querySelector('.edit-form')) {
+        keepFocus(el, () => this.renderReactions(el, m));
+        continue;
+      }
+      keepFocus(el, () => this.fill(el, m));
+    }
+  }
+
+  readChanged(ids) {
+    for (const id of ids || []) {
+      const el = this.element(id);
+      if (el) el.classList.toggle('unread', this.model.isUnread(id));
+    }
+  }
+
+  element(id) {
+    return this.list.querySelector(`article[data-id="${id}"]`);
+  }
+
+  convKey(m) {
+    return m.type === 'stream' ? `s${m.stream_id}:${m.subject.toLowerCase()}` : 'd' + dmKey(dmPeople(m, this.model.me));
+  }
+
+  render(m, prev) {
+    const el = h('article', { class: 'msg', 'data-id': m.id, 'data-conv': this.convKey(m), tabindex: '-1' });
+    if (!prev || this.convKey(prev) !== this.convKey(m)) el.append(this.header(m));
+    el.append(avatar(this.model.users.get(m.sender_id) || { user_id: m.sender_id, full_name: m.sender_full_name }));
+    el.append(h('div', { class: 'msg-body' }));
+    this.fill(el, m);
+    return el;
+  }
+
+  // fill (re)draws a message's meta line, content, reactions and actions.
+  fill(el, m) {
+    el.classList.toggle('unread', this.model.isUnread(m.id));
+    el.classList.toggle('mine', m.sender_id === this.model.me);
+    el.classList.toggle('mentioned', (m.flags || []).some((f) => f === 'mentioned' || f === 'wildcard_mentioned'));
+    const body = el.querySelector('.msg-body');
+    const content = h('div', { class: 'msg-content rendered' });
+    setMessageHTML(content, this.view.kind === 'search' && m.match_content ? m.match_content : m.content);
+    const edited = m.last_edit_timestamp || (m.edit_history && m.edit_history.length);
+    body.replaceChildren(
+      h('div', { class: 'msg-meta' },
+        h('span', { class: 'sender' }, m.sender_full_name),
+        ' ', timeElement(m.timestamp),
+        edited ? h('span', { class: 'edited', title: 'This message was edited' }, ' (edited)') : null),
+      content,
+      h('div', { class: 'reactions' }),
+      this.actions(m));
+    this.renderReactions(el, m);
+    if (this.model.isUnread(m.id)) this.seen.observe(el);
+  }
+
+  header(m) {
+    if (m.type === 'stream') {
+      const name = this.model.channelName(m.stream_id);
+      const topic = m.subject;
+      return h('div', { class: 'recipient' },
+        h('a', { href: hashFor({ kind: 'channel', streamId: m.stream_id }, { channelName: name }) }, '#' + name),
+        h('span', { 'aria-hidden': 'true' }, ' › '),
+        h('a', { href: hashFor({ kind: 'topic', streamId: m.stream_id, topic }, { channelName: name }), class: 'topic' }, topic || '(no topic)'));
+    }
+    const ids = dmPeople(m, this.model.me);
+    return h('div', { class: 'recipient' }, h('a', { href: hashFor({ kind: 'dm', userIds: ids }) },
+      'Direct message with ' + ids.map((id) => this.model.userName(id)).join(', ')));
+  }
+
+  // fixHeader gives a message a recipient header exactly when the message
+  // before it is in another conversation.
+  fixHeader(el) {
+    const prev = el.previousElementSibling;
+    const need = !prev || prev.dataset.conv !== el.dataset.conv;
+    const has = el.firstElementChild && el.firstElementChild.classList.contains('recipient');
+    if (need && !has) {
+      const m = this.model.messages.get(Number(el.dataset.id));
+      if (m) el.prepend(this.header(m));
+    } else if (!need && has) {
+      el.firstElementChild.remove();
+    }
+  }
+
+  actions(m) {
+    const mine = m.sender_id === this.model.me;
+    const who = `message from ${m.sender_full_name}`;
+    return h('div', { class: 'msg-actions' },
+      h('button', { type: 'button', class: 'icon-button react-button', 'data-focus': 'react', 'aria-label': `Add a reaction to this ${who}`, 'aria-expanded': 'false', onclick: (e) => this.togglePicker(m.id, e.currentTarget) }, h('span', { 'aria-hidden': 'true' }, '☺+')),
+      mine ? h('button', { type: 'button', class: 'link-button edit-button', 'data-focus': 'edit', 'aria-label': 'Edit this message', onclick: () => this.startEdit(m.id) }, 'Edit') : null,
+      mine ? h('button', { type: 'button', class: 'link-button delete-button', 'data-focus': 'delete', 'aria-label': 'Delete this message', onclick: () => this.delete(m.id) }, 'Delete') : null);
+  }
+
+  renderReactions(el, m) {
+    const box = el.querySelector('.reactions');
+    if (!box) return;
+    const groups = new Map();
+    for (const r of m.reactions || []) {
+      const key = `${r.reaction_type}:${r.emoji_code}`;
+      if (!groups.has(key)) groups.set(key, { ...r, users: [] });
+      groups.get(key).users.push(r.user_id ?? (r.user && r.user.id));
+    }
+    box.replaceChildren(...[...groups.values()].map((g) => {
+      const mine = g.users.includes(this.model.me);
+      const names = g.users.map((id) => (id === this.model.me ? 'you' : this.model.userName(id))).join(', ');
+      return h('button', {
+        type: 'button', class: 'reaction', 'aria-pressed': mine ? 'true' : 'false',
+        'data-emoji': g.emoji_name, 'data-focus': `reaction:${g.emoji_code}`,
+        'aria-label': `${g.emoji_name}: ${g.users.length} (${names}). ${mine ? 'Remove your reaction' : 'Add yours'}`,
+        onclick: () => this.react(m.id, g.emoji_name, g.emoji_code, g.reaction_type, mine),
+      }, h('span', { 'aria-hidden': 'true' }, g.reaction_type === 'unicode_emoji' ? emojiChar(g.emoji_code) || `:${g.emoji_name}:` : `:${g.emoji_name}:`),
+      ' ', h('span', { class: 'count' }, String(g.users.length)));
+    }));
+  }
+
+  async react(id, name, code, type, remove) {
+    try {
+      const params = { emoji_name: name, emoji_code: code, reaction_type: type };
+      if (remove) await this.api.del(`/messages/${id}/reactions`, params);
+      else await this.api.post(`/messages/${id}/reactions`, params);
+    } catch (err) {
+      this.notify(`Could not ${remove ? 'remove' : 'add'} the reaction: ${err.message}`);
+    }
+  }
+
+  togglePicker(id, button) {
+    const open = this.list.querySelector('.emoji-picker');
+    const el = this.element(id);
+    if (open) {
+      const same = open.closest('article') === el;
+      this.closePicker(false);
+      if (same) return;
+    }
+    const picker = h('div', { class: 'emoji-picker', role: 'group', 'aria-label': 'Pick a reaction' },
+      REACTIONS.map(([name, code]) => h('button', {
+        type: 'button', 'aria-label': name, title: `:${name}:`, 'data-emoji': name,
+        onclick: () => {
+          this.closePicker(true);
+          const m = this.model.messages.get(id);
+          const mine = m && (m.reactions || []).some((r) => r.emoji_code === code && (r.user_id ?? r.user?.id) === this.model.me);
+          this.react(id, name, code, 'unicode_emoji', mine);
+        },
+      }, h('span', { 'aria-hidden': 'true' }, emojiChar(code)))));
+    button.setAttribute('aria-expanded', 'true');
+    button.after(picker);
+    picker.querySelector('button').focus();
+  }
+
+  closePicker(refocus) {
+    const picker = this.list.querySelector('.emoji-picker');
+    if (!picker) return;
+    const button = picker.previousElementSibling;
+    picker.remove();
+    if (button) {
+      button.setAttribute('aria-expanded', 'false');
+      if (refocus) button.focus();
+    }
+  }
+
+  onKey(e) {
+    if (e.key === 'Escape' && this.list.querySelector('.emoji-picker')) {
+      e.preventDefault();
+      this.closePicker(true);
+    }
+  }
+
+  async startEdit(id) {
+    const el = this.element(id);
+    if (!el || el.querySelector('.edit-form')) return;
+    let raw;
+    try {
+      const body = await this.api.get(`/messages/${id}`, { apply_markdown: 'false' });
+      raw = body.message ? body.message.content : body.raw_content;
+    } catch (err) {
+      this.notify(`Could not load the message for editing: ${err.message}`);
+      return;
+    }
+    const content = el.querySelector('.msg-content');
+    const textarea = h('textarea', { class: 'edit-content', id: `edit-${id}`, rows: '3' });
+    textarea.value = raw;
+    const error = h('p', { class: 'error', role: 'alert' });
+    const close = () => {
+      const m = this.model.messages.get(id);
+      if (m) this.fill(el, m);
+      const edit = el.querySelector('.edit-button');
+      if (edit) edit.focus();
+    };
+    const save = async () => {
+      try {
+        await this.api.patch(`/messages/${id}`, { content: textarea.value });
+        close();
+      } catch (err) {
+        error.textContent = err.message;
+      }
+    };
+    const form = h('form', { class: 'edit-form', onsubmit: (e) => { e.preventDefault(); save(); } },
+      h('label', { for: `edit-${id}` }, 'Edit message'),
+      textarea,
+      error,
+      h('div', { class: 'edit-buttons' },
+        h('button', { type: 'submit', class: 'primary' }, 'Save'),
+        h('button', { type: 'button', onclick: close }, 'Cancel')));
+    textarea.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') { e.preventDefault(); close(); }
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); save(); }
+    });
+    content.replaceWith(form);
+    textarea.focus();
+  }
+
+  async delete(id) {
+    if (!(await this.confirm('Delete this message? This cannot be undone.'))) return;
+    try {
+      await this.api.del(`/messages/${id}`);
+    } catch (err) {
+      this.notify(`Could not delete the message: ${err.message}`);
+    }
+  }
+
+  // Marking read: messages seen while the page is visible are marked in
+  // batches.
+  onSeen(entries) {
+    for (const e of entries) {
+      if (e.isIntersecting) e.target.dataset.visible = '1';
+      else delete e.target.dataset.visible;
+    }
+    this.markVisible();
+  }
+
+  markVisible() {
+    if (document.visibilityState !== 'visible') return;
+    for (const el of this.list.querySelectorAll('article.unread[data-visible]')) {
+      const id = Number(el.dataset.id);
+      if (this.model.isUnread(id)) this.toMark.add(id);
+      this.seen.unobserve(el);
+    }
+    if (this.toMark.size && !this.markTimer) {
+      this.markTimer = setTimeout(() => this.flushRead(), 150);
+    }
+  }
+
+  async flushRead() {
+    this.markTimer = null;
+    const ids = [...this.toMark];
+    this.toMark.clear();
+    if (!ids.length) return;
+    try {
+      await this.api.post('/messages/flags', { messages: ids, op: 'add', flag: 'read' });
+    } catch (err) {
+      this.notify(`Could not mark messages as read: ${err.message}`);
+    }
+  }
+}
