@@ -95,6 +95,7 @@ func TestCreateUserGroup(t *testing.T) {
 		{"manage by internet", chat.CreateUserGroupRequest{Name: "x5", Members: []int64{}, CanManageGroup: &chat.GroupSettingValue{GroupID: &internet}}, "'can_manage_group' setting cannot be set to 'role:internet' group."},
 		{"join by everyone", chat.CreateUserGroupRequest{Name: "x6", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{GroupID: &everyone}}, "'can_join_group' setting cannot be set to 'role:everyone' group."},
 		{"mention by internet", chat.CreateUserGroupRequest{Name: "x7", Members: []int64{}, CanMentionGroup: &chat.GroupSettingValue{GroupID: &internet}}, "'can_mention_group' setting cannot be set to 'role:internet' group."},
+		{"mention by owners", chat.CreateUserGroupRequest{Name: "x7", Members: []int64{}, CanMentionGroup: &chat.GroupSettingValue{GroupID: ptr(groupID(t, h, chat.GroupOwners))}}, "'can_mention_group' setting cannot be set to 'role:owners' group."},
 		{"unknown setting group", chat.CreateUserGroupRequest{Name: "x8", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{GroupID: ptr(int64(9999))}}, "Invalid user group ID: 9999"},
 		{"unknown setting member", chat.CreateUserGroupRequest{Name: "x9", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{9999}, DirectSubgroups: []int64{}}}, "Invalid user ID: 9999"},
 	} {
@@ -280,6 +281,15 @@ func TestUpdateUserGroup(t *testing.T) {
 	everyone := groupID(t, h, chat.GroupEveryone)
 	requireError(t, update(creator, chat.UpdateUserGroupRequest{CanManageGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &everyone}}}),
 		chat.KindInvalid, chat.CodeBadRequest, "'can_manage_group' setting cannot be set to 'role:everyone' group.")
+	owners := groupID(t, h, chat.GroupOwners)
+	requireError(t, update(creator, chat.UpdateUserGroupRequest{CanMentionGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &owners}}}),
+		chat.KindInvalid, chat.CodeBadRequest, "'can_mention_group' setting cannot be set to 'role:owners' group.")
+	// An anonymous group of just role:owners is role:owners.
+	requireError(t, update(creator, chat.UpdateUserGroupRequest{CanMentionGroup: &chat.GroupSettingUpdate{
+		New: &chat.GroupSettingValue{DirectMembers: []int64{}, DirectSubgroups: []int64{owners}}}}),
+		chat.KindInvalid, chat.CodeBadRequest, "'can_mention_group' setting cannot be set to 'role:owners' group.")
+	require.NoError(t, update(creator, chat.UpdateUserGroupRequest{CanMentionGroup: &chat.GroupSettingUpdate{
+		New: &chat.GroupSettingValue{DirectMembers: []int64{creator.ID}, DirectSubgroups: []int64{owners}}}}), "owners and more is another group")
 	requireError(t, update(creator, chat.UpdateUserGroupRequest{CanManageGroup: &chat.GroupSettingUpdate{
 		New: &chat.GroupSettingValue{DirectMembers: []int64{other.ID}, DirectSubgroups: []int64{}},
 		Old: &chat.GroupSettingValue{DirectMembers: []int64{other.ID}, DirectSubgroups: []int64{}}}}),

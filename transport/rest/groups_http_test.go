@@ -80,3 +80,24 @@ func TestUserGroupsHTTP(t *testing.T) {
 	assert.Equal(t, map[string]any{"result": "error", "code": "CANNOT_DEACTIVATE_GROUP_IN_USE", "msg": "Cannot deactivate user group in use.",
 		"objections": []any{map[string]any{"type": "realm", "settings": []any{"can_create_bots_group"}}}}, r.body)
 }
+
+// The spec: can_mention_group is never role:internet or role:owners, on
+// create and on update.
+func TestCanMentionGroupNotOwnersHTTP(t *testing.T) {
+	e := newEnv(t)
+	alice := e.NewUser(t, chat.RoleMember)
+	owners := groupIDByName(t, e, chat.GroupOwners)
+	want := "'can_mention_group' setting cannot be set to 'role:owners' group."
+	for _, v := range []string{fmt.Sprint(owners), fmt.Sprintf(`{"direct_members": [], "direct_subgroups": [%d]}`, owners)} {
+		e.do(t, request{method: "POST", path: "/api/v1/user_groups/create", user: &alice, params: url.Values{
+			"name": {"x"}, "description": {""}, "members": {"[]"}, "can_mention_group": {v}}}).fails(t, 400, chat.CodeBadRequest, want)
+	}
+	r := e.do(t, request{method: "POST", path: "/api/v1/user_groups/create", user: &alice, params: url.Values{
+		"name": {"x"}, "description": {""}, "members": {"[]"}, "can_mention_group": {fmt.Sprint(groupIDByName(t, e, chat.GroupAdministrators))}}}).
+		ok(t, "POST", "/user_groups/create")
+	path := fmt.Sprintf("/api/v1/user_groups/%d", int64(r.body["group_id"].(float64)))
+	e.do(t, request{method: "PATCH", path: path, user: &alice, params: url.Values{"can_mention_group": {fmt.Sprintf(`{"new": %d}`, owners)}}}).
+		fails(t, 400, chat.CodeBadRequest, want)
+	e.do(t, request{method: "PATCH", path: path, user: &alice, params: url.Values{"can_mention_group": {fmt.Sprintf(`{"new": {"direct_members": [%d], "direct_subgroups": [%d]}}`, alice.ID, owners)}}}).
+		ok(t, "PATCH", "/user_groups/{user_group_id}")
+}
