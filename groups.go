@@ -321,7 +321,7 @@ func (s *Service) checkActiveUsers(ctx context.Context, st storage.Store, realmI
 	if err != nil {
 		return err
 	}
-	if missing := firstMissing(ids, users, func(u storage.User) int64 { return u.ID }); missing != 0 {
+	if missing, ok := firstMissing(ids, users, func(u storage.User) int64 { return u.ID }); ok {
 		return BadRequest("Invalid user ID: %d", missing)
 	}
 	return nil

@@ -89,6 +89,12 @@ func TestCreateUserGroup(t *testing.T) {
 		{"channel: prefix", chat.CreateUserGroupRequest{Name: "channel:x", Members: []int64{}}, "User group name cannot start with 'channel:'."},
 		{"taken", chat.CreateUserGroupRequest{Name: "backend", Members: []int64{}}, "User group 'backend' already exists."},
 		{"unknown member", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{9999}}, "Invalid user ID: 9999"},
+		// Zero and negative IDs are users that do not exist, not an
+		// internal error (issue 22).
+		{"zero member", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{0}}, "Invalid user ID: 0"},
+		{"negative member", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{-3, 1}}, "Invalid user ID: -3"},
+		{"zero in a setting", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{0}, DirectSubgroups: []int64{}}}, "Invalid user ID: 0"},
+		{"zero subgroup in a setting", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{}, DirectSubgroups: []int64{0}}}, "Invalid user group ID: 0"},
 		{"deactivated member", chat.CreateUserGroupRequest{Name: "x2", Members: []int64{gone.ID}}, "Invalid user ID: " + itoa(gone.ID)},
 		{"unknown subgroup", chat.CreateUserGroupRequest{Name: "x3", Members: []int64{}, Subgroups: &[]int64{9999}}, "Invalid user group ID: 9999"},
 		{"manage by everyone", chat.CreateUserGroupRequest{Name: "x4", Members: []int64{}, CanManageGroup: &chat.GroupSettingValue{GroupID: &everyone}}, "'can_manage_group' setting cannot be set to 'role:everyone' group."},
@@ -168,6 +174,7 @@ func TestUserGroupMembership(t *testing.T) {
 		{chat.UpdateUserGroupMembersRequest{Add: &[]int64{alice.ID}}, "User " + itoa(alice.ID) + " is already a member of this group"},
 		{chat.UpdateUserGroupMembersRequest{Delete: &[]int64{bob.ID}}, "There is no member '" + itoa(bob.ID) + "' in this user group"},
 		{chat.UpdateUserGroupMembersRequest{Add: &[]int64{9999}}, "Invalid user ID: 9999"},
+		{chat.UpdateUserGroupMembersRequest{Add: &[]int64{0}}, "Invalid user ID: 0"},
 		{chat.UpdateUserGroupMembersRequest{}, "Nothing to do. Specify at least one of 'add', 'delete', 'add_subgroups' or 'delete_subgroups'."},
 	} {
 		before := members()

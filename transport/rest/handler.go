@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
@@ -282,13 +283,16 @@ type endpoint struct {
 	auth    authMode
 	// upload: the endpoint reads its multipart body itself (files).
 	upload bool
-	serve  func(ctx context.Context, c *call) (any, []string, error)
+	// req is the request struct the parameters are decoded into (nil for
+	// endpoints without parameters).
+	req   reflect.Type
+	serve func(ctx context.Context, c *call) (any, []string, error)
 }
 
 // authed adapts a Service method of the standard shape
 // (ctx, Caller, Request) -> (*Response, error).
 func authed[Req, Resp any](method, pattern string, fn func(*chat.Service, context.Context, chat.Caller, Req) (*Resp, error)) endpoint {
-	return endpoint{method: method, pattern: pattern, auth: userRequired,
+	return endpoint{method: method, pattern: pattern, auth: userRequired, req: reflect.TypeFor[Req](),
 		serve: func(ctx context.Context, c *call) (any, []string, error) {
 			var req Req
 			ignored, err := decode(c.values, c.path, &req)
@@ -316,7 +320,7 @@ func authedNoArgs[Resp any](method, pattern string, fn func(*chat.Service, conte
 
 // public adapts an unauthenticated Service method scoped to an organization.
 func public[Req, Resp any](method, pattern string, fn func(*chat.Service, context.Context, int64, Req) (*Resp, error)) endpoint {
-	return endpoint{method: method, pattern: pattern, auth: realmRequired,
+	return endpoint{method: method, pattern: pattern, auth: realmRequired, req: reflect.TypeFor[Req](),
 		serve: func(ctx context.Context, c *call) (any, []string, error) {
 			var req Req
 			ignored, err := decode(c.values, c.path, &req)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -29,7 +30,7 @@ const uploadSlack = 1 << 20
 // uploaded file (set by setFile); limit is the file's size limit.
 func authedUpload[Req, Resp any](method, pattern string, fn func(*chat.Service, context.Context, chat.Caller, Req) (*Resp, error),
 	setFile func(*Req, chat.FileUpload), limitMiB func(chat.Limits) int, exactlyOne string) endpoint {
-	return endpoint{method: method, pattern: pattern, auth: userRequired, upload: true,
+	return endpoint{method: method, pattern: pattern, auth: userRequired, upload: true, req: reflect.TypeFor[Req](),
 		serve: func(ctx context.Context, c *call) (any, []string, error) {
 			limit := int64(limitMiB(c.h.svc.Limits()))<<20 + uploadSlack
 			values, files, err := readUpload(c.r, limit)
