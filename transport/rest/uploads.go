@@ -171,16 +171,27 @@ func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, path string)
 		writeError(w, h.log, r, chat.BadRequest("Invalid path"))
 		return
 	}
+	// The images and the temporary URLs need no credentials; the others
+	// do. Either way, a request that is not authenticated counts against
+	// its address.
 	var file *chat.UploadedFile
+	token, temporary := strings.CutPrefix(rest, "temporary/")
+	if emoji || temporary {
+		if h.limitedAddress(w, r) {
+			return
+		}
+	}
 	if emoji {
 		file, err = h.svc.OpenCustomEmojiImage(ctx, realmID, rest)
-	} else if token, ok := strings.CutPrefix(rest, "temporary/"); ok {
+	} else if temporary {
 		token, _, _ = strings.Cut(token, "/")
 		file, err = h.svc.OpenTemporaryUpload(ctx, realmID, token)
 	} else {
 		var caller chat.Caller
 		if caller, err = h.auth(r, realmID); err == nil {
 			file, err = h.svc.OpenUpload(ctx, caller, rest)
+		} else if h.limitedAddress(w, r) {
+			return
 		}
 	}
 	if err != nil {
