@@ -28,6 +28,29 @@ const FeatureLevel = 372
 // service_merge_base.
 const Version = "teamchat-0.1.0"
 
+// Versions are the server's version fields under both their names: the
+// spec's service_* and the reference's zulip_*, which its clients read
+// (its Python binding refuses a server without zulip_version). GET
+// /server_settings and every POST /register answer carry them.
+type Versions struct {
+	FeatureLevel      int    `json:"service_feature_level"`
+	Version           string `json:"service_version"`
+	MergeBase         string `json:"service_merge_base"`
+	ZulipFeatureLevel int    `json:"zulip_feature_level"`
+	ZulipVersion      string `json:"zulip_version"`
+	ZulipMergeBase    string `json:"zulip_merge_base"`
+}
+
+var serverVersions = Versions{FeatureLevel: FeatureLevel, Version: Version, MergeBase: Version,
+	ZulipFeatureLevel: FeatureLevel, ZulipVersion: Version, ZulipMergeBase: Version}
+
+// put writes the version fields into a JSON object being built.
+func (v Versions) put(m map[string]any) {
+	m["service_feature_level"], m["zulip_feature_level"] = v.FeatureLevel, v.ZulipFeatureLevel
+	m["service_version"], m["zulip_version"] = v.Version, v.ZulipVersion
+	m["service_merge_base"], m["zulip_merge_base"] = v.MergeBase, v.ZulipMergeBase
+}
+
 // Limits are the server's size limits (facts §7). The zero value of a field
 // means "use the default".
 type Limits struct {

@@ -43,16 +43,34 @@ func (v *GroupSettingValue) UnmarshalJSON(b []byte) error {
 		*v = GroupSettingValue{GroupID: &id}
 		return nil
 	}
+	// Pointers, so that a null ID is seen (encoding/json would read it
+	// as 0).
 	var obj struct {
-		DirectMembers   *[]int64 `json:"direct_members"`
-		DirectSubgroups *[]int64 `json:"direct_subgroups"`
+		DirectMembers   *[]*int64 `json:"direct_members"`
+		DirectSubgroups *[]*int64 `json:"direct_subgroups"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
+	errInvalid := BadRequest("Invalid group setting value: it must be a user group ID or an object with direct_members and direct_subgroups")
 	if err := dec.Decode(&obj); err != nil || obj.DirectMembers == nil || obj.DirectSubgroups == nil {
-		return BadRequest("Invalid group setting value: it must be a user group ID or an object with direct_members and direct_subgroups")
+		return errInvalid
 	}
-	*v = GroupSettingValue{DirectMembers: *obj.DirectMembers, DirectSubgroups: *obj.DirectSubgroups}
+	ids := func(ps []*int64) ([]int64, bool) {
+		out := make([]int64, len(ps))
+		for i, p := range ps {
+			if p == nil {
+				return nil, false
+			}
+			out[i] = *p
+		}
+		return out, true
+	}
+	members, ok1 := ids(*obj.DirectMembers)
+	subgroups, ok2 := ids(*obj.DirectSubgroups)
+	if !ok1 || !ok2 {
+		return errInvalid
+	}
+	*v = GroupSettingValue{DirectMembers: members, DirectSubgroups: subgroups}
 	return nil
 }
 
@@ -99,7 +117,7 @@ func (s *Service) storeGroupSetting(ctx context.Context, st storage.Store, realm
 	if err != nil {
 		return 0, err
 	}
-	if missing := firstMissing(members, users, func(u storage.User) int64 { return u.ID }); missing != 0 {
+	if missing, ok := firstMissing(members, users, func(u storage.User) int64 { return u.ID }); ok {
 		return 0, BadRequest("Invalid user ID: %d", missing)
 	}
 	groups, err := st.GetGroupsByID(ctx, realmID, subgroups)
@@ -107,7 +125,7 @@ func (s *Service) storeGroupSetting(ctx context.Context, st storage.Store, realm
 		return 0, err
 	}
 	named := slices.DeleteFunc(groups, func(g storage.UserGroup) bool { return g.Name == "" })
-	if missing := firstMissing(subgroups, named, func(g storage.UserGroup) int64 { return g.ID }); missing != 0 {
+	if missing, ok := firstMissing(subgroups, named, func(g storage.UserGroup) int64 { return g.ID }); ok {
 		return 0, BadRequest("Invalid user group ID: %d", missing)
 	}
 	now := s.nowUnix()
@@ -131,18 +149,20 @@ func uniqueSorted(ids []int64) []int64 {
 	return slices.Compact(out)
 }
 
-// firstMissing returns the first of want (ascending) that found lacks, or 0.
-func firstMissing[T any](want []int64, found []T, id func(T) int64) int64 {
+// firstMissing returns the first of want (ascending) that found lacks,
+// and whether there is one (0 and negative IDs are looked up like any:
+// no row has them, so they are missing).
+func firstMissing[T any](want []int64, found []T, id func(T) int64) (int64, bool) {
 	have := make(map[int64]bool, len(found))
 	for _, f := range found {
 		have[id(f)] = true
 	}
 	for _, w := range want {
 		if !have[w] {
-			return w
+			return w, true
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // groupSettingValue is the wire value of the group that holds a permission.

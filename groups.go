@@ -17,7 +17,8 @@ var userGroupSettings = []settingDescriptor[storage.UserGroup]{
 	newSetting[storage.UserGroup]("can_join_group", GroupNobody, GroupInternet, GroupEveryone),
 	newSetting[storage.UserGroup]("can_leave_group", GroupEveryone, GroupInternet),
 	newSetting[storage.UserGroup]("can_manage_group", "", GroupInternet, GroupEveryone),
-	newSetting[storage.UserGroup]("can_mention_group", GroupEveryone, GroupInternet),
+	// The spec's rule: can_mention_group is never role:owners either.
+	newSetting[storage.UserGroup]("can_mention_group", GroupEveryone, GroupInternet, GroupOwners),
 	newSetting[storage.UserGroup]("can_remove_members_group", GroupNobody, GroupInternet, GroupEveryone),
 }
 
@@ -320,7 +321,7 @@ func (s *Service) checkActiveUsers(ctx context.Context, st storage.Store, realmI
 	if err != nil {
 		return err
 	}
-	if missing := firstMissing(ids, users, func(u storage.User) int64 { return u.ID }); missing != 0 {
+	if missing, ok := firstMissing(ids, users, func(u storage.User) int64 { return u.ID }); ok {
 		return BadRequest("Invalid user ID: %d", missing)
 	}
 	return nil

@@ -89,12 +89,19 @@ func TestCreateUserGroup(t *testing.T) {
 		{"channel: prefix", chat.CreateUserGroupRequest{Name: "channel:x", Members: []int64{}}, "User group name cannot start with 'channel:'."},
 		{"taken", chat.CreateUserGroupRequest{Name: "backend", Members: []int64{}}, "User group 'backend' already exists."},
 		{"unknown member", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{9999}}, "Invalid user ID: 9999"},
+		// Zero and negative IDs are users that do not exist, not an
+		// internal error (issue 22).
+		{"zero member", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{0}}, "Invalid user ID: 0"},
+		{"negative member", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{-3, 1}}, "Invalid user ID: -3"},
+		{"zero in a setting", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{0}, DirectSubgroups: []int64{}}}, "Invalid user ID: 0"},
+		{"zero subgroup in a setting", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{}, DirectSubgroups: []int64{0}}}, "Invalid user group ID: 0"},
 		{"deactivated member", chat.CreateUserGroupRequest{Name: "x2", Members: []int64{gone.ID}}, "Invalid user ID: " + itoa(gone.ID)},
 		{"unknown subgroup", chat.CreateUserGroupRequest{Name: "x3", Members: []int64{}, Subgroups: &[]int64{9999}}, "Invalid user group ID: 9999"},
 		{"manage by everyone", chat.CreateUserGroupRequest{Name: "x4", Members: []int64{}, CanManageGroup: &chat.GroupSettingValue{GroupID: &everyone}}, "'can_manage_group' setting cannot be set to 'role:everyone' group."},
 		{"manage by internet", chat.CreateUserGroupRequest{Name: "x5", Members: []int64{}, CanManageGroup: &chat.GroupSettingValue{GroupID: &internet}}, "'can_manage_group' setting cannot be set to 'role:internet' group."},
 		{"join by everyone", chat.CreateUserGroupRequest{Name: "x6", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{GroupID: &everyone}}, "'can_join_group' setting cannot be set to 'role:everyone' group."},
 		{"mention by internet", chat.CreateUserGroupRequest{Name: "x7", Members: []int64{}, CanMentionGroup: &chat.GroupSettingValue{GroupID: &internet}}, "'can_mention_group' setting cannot be set to 'role:internet' group."},
+		{"mention by owners", chat.CreateUserGroupRequest{Name: "x7", Members: []int64{}, CanMentionGroup: &chat.GroupSettingValue{GroupID: ptr(groupID(t, h, chat.GroupOwners))}}, "'can_mention_group' setting cannot be set to 'role:owners' group."},
 		{"unknown setting group", chat.CreateUserGroupRequest{Name: "x8", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{GroupID: ptr(int64(9999))}}, "Invalid user group ID: 9999"},
 		{"unknown setting member", chat.CreateUserGroupRequest{Name: "x9", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{9999}, DirectSubgroups: []int64{}}}, "Invalid user ID: 9999"},
 	} {
@@ -167,6 +174,7 @@ func TestUserGroupMembership(t *testing.T) {
 		{chat.UpdateUserGroupMembersRequest{Add: &[]int64{alice.ID}}, "User " + itoa(alice.ID) + " is already a member of this group"},
 		{chat.UpdateUserGroupMembersRequest{Delete: &[]int64{bob.ID}}, "There is no member '" + itoa(bob.ID) + "' in this user group"},
 		{chat.UpdateUserGroupMembersRequest{Add: &[]int64{9999}}, "Invalid user ID: 9999"},
+		{chat.UpdateUserGroupMembersRequest{Add: &[]int64{0}}, "Invalid user ID: 0"},
 		{chat.UpdateUserGroupMembersRequest{}, "Nothing to do. Specify at least one of 'add', 'delete', 'add_subgroups' or 'delete_subgroups'."},
 	} {
 		before := members()
@@ -280,6 +288,15 @@ func TestUpdateUserGroup(t *testing.T) {
 	everyone := groupID(t, h, chat.GroupEveryone)
 	requireError(t, update(creator, chat.UpdateUserGroupRequest{CanManageGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &everyone}}}),
 		chat.KindInvalid, chat.CodeBadRequest, "'can_manage_group' setting cannot be set to 'role:everyone' group.")
+	owners := groupID(t, h, chat.GroupOwners)
+	requireError(t, update(creator, chat.UpdateUserGroupRequest{CanMentionGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &owners}}}),
+		chat.KindInvalid, chat.CodeBadRequest, "'can_mention_group' setting cannot be set to 'role:owners' group.")
+	// An anonymous group of just role:owners is role:owners.
+	requireError(t, update(creator, chat.UpdateUserGroupRequest{CanMentionGroup: &chat.GroupSettingUpdate{
+		New: &chat.GroupSettingValue{DirectMembers: []int64{}, DirectSubgroups: []int64{owners}}}}),
+		chat.KindInvalid, chat.CodeBadRequest, "'can_mention_group' setting cannot be set to 'role:owners' group.")
+	require.NoError(t, update(creator, chat.UpdateUserGroupRequest{CanMentionGroup: &chat.GroupSettingUpdate{
+		New: &chat.GroupSettingValue{DirectMembers: []int64{creator.ID}, DirectSubgroups: []int64{owners}}}}), "owners and more is another group")
 	requireError(t, update(creator, chat.UpdateUserGroupRequest{CanManageGroup: &chat.GroupSettingUpdate{
 		New: &chat.GroupSettingValue{DirectMembers: []int64{other.ID}, DirectSubgroups: []int64{}},
 		Old: &chat.GroupSettingValue{DirectMembers: []int64{other.ID}, DirectSubgroups: []int64{}}}}),

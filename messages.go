@@ -500,7 +500,7 @@ func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
 		if err != nil {
 			return s.internal(ctx, "send message", err)
 		}
-		if missing := firstMissing(ids, found, func(u storage.User) int64 { return u.ID }); missing != 0 {
+		if missing, ok := firstMissing(ids, found, func(u storage.User) int64 { return u.ID }); ok {
 			return BadRequest("Invalid user ID %d", missing)
 		}
 		for i := range found {

@@ -137,7 +137,7 @@ func (s *Service) UpdateStatus(ctx context.Context, c Caller, req UpdateStatusRe
 			code = *req.EmojiCode
 		}
 		if req.ReactionType != nil {
-			typ = *req.ReactionType
+			typ = requestedType(*req.ReactionType)
 		}
 		if err := s.checkEmoji(ctx, s.store, realm.ID, name, code, typ); err != nil {
 			return nil, s.internal(ctx, "update status", err)

@@ -23,6 +23,16 @@ const (
 // extraEmoji is the one extra emoji, the product's logo.
 const extraEmoji = "zulip"
 
+// requestedType reads a request's reaction_type: the reference's name of
+// the extra emoji's type, zulip_extra_emoji, which its clients send, means
+// service_extra_emoji.
+func requestedType(t string) string {
+	if t == "zulip_extra_emoji" {
+		return ReactionExtra
+	}
+	return t
+}
+
 // AddReactionRequest is the input of AddReaction (POST
 // /messages/{message_id}/reactions).
 type AddReactionRequest struct {
@@ -45,12 +55,27 @@ type RemoveReactionRequest struct {
 
 // ReactionEvent tells who may see a message that a reaction came or went.
 type ReactionEvent struct {
-	Op           string `json:"op"`
-	UserID       int64  `json:"user_id"`
-	MessageID    int64  `json:"message_id"`
-	EmojiName    string `json:"emoji_name"`
-	EmojiCode    string `json:"emoji_code"`
-	ReactionType string `json:"reaction_type"`
+	Op     string `json:"op"`
+	UserID int64  `json:"user_id"`
+	// User is the reactor again, as the reference re-added it (feature
+	// level 339, deprecated) for clients that still read it.
+	User         ReactionUser `json:"user"`
+	MessageID    int64        `json:"message_id"`
+	EmojiName    string       `json:"emoji_name"`
+	EmojiCode    string       `json:"emoji_code"`
+	ReactionType string       `json:"reaction_type"`
+}
+
+// ReactionUser is the reaction event's user object: the reactor's ID, API
+// email and name.
+type ReactionUser struct {
+	UserID   int64  `json:"user_id"`
+	Email    string `json:"email"`
+	FullName string `json:"full_name"`
+}
+
+func reactionUser(realm *storage.Realm, u *storage.User) ReactionUser {
+	return ReactionUser{UserID: u.ID, Email: apiEmail(realm, u), FullName: u.FullName}
 }
 
 // EventType implements EventBody.
@@ -89,7 +114,7 @@ func (s *Service) AddReaction(ctx context.Context, c Caller, req AddReactionRequ
 			code = *req.EmojiCode
 		}
 		if req.ReactionType != nil {
-			typ = *req.ReactionType
+			typ = requestedType(*req.ReactionType)
 		}
 		existing, err := w.ListReactions(ctx, realm.ID, []int64{m.ID})
 		if err != nil {
@@ -127,7 +152,7 @@ func (s *Service) AddReaction(ctx context.Context, c Caller, req AddReactionRequ
 		if err != nil {
 			return err
 		}
-		w.emit(aud, ReactionEvent{Op: "add", UserID: me.ID, MessageID: m.ID, EmojiName: name, EmojiCode: code, ReactionType: typ})
+		w.emit(aud, ReactionEvent{Op: "add", UserID: me.ID, User: reactionUser(realm, me), MessageID: m.ID, EmojiName: name, EmojiCode: code, ReactionType: typ})
 		return nil
 	})
 	if err != nil {
@@ -152,7 +177,7 @@ func (s *Service) RemoveReaction(ctx context.Context, c Caller, req RemoveReacti
 		}
 		typ := ReactionUnicode
 		if req.ReactionType != nil {
-			typ = *req.ReactionType
+			typ = requestedType(*req.ReactionType)
 		}
 		var code string
 		switch {
@@ -185,7 +210,7 @@ func (s *Service) RemoveReaction(ctx context.Context, c Caller, req RemoveReacti
 		if err != nil {
 			return err
 		}
-		w.emit(aud, ReactionEvent{Op: "remove", UserID: me.ID, MessageID: m.ID, EmojiName: gone.EmojiName, EmojiCode: code, ReactionType: typ})
+		w.emit(aud, ReactionEvent{Op: "remove", UserID: me.ID, User: reactionUser(realm, me), MessageID: m.ID, EmojiName: gone.EmojiName, EmojiCode: code, ReactionType: typ})
 		return nil
 	})
 	if err != nil {

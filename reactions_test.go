@@ -54,7 +54,7 @@ func TestReactions(t *testing.T) {
 	require.NoError(t, add(bob, chat.AddReactionRequest{MessageID: msg, EmojiName: "thumbs_up"}))
 	evs := reactionEvents(h.Events.Take())
 	require.Len(t, evs, 1)
-	assert.Equal(t, chat.ReactionEvent{Op: "add", UserID: bob.ID, MessageID: msg, EmojiName: "thumbs_up", EmojiCode: "1f44d", ReactionType: "unicode_emoji"}, evs[0].Body)
+	assert.Equal(t, chat.ReactionEvent{Op: "add", UserID: bob.ID, User: chat.ReactionUser{UserID: bob.ID, Email: bob.Email, FullName: bob.FullName}, MessageID: msg, EmojiName: "thumbs_up", EmojiCode: "1f44d", ReactionType: "unicode_emoji"}, evs[0].Body)
 	assert.Equal(t, []int64{general}, evs[0].Audience.Subscribers, "the channel's subscribers, resolved on delivery")
 	// A vote: the same code under another name keeps the first name.
 	require.NoError(t, add(alice, chat.AddReactionRequest{MessageID: msg, EmojiName: "+1", EmojiCode: ptr("1f44d"), ReactionType: ptr("unicode_emoji")}))
@@ -120,7 +120,7 @@ func TestReactions(t *testing.T) {
 	require.NoError(t, remove(alice, chat.RemoveReactionRequest{MessageID: msg, EmojiCode: ptr("zulip"), ReactionType: ptr("service_extra_emoji")}))
 	evs = reactionEvents(h.Events.Take())
 	require.Len(t, evs, 2)
-	assert.Equal(t, chat.ReactionEvent{Op: "remove", UserID: bob.ID, MessageID: msg, EmojiName: "thumbs_up", EmojiCode: "1f44d", ReactionType: "unicode_emoji"}, evs[0].Body)
+	assert.Equal(t, chat.ReactionEvent{Op: "remove", UserID: bob.ID, User: chat.ReactionUser{UserID: bob.ID, Email: bob.Email, FullName: bob.FullName}, MessageID: msg, EmojiName: "thumbs_up", EmojiCode: "1f44d", ReactionType: "unicode_emoji"}, evs[0].Body)
 	err = remove(bob, chat.RemoveReactionRequest{MessageID: msg, EmojiName: ptr("+1")})
 	requireError(t, err, chat.KindInvalid, chat.CodeReactionDoesNotExist, "Reaction doesn't exist.")
 	err = remove(bob, chat.RemoveReactionRequest{MessageID: msg})

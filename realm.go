@@ -248,19 +248,17 @@ type ExternalAuthenticationMethod struct {
 type ServerSettingsResponse struct {
 	AuthenticationMethods         AuthenticationMethods          `json:"authentication_methods"`
 	ExternalAuthenticationMethods []ExternalAuthenticationMethod `json:"external_authentication_methods"`
-	FeatureLevel                  int                            `json:"service_feature_level"`
-	Version                       string                         `json:"service_version"`
-	MergeBase                     string                         `json:"service_merge_base"`
-	PushNotificationsEnabled      bool                           `json:"push_notifications_enabled"`
-	IsIncompatible                bool                           `json:"is_incompatible"`
-	EmailAuthEnabled              bool                           `json:"email_auth_enabled"`
-	RequireEmailFormatUsernames   bool                           `json:"require_email_format_usernames"`
-	RealmURI                      string                         `json:"realm_uri,omitempty"`
-	RealmURL                      string                         `json:"realm_url,omitempty"`
-	RealmName                     string                         `json:"realm_name,omitempty"`
-	RealmIcon                     string                         `json:"realm_icon,omitempty"`
-	RealmDescription              *string                        `json:"realm_description,omitempty"`
-	RealmWebPublicAccessEnabled   *bool                          `json:"realm_web_public_access_enabled,omitempty"`
+	Versions
+	PushNotificationsEnabled    bool    `json:"push_notifications_enabled"`
+	IsIncompatible              bool    `json:"is_incompatible"`
+	EmailAuthEnabled            bool    `json:"email_auth_enabled"`
+	RequireEmailFormatUsernames bool    `json:"require_email_format_usernames"`
+	RealmURI                    string  `json:"realm_uri,omitempty"`
+	RealmURL                    string  `json:"realm_url,omitempty"`
+	RealmName                   string  `json:"realm_name,omitempty"`
+	RealmIcon                   string  `json:"realm_icon,omitempty"`
+	RealmDescription            *string `json:"realm_description,omitempty"`
+	RealmWebPublicAccessEnabled *bool   `json:"realm_web_public_access_enabled,omitempty"`
 }
 
 // GetServerSettings answers the unauthenticated server probe. realmID is the
@@ -270,9 +268,7 @@ func (s *Service) GetServerSettings(ctx context.Context, realmID int64) (*Server
 	resp := &ServerSettingsResponse{
 		AuthenticationMethods:         AuthenticationMethods{Password: true, Email: true},
 		ExternalAuthenticationMethods: []ExternalAuthenticationMethod{},
-		FeatureLevel:                  FeatureLevel,
-		Version:                       Version,
-		MergeBase:                     Version,
+		Versions:                      serverVersions,
 		EmailAuthEnabled:              true,
 		RequireEmailFormatUsernames:   true,
 	}

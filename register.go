@@ -75,18 +75,17 @@ type RegisterResponse struct {
 	State       map[string]any
 }
 
-// MarshalJSON writes the queue, the version keys and the state as one
-// object.
+// MarshalJSON writes the queue, the version keys (both names, whatever
+// fetch_event_types asked for, as the reference always sends them) and
+// the state as one object.
 func (r RegisterResponse) MarshalJSON() ([]byte, error) {
-	m := make(map[string]any, len(r.State)+5)
+	m := make(map[string]any, len(r.State)+8)
 	for k, v := range r.State {
 		m[k] = v
 	}
 	m["queue_id"] = r.QueueID
 	m["last_event_id"] = r.LastEventID
-	m["service_feature_level"] = FeatureLevel
-	m["service_version"] = Version
-	m["service_merge_base"] = Version
+	serverVersions.put(m)
 	return json.Marshal(m)
 }
 

@@ -117,12 +117,12 @@ func (s *Service) GetOwnUser(ctx context.Context, c Caller) (*OwnUser, error) {
 		IsActive:      me.IsActive,
 		Timezone:      me.Timezone,
 		DateJoined:    isoTime(me.DateJoined),
-		// No operation delivers messages yet, so no user has received one;
-		// -1 is the reference's value for that case.
-		MaxMessageID:  -1,
 		UserID:        me.ID,
 		DeliveryEmail: me.Email,
 		Settings:      settingsOf(me),
+	}
+	if resp.MaxMessageID, err = s.maxMessageID(ctx, realm.ID, me.ID); err != nil {
+		return nil, s.internal(ctx, "get own user", err)
 	}
 	if !me.IsBot {
 		values, err := s.store.ListProfileFieldValues(ctx, realm.ID, []int64{me.ID})
@@ -135,6 +135,23 @@ func (s *Service) GetOwnUser(ctx context.Context, c Caller) (*OwnUser, error) {
 		}
 	}
 	return resp, nil
+}
+
+// maxMessageID is the ID of the newest message the user received (a
+// direct message, one of their channels' messages while they were
+// subscribed, one they sent or have a row for), or -1 when there is none,
+// as the reference says: one statement of index seeks over the user's
+// subscription periods.
+func (s *Service) maxMessageID(ctx context.Context, realmID, userID int64) (int64, error) {
+	periods, err := s.userPeriods(ctx, realmID, userID)
+	if err != nil {
+		return 0, err
+	}
+	id, err := s.store.NewestReceivedMessage(ctx, realmID, userID, spansOf(periods))
+	if err != nil || id == 0 {
+		return -1, err
+	}
+	return id, nil
 }
 
 // GetUsersRequest is the input of GetUsers.

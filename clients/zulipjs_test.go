@@ -16,18 +16,24 @@ import (
 	"github.com/teamchat/chat/transport/rest"
 )
 
+// unavailable skips a client suite that misses what it needs, or fails it
+// when TEAMCHAT_REQUIRE_CLIENTS=1 (CI).
+func unavailable(t *testing.T, msg string) {
+	t.Helper()
+	if os.Getenv("TEAMCHAT_REQUIRE_CLIENTS") == "1" {
+		t.Fatal(msg + " [TEAMCHAT_REQUIRE_CLIENTS=1]")
+	}
+	t.Skip(msg)
+}
+
 // requireNode returns the path of node and checks that dir has its
-// node_modules, skipping the test when either is missing (failing instead
-// when TEAMCHAT_REQUIRE_CLIENTS=1).
+// node_modules, skipping the test when either is missing (see
+// unavailable).
 func requireNode(t *testing.T, dir string) string {
 	t.Helper()
 	missing := func(why string) {
 		t.Helper()
-		msg := why + "; run `npm ci` in clients/" + filepath.Base(dir) + " (needs Node.js and npm)"
-		if os.Getenv("TEAMCHAT_REQUIRE_CLIENTS") == "1" {
-			t.Fatal(msg + " [TEAMCHAT_REQUIRE_CLIENTS=1]")
-		}
-		t.Skip(msg)
+		unavailable(t, why+"; run `npm ci` in clients/"+filepath.Base(dir)+" (needs Node.js and npm)")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {

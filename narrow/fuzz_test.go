@@ -1,7 +1,9 @@
 package narrow
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -17,6 +19,12 @@ func FuzzParse(f *testing.F) {
 		`[{"operator":"channels","operand":"web-public"},["in","home"],["is","resolved"]]`,
 		`[{"operator":"is","operand":"dm","negated":true},{"operator":"dm-including","operand":3}]`,
 		`[{"operand":null}]`, `[{"operator":"x","operand":{}}]`, `[["is","followed"]]`,
+		// Integer operands and their numeric strings (issue 22).
+		`[{"operator":"id","operand":42}]`, `[{"operator":"id","operand":"42"}]`, `[{"operator":"near","operand":42}]`,
+		`[{"operator":"near","operand":"42"}]`, `[{"operator":"with","operand":42}]`, `[{"operator":"with","operand":"+4_2"}]`,
+		`[{"operator":"channel","operand":7},{"operator":"sender","operand":3}]`, `[{"operator":"dm-including","operand":-1}]`,
+		`[{"operator":"group-pm-with","operand":"3"}]`, `[{"operator":"id","operand":-0}]`, `[{"operator":"id","operand":4.0}]`,
+		`[{"operator":"stream","operand":"12"},{"operator":"id","operand":"0042"}]`,
 	} {
 		f.Add(seed)
 	}
@@ -45,6 +53,23 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		terms, err := Parse(raw)
 		check(t, err)
+		for _, term := range terms {
+			// Integers only where the reference takes them; a parsed narrow
+			// reads back the same from its JSON.
+			if term.Operand.Kind == KindInt && !idOperators[term.Operator] || term.Operand.Kind == KindIntList && !idsOperators[term.Operator] {
+				t.Fatalf("%s took operand %v", term.Operator, term.Operand)
+			}
+		}
+		if err == nil && terms != nil {
+			again, err := json.Marshal(terms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := Parse(string(again))
+			if err != nil || !reflect.DeepEqual(back, terms) {
+				t.Fatalf("%s read back as %v (%v), not %v", again, back, err, terms)
+			}
+		}
 		if _, err := ParseEventsNarrowJSON(raw); err == nil {
 			ev, _ := ParseEventsNarrowJSON(raw)
 			MatchEvent(ev, EventMessage{ChannelName: "x", Topic: "y"})

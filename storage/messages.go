@@ -135,6 +135,20 @@ type MessageStore interface {
 	// MaxMessageID is the greatest message ID in the Store (0 when there
 	// are none): every message sent later has a greater one.
 	MaxMessageID(ctx context.Context) (int64, error)
+	// NewestReceivedMessage returns the ID of the newest message the user
+	// received (0 when none): the greatest among the messages they have a
+	// row for, those they sent, and the channels' messages within spans
+	// (their subscription periods). One statement of index seeks, one per
+	// span and two more: its cost follows the user's periods, not the
+	// messages.
+	NewestReceivedMessage(ctx context.Context, realmID, userID int64, spans []ChannelSpan) (int64, error)
+	// ListChannelTopics returns the channel's topics, newest first: each
+	// topic (compared case-insensitively) that has a message within one of
+	// the spans of this channel (any message when spans is nil; none when
+	// it is empty), with the newest such message's ID and the topic's name
+	// as that message spells it. Its cost follows the channel's topics
+	// (index seeks per topic and span), not its messages.
+	ListChannelTopics(ctx context.Context, realmID, streamID int64, spans []ChannelSpan) ([]ChannelTopic, error)
 	// AddReadRange marks the channel's messages with IDs in [first, last]
 	// read for the user: the range is merged with the user's ranges of
 	// the channel that overlap it or that no message of the channel
@@ -230,6 +244,12 @@ type MessageStore interface {
 	// ascending.
 	MessageRowUsers(ctx context.Context, realmID, messageID int64) ([]int64, error)
 	ReactionStore
+}
+
+// ChannelTopic is a topic of a channel with its newest message.
+type ChannelTopic struct {
+	Name  string
+	MaxID int64
 }
 
 // IDSpan is a channel's messages with First <= ID <= Last.

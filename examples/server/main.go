@@ -43,7 +43,11 @@ import (
 
 type config struct {
 	addr, db, url, realmName, ownerEmail, ownerPassword, logLevel string
-	rateLimit                                                     int
+	// rateLimit is per user a minute; addressRateLimit per client address
+	// a minute for unauthenticated requests; trustedProxies may name the
+	// client (X-Forwarded-For).
+	rateLimit, addressRateLimit int
+	trustedProxies              string
 	// uploads is the directory of uploaded files; s3 (an endpoint) keeps
 	// them in an S3-compatible bucket instead.
 	uploads, s3, s3Bucket, s3Region, s3Prefix string
@@ -68,6 +72,8 @@ func main() {
 	flag.StringVar(&cfg.ownerPassword, "owner-password", "", "owner's password; generated when empty; used when creating the organization")
 	flag.StringVar(&cfg.logLevel, "log-level", "info", "debug (logs every request), info, warn or error")
 	flag.IntVar(&cfg.rateLimit, "rate-limit", 200, "requests per minute per user; 0 turns the limit off")
+	flag.IntVar(&cfg.addressRateLimit, "address-rate-limit", 100, "unauthenticated requests per minute per client address; 0 turns the limit off")
+	flag.StringVar(&cfg.trustedProxies, "trusted-proxies", "", "comma-separated addresses or prefixes of reverse proxies whose X-Forwarded-For names the client")
 	flag.StringVar(&cfg.uploads, "uploads", "", "directory of uploaded files (default: next to the SQLite file, <db>.uploads)")
 	flag.StringVar(&cfg.s3, "s3", "", "S3-compatible endpoint (host:port) for uploaded files instead of a directory; credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 	flag.StringVar(&cfg.s3Bucket, "s3-bucket", "teamchat-uploads", "S3 bucket of uploaded files")
@@ -101,6 +107,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 		return fmt.Errorf("-log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	proxies, err := rest.ParseTrustedProxies(cfg.trustedProxies)
+	if err != nil {
+		return fmt.Errorf("-trusted-proxies: %w", err)
+	}
 
 	store, err := bunstore.Open(ctx, cfg.db)
 	if err != nil {
@@ -137,7 +148,8 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 		// 30 s): a client that stalls mid-body loses its connection.
 		// The web client at "/", the REST API at /api/v1 (and the files
 		// it serves): one handler hands the other what is not its own.
-		Handler:           web.NewHandler(web.WithNext(rest.NewHandler(svc, rest.WithRateLimit(cfg.rateLimit, time.Minute)))),
+		Handler: web.NewHandler(web.WithNext(rest.NewHandler(svc, rest.WithRateLimit(cfg.rateLimit, time.Minute),
+			rest.WithAddressRateLimit(cfg.addressRateLimit, time.Minute), rest.WithTrustedProxies(proxies...)))),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Long enough for the event long-poll (90 s client timeout).
 		WriteTimeout: 120 * time.Second,

@@ -58,7 +58,7 @@ func start(t testing.TB, cfg config) (addr string, out *syncBuffer, stop func())
 }
 
 func defaultConfig(db string) config {
-	return config{addr: "127.0.0.1:0", db: db, realmName: "Teamchat", ownerEmail: "owner@teamchat.localhost", logLevel: "info", rateLimit: 200}
+	return config{addr: "127.0.0.1:0", db: db, realmName: "Teamchat", ownerEmail: "owner@teamchat.localhost", logLevel: "info", rateLimit: 200, addressRateLimit: 100}
 }
 
 func TestServerFirstAndLaterStarts(t *testing.T) {
@@ -131,6 +131,27 @@ func TestServerFlags(t *testing.T) {
 	require.ErrorContains(t, err, "The password is too weak.")
 	bad.logLevel = "loud"
 	require.ErrorContains(t, run(context.Background(), bad, io.Discard, io.Discard, nil), "-log-level")
+	bad = defaultConfig(filepath.Join(t.TempDir(), "z.db"))
+	bad.trustedProxies = "10.0.0.0/8, proxy.example.com"
+	require.ErrorContains(t, run(context.Background(), bad, io.Discard, io.Discard, nil), `-trusted-proxies: trusted proxy "proxy.example.com"`)
+}
+
+// -address-rate-limit and -trusted-proxies: unauthenticated requests are
+// counted per client, named by X-Forwarded-For from a trusted proxy.
+func TestServerAddressRateLimitFlags(t *testing.T) {
+	cfg := defaultConfig(filepath.Join(t.TempDir(), "x.db"))
+	cfg.addressRateLimit, cfg.trustedProxies = 2, "127.0.0.1, ::1"
+	addr, _, stop := start(t, cfg)
+	defer stop()
+	status := func(client string) int {
+		req, _ := http.NewRequest("GET", "http://"+addr+"/api/v1/server_settings", nil)
+		req.Header.Set("X-Forwarded-For", client)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	assert.Equal(t, []int{200, 200, 429, 200}, []int{status("203.0.113.1"), status("203.0.113.1"), status("203.0.113.1"), status("203.0.113.2")})
 }
 
 // BenchmarkStartup measures a start on an existing database until the

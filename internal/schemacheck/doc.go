@@ -31,6 +31,10 @@
 // emptied (prose with no effect on validation; this makes kin-openapi's
 // loading about 40% faster: examples, enums and defaults are left alone), and
 // the result is loaded with kin-openapi (github.com/getkin/kin-openapi/openapi3).
+// Where a renamed identifier is a property (service_version and the other
+// version fields), the property is then declared under its old name as well,
+// with the same schema: the server sends both names, as the reference's
+// clients read the zulip_* ones.
 //
 // # Semantics
 //

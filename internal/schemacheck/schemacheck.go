@@ -188,6 +188,17 @@ func preprocess(doc *openapi3.T) {
 		}
 		s := ref.Value
 		seen[s] = true
+		// The server sends a renamed property under both names (the
+		// reference's clients read the zulip_* one), so each renamed
+		// property is declared under its old name too, with the same
+		// schema; additionalProperties: false then admits both.
+		for _, r := range renames {
+			if p := s.Properties[r.new]; p != nil && !r.path {
+				if _, ok := s.Properties[r.old]; !ok {
+					s.Properties[r.old] = p
+				}
+			}
+		}
 		// openapi-core rejects null only through the "type" keyword of a
 		// schema object that is not itself nullable. kin-openapi rejects
 		// null for every schema without nullable: true (even {}), except that

@@ -519,10 +519,22 @@ func TestServerSettingsRenaming(t *testing.T) {
 		})
 	}
 	require.NoError(t, Validate("GET", "/server_settings", 200, settings("service_feature_level")))
-
-	err := Validate("GET", "/server_settings", 200, settings("zulip_feature_level"))
+	// The old name is declared beside the new one, with the same schema:
+	// the server sends both.
+	require.NoError(t, Validate("GET", "/server_settings", 200, settings("zulip_feature_level")))
+	both := settings("service_feature_level")
+	var withBoth map[string]any
+	require.NoError(t, json.Unmarshal(both, &withBoth))
+	withBoth["zulip_feature_level"], withBoth["zulip_version"], withBoth["zulip_merge_base"] = 340, "1.0.0", "1.0.0"
+	require.NoError(t, Validate("GET", "/server_settings", 200, mustJSON(t, withBoth)))
+	withBoth["zulip_version"] = 3
+	err := Validate("GET", "/server_settings", 200, mustJSON(t, withBoth))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `property "zulip_feature_level" is unsupported`)
+	assert.Contains(t, err.Error(), "/zulip_version")
+
+	err = Validate("GET", "/server_settings", 200, settings("other_feature_level"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `property "other_feature_level" is unsupported`)
 
 	// The renamed path is known under its new name only.
 	require.NoError(t, Validate("POST", "/chat-outgoing-webhook", 200, outgoingWebhookExample(t)))

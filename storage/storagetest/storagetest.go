@@ -115,6 +115,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, userMuteTests...)
 	all = append(all, webhookTests...)
 	all = append(all, alertWordTests...)
+	all = append(all, topicTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -181,17 +181,7 @@ func decode(values url.Values, path map[string]string, dst any) ([]string, error
 		if f.nullable && strings.TrimSpace(raw) == "null" {
 			continue
 		}
-		target := v.FieldByIndex(f.index)
-		if target.Kind() == reflect.Pointer {
-			target.Set(reflect.New(f.typ.Elem()))
-			target = target.Elem()
-		}
-		if f.union == "list[str]|list[int]" {
-			if err := checkStrOrIntList(f.name, raw); err != nil {
-				return nil, err
-			}
-		}
-		if err := setValue(target, f.name, raw); err != nil {
+		if err := f.set(v.FieldByIndex(f.index), raw); err != nil {
 			return nil, err
 		}
 	}
@@ -203,6 +193,21 @@ func decode(values url.Values, path map[string]string, dst any) ([]string, error
 	}
 	sort.Strings(ignored)
 	return ignored, nil
+}
+
+// set parses raw into the field's value target (allocating an optional
+// field's value).
+func (f field) set(target reflect.Value, raw string) error {
+	if target.Kind() == reflect.Pointer {
+		target.Set(reflect.New(f.typ.Elem()))
+		target = target.Elem()
+	}
+	if f.union == "list[str]|list[int]" {
+		if err := checkStrOrIntList(f.name, raw); err != nil {
+			return err
+		}
+	}
+	return setValue(target, f.name, raw)
 }
 
 // setValue parses raw into target: strings as they are, numbers and
@@ -306,32 +311,48 @@ func decodeJSON(target reflect.Value, name, raw string) error {
 	return nil
 }
 
+// decodeList is the one rule for list parameters. A JSON list's items are
+// decoded strictly: a null item, or an item of another type (a nested
+// list, a float or a string where integers are expected), is
+// "{name}[i] is not an integer" (a string, a dict, ...), as the reference
+// words it. Other JSON (null, a string, an object, a boolean, a float) is
+// "{name} is not a list". zulip-js sends lists in PATCH/DELETE query
+// strings comma-joined: a value that is not JSON (or one integer) is read
+// that way, as long as each part is what the list holds (an integer for
+// integer lists, anything for string lists, either for items with their
+// own decoding, such as an ID or an email); otherwise it is
+// "{name} is not valid JSON".
 func decodeList(target reflect.Value, name, raw string) error {
 	trimmed := strings.TrimSpace(raw)
 	elem := target.Type().Elem()
+	custom := reflect.PointerTo(elem).Implements(jsonUnmarshaler)
 	var items []json.RawMessage
+	_, notInt := strconv.ParseInt(trimmed, 10, 64)
 	switch {
 	case strings.HasPrefix(trimmed, "["):
 		if err := json.Unmarshal([]byte(trimmed), &items); err != nil {
 			return chat.InvalidArgument("%s is not valid JSON", name)
 		}
-	case (strings.HasPrefix(trimmed, `"`) || strings.HasPrefix(trimmed, "{")) && json.Valid([]byte(trimmed)):
-		// A JSON string or object: not the comma-joined form either.
-		return chat.InvalidArgument("%s is not a list", name)
-	case elem.Kind() == reflect.String || isInt(elem.Kind()) || reflect.PointerTo(elem).Implements(jsonUnmarshaler):
-		// zulip-js sends lists in PATCH/DELETE query strings comma-joined.
-		// Parts are strings for string lists, numbers for integer lists,
-		// and, for elements with their own decoding (an ID or an email),
-		// numbers where they are integers and strings otherwise.
+	case json.Valid([]byte(trimmed)) && trimmed != "" && (notInt != nil || !isInt(elem.Kind()) && !custom):
+		// JSON that is not a list. A string list still reads other
+		// scalars as one comma-joined item (zulip-js), but never null.
+		if elem.Kind() != reflect.String || trimmed == "null" || strings.HasPrefix(trimmed, `"`) || strings.HasPrefix(trimmed, "{") {
+			return chat.InvalidArgument("%s is not a list", name)
+		}
+		fallthrough
+	case elem.Kind() == reflect.String || isInt(elem.Kind()) || custom:
 		for _, part := range strings.Split(trimmed, ",") {
 			if part = strings.TrimSpace(part); part == "" {
 				continue
 			}
 			_, notInt := strconv.ParseInt(part, 10, 64)
-			if elem.Kind() == reflect.String || !isInt(elem.Kind()) && notInt != nil {
+			switch {
+			case isInt(elem.Kind()) && notInt != nil:
+				return chat.InvalidArgument("%s is not valid JSON", name)
+			case elem.Kind() == reflect.String || notInt != nil:
 				q, _ := json.Marshal(part)
 				items = append(items, q)
-			} else {
+			default:
 				items = append(items, json.RawMessage(part))
 			}
 		}
@@ -340,14 +361,22 @@ func decodeList(target reflect.Value, name, raw string) error {
 	default:
 		return chat.InvalidArgument("%s is not valid JSON", name)
 	}
+	want := kindName(elem.Kind())
+	if custom {
+		want = "valid" // an ID or an email, ...: its own decoding words its errors
+	}
 	out := reflect.MakeSlice(target.Type(), len(items), len(items))
 	for i, item := range items {
+		if string(item) == "null" {
+			// encoding/json would leave a zero value (ID 0) in its place.
+			return chat.InvalidArgument("%s[%d] is not %s", name, i, want)
+		}
 		if err := json.Unmarshal(item, out.Index(i).Addr().Interface()); err != nil {
 			var ce *chat.Error
 			if errors.As(err, &ce) {
 				return ce
 			}
-			return chat.InvalidArgument("%s[%d] is not %s", name, i, kindName(elem.Kind()))
+			return chat.InvalidArgument("%s[%d] is not %s", name, i, want)
 		}
 	}
 	target.Set(out)

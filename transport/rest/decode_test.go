@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -233,7 +234,26 @@ func TestDecode(t *testing.T) {
 		{"not a float", with("ratio", "x"), chat.CodeBadRequest, "ratio is not a float"},
 		{"list not JSON", with("ids", "[1,"), chat.CodeBadRequest, "ids is not valid JSON"},
 		{"list element", with("ids", `[1,"a"]`), chat.CodeBadRequest, "ids[1] is not an integer"},
-		{"comma element", with("ids", "1,a"), chat.CodeBadRequest, "ids[1] is not an integer"},
+		{"comma element", with("ids", "1,a"), chat.CodeBadRequest, "ids is not valid JSON"},
+		{"one word", with("ids", "abc"), chat.CodeBadRequest, "ids is not valid JSON"},
+		// The reference's wording for what is not a list of IDs (issue 22):
+		// encoding/json would read null as ID 0.
+		{"null", with("ids", "null"), chat.CodeBadRequest, "ids is not a list"},
+		{"null item", with("ids", "[null]"), chat.CodeBadRequest, "ids[0] is not an integer"},
+		{"null later", with("ids", "[1, null]"), chat.CodeBadRequest, "ids[1] is not an integer"},
+		{"nested list", with("ids", "[[1]]"), chat.CodeBadRequest, "ids[0] is not an integer"},
+		{"float item", with("ids", "[1.5]"), chat.CodeBadRequest, "ids[0] is not an integer"},
+		{"integral float item", with("ids", "[2.0]"), chat.CodeBadRequest, "ids[0] is not an integer"},
+		{"string item", with("ids", `["1"]`), chat.CodeBadRequest, "ids[0] is not an integer"},
+		{"bare float", with("ids", "1.5"), chat.CodeBadRequest, "ids is not a list"},
+		{"bare boolean", with("ids", "true"), chat.CodeBadRequest, "ids is not a list"},
+		{"bare string", with("ids", `"1"`), chat.CodeBadRequest, "ids is not a list"},
+		{"object", with("ids", `{"a": 1}`), chat.CodeBadRequest, "ids is not a list"},
+		{"string list null", with("names", "null"), chat.CodeBadRequest, "names is not a list"},
+		{"string list null item", with("names", `["a", null]`), chat.CodeBadRequest, "names[1] is not a string"},
+		{"dict list null item", with("items", `[null]`), chat.CodeBadRequest, "items[0] is not a dict"},
+		{"refs null", with("refs", "null"), chat.CodeBadRequest, "refs is not a list"},
+		{"refs null item", with("refs", "[null]"), chat.CodeBadRequest, "refs[0] is not valid"},
 		{"string list element", with("names", `["a",2]`), chat.CodeBadRequest, "names[1] is not a string"},
 		{"object list not a list", with("items", `{"a":1}`), chat.CodeBadRequest, "items is not a list"},
 		{"object list garbage", with("items", `{a`), chat.CodeBadRequest, "items is not valid JSON"},
@@ -261,7 +281,8 @@ func TestDecode(t *testing.T) {
 // FuzzDecode feeds arbitrary values to every field kind: decoding must never
 // panic, and any failure must be an Invalid *chat.Error.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{"1", "[1,2]", `{"a":1}`, "true", "", "1,2", `["a"]`, `{"direct_members":[1]}`, "\x00", "[[[", "-0", "1e400"} {
+	for _, s := range []string{"1", "[1,2]", `{"a":1}`, "true", "", "1,2", `["a"]`, `{"direct_members":[1]}`, "\x00", "[[[", "-0", "1e400",
+		"null", "[null]", "[[1]]", "[1.5]", "1.5", `["1"]`, "abc", `{"direct_members":[null],"direct_subgroups":[]}`} {
 		f.Add("ids", s)
 		f.Add("setting", s)
 	}
@@ -335,4 +356,63 @@ func TestCollapseSlashes(t *testing.T) {
 	} {
 		assert.Equal(t, want, collapseSlashes(in), in)
 	}
+}
+
+// Every list parameter of every route follows the one rule (issue 22):
+// null, a null item, a nested list, a float or a string where the list
+// holds other things are refused with the reference's wording, never read
+// as a zero value.
+func TestEveryListParameterRefusesNullAndWrongItems(t *testing.T) {
+	checked := 0
+	for _, ep := range routes() {
+		if ep.req == nil {
+			continue
+		}
+		for _, f := range planFor(ep.req) {
+			typ := f.typ
+			if typ.Kind() == reflect.Pointer {
+				typ = typ.Elem()
+			}
+			if typ.Kind() != reflect.Slice {
+				continue
+			}
+			checked++
+			prefix := f.name
+			if f.union != "" {
+				prefix += `["list[str]"]`
+			}
+			bad := map[string]string{
+				"[null]":     prefix + "[0] is not ",
+				"[1, null]":  prefix + "[0] is not ", // [1] for integer lists, below
+				"[[1]]":      prefix + "[0] is not ",
+				"[1.5]":      prefix + "[0] is not ",
+				`{"a": [1]}`: prefix + " is not a list",
+				`"[1]"`:      prefix + " is not a list",
+			}
+			if !f.nullable {
+				bad["null"] = prefix + " is not a list"
+			}
+			elem := typ.Elem()
+			if (elem.Kind() == reflect.String || elem.Kind() == reflect.Struct || elem.Kind() == reflect.Map) && f.union == "" {
+				bad["[1]"] = prefix + "[0] is not "
+			} else if f.union == "" {
+				bad["[{}]"] = prefix + "[0] is not "
+			}
+			if isInt(elem.Kind()) {
+				bad["[1, null]"] = prefix + "[1] is not an integer"
+				bad[`["1"]`] = prefix + "[0] is not an integer"
+				bad["[true]"] = prefix + "[0] is not an integer"
+				bad["1.5"] = prefix + " is not a list"
+			}
+			for raw, want := range bad {
+				target := reflect.New(f.typ).Elem()
+				err := f.set(target, raw)
+				require.Error(t, err, "%s %s %s=%s", ep.method, ep.pattern, f.name, raw)
+				e := chat.AsError(err)
+				assert.Equal(t, chat.CodeBadRequest, e.Code, "%s %s %s=%s", ep.method, ep.pattern, f.name, raw)
+				assert.True(t, strings.HasPrefix(e.Msg, want), "%s %s %s=%s: %q does not start with %q", ep.method, ep.pattern, f.name, raw, e.Msg, want)
+			}
+		}
+	}
+	assert.Greater(t, checked, 25, "list parameters found among the routes")
 }

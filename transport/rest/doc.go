@@ -3,13 +3,18 @@
 //
 // It holds no business rules. It picks the organization (by Host, or fixed
 // with WithRealm), authenticates the caller (HTTP Basic with email and API
-// key, or the host application's own Authenticator), applies a per-user
-// rate limit, decodes parameters and encodes answers:
+// key, or the host application's own Authenticator), applies the rate
+// limits (per user, and per client address for requests that are not
+// authenticated; the address is read from X-Forwarded-For only when the
+// peer is a proxy named by WithTrustedProxies), decodes parameters and
+// encodes answers:
 //
 //   - parameters are merged from the query string and the body for every
 //     method (urlencoded or multipart/form-data, DELETE bodies included);
-//     list and object parameters are JSON-encoded strings; request structs
-//     are read by their json tags, pointer fields being optional;
+//     list and object parameters are JSON-encoded strings (one rule for
+//     every list: null, a null item or an item of another type is refused
+//     in the reference's words, never read as a zero value); request
+//     structs are read by their json tags, pointer fields being optional;
 //   - a missing parameter answers REQUEST_VARIABLE_MISSING with var_name, a
 //     malformed one BAD_REQUEST naming it, and unknown parameters are listed
 //     in ignored_parameters_unsupported;

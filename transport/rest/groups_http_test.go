@@ -80,3 +80,71 @@ func TestUserGroupsHTTP(t *testing.T) {
 	assert.Equal(t, map[string]any{"result": "error", "code": "CANNOT_DEACTIVATE_GROUP_IN_USE", "msg": "Cannot deactivate user group in use.",
 		"objections": []any{map[string]any{"type": "realm", "settings": []any{"can_create_bots_group"}}}}, r.body)
 }
+
+// The spec: can_mention_group is never role:internet or role:owners, on
+// create and on update.
+func TestCanMentionGroupNotOwnersHTTP(t *testing.T) {
+	e := newEnv(t)
+	alice := e.NewUser(t, chat.RoleMember)
+	owners := groupIDByName(t, e, chat.GroupOwners)
+	want := "'can_mention_group' setting cannot be set to 'role:owners' group."
+	for _, v := range []string{fmt.Sprint(owners), fmt.Sprintf(`{"direct_members": [], "direct_subgroups": [%d]}`, owners)} {
+		e.do(t, request{method: "POST", path: "/api/v1/user_groups/create", user: &alice, params: url.Values{
+			"name": {"x"}, "description": {""}, "members": {"[]"}, "can_mention_group": {v}}}).fails(t, 400, chat.CodeBadRequest, want)
+	}
+	r := e.do(t, request{method: "POST", path: "/api/v1/user_groups/create", user: &alice, params: url.Values{
+		"name": {"x"}, "description": {""}, "members": {"[]"}, "can_mention_group": {fmt.Sprint(groupIDByName(t, e, chat.GroupAdministrators))}}}).
+		ok(t, "POST", "/user_groups/create")
+	path := fmt.Sprintf("/api/v1/user_groups/%d", int64(r.body["group_id"].(float64)))
+	e.do(t, request{method: "PATCH", path: path, user: &alice, params: url.Values{"can_mention_group": {fmt.Sprintf(`{"new": %d}`, owners)}}}).
+		fails(t, 400, chat.CodeBadRequest, want)
+	e.do(t, request{method: "PATCH", path: path, user: &alice, params: url.Values{"can_mention_group": {fmt.Sprintf(`{"new": {"direct_members": [%d], "direct_subgroups": [%d]}}`, alice.ID, owners)}}}).
+		ok(t, "PATCH", "/user_groups/{user_group_id}")
+}
+
+// ID lists that are not lists of IDs (issue 22: these were answered with
+// a 500 from a foreign-key failure, the null read as user 0): 400 with
+// the reference's wording, and nothing written.
+func TestGroupIDListsHTTP(t *testing.T) {
+	e := newEnv(t)
+	alice, bob := e.NewUser(t, chat.RoleMember), e.NewUser(t, chat.RoleMember)
+	groups := func() int {
+		r := e.do(t, request{method: "GET", path: "/api/v1/user_groups", user: &alice}).ok(t, "GET", "/user_groups")
+		return len(r.body["user_groups"].([]any))
+	}
+	before := groups()
+	for raw, msg := range map[string]string{
+		"null":        "members is not a list",
+		"[null]":      "members[0] is not an integer",
+		"[[1]]":       "members[0] is not an integer",
+		"[1.0]":       "members[0] is not an integer",
+		`["1"]`:       "members[0] is not an integer",
+		`"1"`:         "members is not a list",
+		"[0]":         "Invalid user ID: 0",
+		"[-1]":        "Invalid user ID: -1",
+		"abc":         "members is not valid JSON",
+		"1.5":         "members is not a list",
+		"[1, null]":   "members[1] is not an integer",
+		`{"a": null}`: "members is not a list",
+	} {
+		e.do(t, request{method: "POST", path: "/api/v1/user_groups/create", user: &alice, params: url.Values{
+			"name": {"g"}, "description": {""}, "members": {raw}}}).fails(t, 400, chat.CodeBadRequest, msg)
+	}
+	for _, raw := range []string{`{"direct_members": [null], "direct_subgroups": []}`, `{"direct_members": [0], "direct_subgroups": []}`,
+		`{"direct_members": [], "direct_subgroups": [null]}`} {
+		e.do(t, request{method: "POST", path: "/api/v1/user_groups/create", user: &alice, params: url.Values{
+			"name": {"g"}, "description": {""}, "members": {"[]"}, "can_mention_group": {raw}}}).fails(t, 400, chat.CodeBadRequest, "")
+	}
+	assert.Equal(t, before, groups(), "no group was created")
+
+	r := e.do(t, request{method: "POST", path: "/api/v1/user_groups/create", user: &alice, params: url.Values{
+		"name": {"g"}, "description": {""}, "members": {fmt.Sprintf("[%d]", bob.ID)}}}).ok(t, "POST", "/user_groups/create")
+	path := fmt.Sprintf("/api/v1/user_groups/%d/members", int64(r.body["group_id"].(float64)))
+	for _, name := range []string{"add", "delete"} {
+		for raw, msg := range map[string]string{"null": name + " is not a list", "[null]": name + "[0] is not an integer", "[[2]]": name + "[0] is not an integer", "[0]": ""} {
+			e.do(t, request{method: "POST", path: path, user: &alice, params: url.Values{name: {raw}}}).fails(t, 400, chat.CodeBadRequest, msg)
+		}
+	}
+	r = e.do(t, request{method: "GET", path: path, user: &alice}).ok(t, "GET", "/user_groups/{user_group_id}/members")
+	assert.Equal(t, []any{float64(bob.ID)}, r.body["members"], "the members are as they were")
+}

@@ -3,11 +3,11 @@ package rest
 import (
 	"context"
 	"encoding/base64"
-	"math"
-
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
@@ -37,9 +37,34 @@ func WithRateLimit(n int, window time.Duration) Option {
 	return func(h *Handler) {
 		h.limiter = nil
 		if n > 0 {
-			h.limiter = newRateLimiter(n, window, time.Now)
+			h.limiter = newRateLimiter[chat.Caller](n, window, time.Now)
 		}
 	}
+}
+
+// WithAddressRateLimit sets the limit of requests that are not
+// authenticated (logging in, accepting an invitation, the server
+// settings, temporary file URLs and custom emoji images, and requests
+// whose credentials fail): n per window from each client address (default
+// 100 per minute, the reference's api_by_ip rule). An authenticated
+// request never counts against its address: each user keeps their own
+// budget (WithRateLimit). n <= 0 turns this limit off.
+func WithAddressRateLimit(n int, window time.Duration) Option {
+	return func(h *Handler) {
+		h.addrLimiter = nil
+		if n > 0 {
+			h.addrLimiter = newRateLimiter[netip.Prefix](n, window, time.Now)
+		}
+	}
+}
+
+// WithTrustedProxies names the reverse proxies in front of the handler
+// (see ParseTrustedProxies): for a request from one of them the client
+// address is read from X-Forwarded-For, which they append to; from any
+// other peer the header is ignored and the connection's address counts.
+// Without this option X-Forwarded-For is never read.
+func WithTrustedProxies(prefixes ...netip.Prefix) Option {
+	return func(h *Handler) { h.trustedProxies = append(h.trustedProxies, prefixes...) }
 }
 
 // WithMaxBodyBytes limits request bodies (default 25 MiB).
@@ -52,7 +77,7 @@ func WithMaxBodyBytes(n int64) Option { return func(h *Handler) { h.maxBody = n 
 // long-running answer (a long poll) is not cut by it.
 func WithBodyReadTimeout(d time.Duration) Option { return func(h *Handler) { h.bodyTimeout = d } }
 
-// WithClock sets the clock used by the rate limiter (tests move it).
+// WithClock sets the clock used by the rate limiters (tests move it).
 func WithClock(now func() time.Time) Option {
 	return func(h *Handler) { h.now = now }
 }
@@ -64,8 +89,12 @@ type Handler struct {
 	router  *router
 	realmID int64
 	auth    Authenticator
-	limiter *rateLimiter
-	maxBody int64
+	limiter *rateLimiter[chat.Caller]
+	// addrLimiter limits unauthenticated requests per client address;
+	// trustedProxies may say who the client is (X-Forwarded-For).
+	addrLimiter    *rateLimiter[netip.Prefix]
+	trustedProxies []netip.Prefix
+	maxBody        int64
 	// bodyTimeout bounds reading a request's body (see WithBodyReadTimeout).
 	bodyTimeout time.Duration
 	now         func() time.Time
@@ -82,12 +111,16 @@ func NewHandler(svc *chat.Service, opts ...Option) *Handler {
 		now:         time.Now,
 		log:         svc.Logger(),
 	}
-	h.limiter = newRateLimiter(200, time.Minute, time.Now)
+	h.limiter = newRateLimiter[chat.Caller](200, time.Minute, time.Now)
+	h.addrLimiter = newRateLimiter[netip.Prefix](100, time.Minute, time.Now)
 	for _, o := range opts {
 		o(h)
 	}
 	if h.limiter != nil {
 		h.limiter.now = h.now
+	}
+	if h.addrLimiter != nil {
+		h.addrLimiter.now = h.now
 	}
 	if h.auth == nil {
 		h.auth = h.basicAuth
@@ -164,6 +197,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		writeMethodNotAllowed(w, res.allowed)
 		return
 	}
+	if ep.auth != userRequired && h.limitedAddress(w, r) {
+		return
+	}
 	ctx := r.Context()
 	c := &call{h: h, r: r, path: params}
 	realmID, err := h.realm(ctx, r)
@@ -179,16 +215,15 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if ep.auth == userRequired {
 		c.caller, err = h.auth(r, c.realmID)
 		if err != nil {
-			writeError(w, h.log, r, err)
+			// A request whose credentials fail is not authenticated: it
+			// counts against its address (guessing keys costs budget).
+			if !h.limitedAddress(w, r) {
+				writeError(w, h.log, r, err)
+			}
 			return
 		}
-		if h.limiter != nil {
-			if !h.limiter.allow(w.Header(), c.caller) {
-				retry := h.limiter.retryAfter(c.caller)
-				w.Header().Set("Retry-After", retryHeader(retry))
-				writeError(w, h.log, r, chat.RateLimited("API usage exceeded rate limit", math.Ceil(retry.Seconds())))
-				return
-			}
+		if limited(h, h.limiter, c.caller, w, r) {
+			return
 		}
 	}
 	if values == nil {
@@ -282,13 +317,16 @@ type endpoint struct {
 	auth    authMode
 	// upload: the endpoint reads its multipart body itself (files).
 	upload bool
-	serve  func(ctx context.Context, c *call) (any, []string, error)
+	// req is the request struct the parameters are decoded into (nil for
+	// endpoints without parameters).
+	req   reflect.Type
+	serve func(ctx context.Context, c *call) (any, []string, error)
 }
 
 // authed adapts a Service method of the standard shape
 // (ctx, Caller, Request) -> (*Response, error).
 func authed[Req, Resp any](method, pattern string, fn func(*chat.Service, context.Context, chat.Caller, Req) (*Resp, error)) endpoint {
-	return endpoint{method: method, pattern: pattern, auth: userRequired,
+	return endpoint{method: method, pattern: pattern, auth: userRequired, req: reflect.TypeFor[Req](),
 		serve: func(ctx context.Context, c *call) (any, []string, error) {
 			var req Req
 			ignored, err := decode(c.values, c.path, &req)
@@ -316,7 +354,7 @@ func authedNoArgs[Resp any](method, pattern string, fn func(*chat.Service, conte
 
 // public adapts an unauthenticated Service method scoped to an organization.
 func public[Req, Resp any](method, pattern string, fn func(*chat.Service, context.Context, int64, Req) (*Resp, error)) endpoint {
-	return endpoint{method: method, pattern: pattern, auth: realmRequired,
+	return endpoint{method: method, pattern: pattern, auth: realmRequired, req: reflect.TypeFor[Req](),
 		serve: func(ctx context.Context, c *call) (any, []string, error) {
 			var req Req
 			ignored, err := decode(c.values, c.path, &req)

@@ -203,3 +203,40 @@ func TestMatchesNarrowHTTP(t *testing.T) {
 	e.do(t, request{method: "GET", path: "/api/v1/messages/matches_narrow", params: url.Values{
 		"msg_ids": {"[1]"}, "narrow": {`[]`}}}).fails(t, 401, chat.CodeUnauthorized, "")
 }
+
+// Integer and numeric-string operands through HTTP (issue 22): the query
+// string and the form body carry the narrow as JSON text.
+func TestNarrowIntegerOperandsHTTP(t *testing.T) {
+	e := newEnv(t)
+	alice := e.NewUser(t, chat.RoleMember)
+	e.do(t, request{method: "POST", path: "/api/v1/users/me/subscriptions", user: &alice, params: url.Values{
+		"subscriptions": {`[{"name": "food"}]`}}}).ok(t, "POST", "/users/me/subscriptions")
+	var ids []int64
+	for _, topic := range []string{"a", "b"} {
+		r := e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice,
+			params: url.Values{"type": {"stream"}, "to": {"food"}, "topic": {topic}, "content": {"x"}}}).ok(t, "POST", "/messages")
+		ids = append(ids, int64(r.body["id"].(float64)))
+	}
+	for _, narrow := range []string{
+		fmt.Sprintf(`[{"operator": "id", "operand": %d}]`, ids[0]),
+		fmt.Sprintf(`[{"operator": "id", "operand": "%d"}]`, ids[0]),
+		fmt.Sprintf(`[{"operator": "with", "operand": %d}]`, ids[0]),
+		fmt.Sprintf(`[{"operator": "topic", "operand": "a"}, {"operator": "near", "operand": "%d"}]`, ids[1]),
+	} {
+		r := e.do(t, request{method: "GET", path: "/api/v1/messages", user: &alice, params: url.Values{
+			"anchor": {"newest"}, "num_before": {"5"}, "narrow": {narrow}}}).ok(t, "GET", "/messages")
+		got := r.body["messages"].([]any)
+		assert.Len(t, got, 1, narrow)
+		assert.EqualValues(t, ids[0], got[0].(map[string]any)["id"], narrow)
+	}
+	r := e.do(t, request{method: "POST", path: "/api/v1/messages/flags/narrow", user: &alice, params: url.Values{
+		"anchor": {"oldest"}, "num_before": {"0"}, "num_after": {"5"}, "op": {"add"}, "flag": {"starred"},
+		"narrow": {fmt.Sprintf(`[{"operator": "id", "operand": %d}]`, ids[1])}}}).ok(t, "POST", "/messages/flags/narrow")
+	assert.EqualValues(t, 1, r.body["updated_count"])
+	e.do(t, request{method: "GET", path: "/api/v1/messages", user: &alice, params: url.Values{
+		"anchor": {"newest"}, "num_before": {"5"}, "narrow": {fmt.Sprintf(`[{"operator": "near", "operand": %d}]`, ids[1])}}}).
+		fails(t, 400, chat.CodeBadRequest, "operand is not a string")
+	e.do(t, request{method: "GET", path: "/api/v1/messages", user: &alice, params: url.Values{
+		"anchor": {"newest"}, "num_before": {"5"}, "narrow": {`[{"operator": "id", "operand": "x1"}]`}}}).
+		fails(t, 400, "BAD_NARROW", "Invalid narrow operator: Invalid message ID")
+}

@@ -95,6 +95,7 @@ func routes() []endpoint {
 		authed("DELETE", "/users/me/subscriptions", (*S).Unsubscribe),
 		authed("POST", "/users/me/subscriptions/properties", (*S).UpdateSubscriptionProperties),
 		authed("POST", "/user_topics", (*S).UpdateUserTopic),
+		authed("GET", "/users/me/{stream_id:int}/topics", (*S).GetChannelTopics),
 
 		authed("GET", "/user_groups", (*S).GetUserGroups),
 		authed("POST", "/user_groups/create", (*S).CreateUserGroup),

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -29,7 +30,7 @@ const uploadSlack = 1 << 20
 // uploaded file (set by setFile); limit is the file's size limit.
 func authedUpload[Req, Resp any](method, pattern string, fn func(*chat.Service, context.Context, chat.Caller, Req) (*Resp, error),
 	setFile func(*Req, chat.FileUpload), limitMiB func(chat.Limits) int, exactlyOne string) endpoint {
-	return endpoint{method: method, pattern: pattern, auth: userRequired, upload: true,
+	return endpoint{method: method, pattern: pattern, auth: userRequired, upload: true, req: reflect.TypeFor[Req](),
 		serve: func(ctx context.Context, c *call) (any, []string, error) {
 			limit := int64(limitMiB(c.h.svc.Limits()))<<20 + uploadSlack
 			values, files, err := readUpload(c.r, limit)
@@ -170,16 +171,27 @@ func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, path string)
 		writeError(w, h.log, r, chat.BadRequest("Invalid path"))
 		return
 	}
+	// The images and the temporary URLs need no credentials; the others
+	// do. Either way, a request that is not authenticated counts against
+	// its address.
 	var file *chat.UploadedFile
+	token, temporary := strings.CutPrefix(rest, "temporary/")
+	if emoji || temporary {
+		if h.limitedAddress(w, r) {
+			return
+		}
+	}
 	if emoji {
 		file, err = h.svc.OpenCustomEmojiImage(ctx, realmID, rest)
-	} else if token, ok := strings.CutPrefix(rest, "temporary/"); ok {
+	} else if temporary {
 		token, _, _ = strings.Cut(token, "/")
 		file, err = h.svc.OpenTemporaryUpload(ctx, realmID, token)
 	} else {
 		var caller chat.Caller
 		if caller, err = h.auth(r, realmID); err == nil {
 			file, err = h.svc.OpenUpload(ctx, caller, rest)
+		} else if h.limitedAddress(w, r) {
+			return
 		}
 	}
 	if err != nil {

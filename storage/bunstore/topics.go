@@ -1,0 +1,93 @@
+package bunstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// spanCond is the condition that col lies in the span (After < col <=
+// Through), with its arguments.
+func spanCond(sp storage.ChannelSpan, col string) (string, []any) {
+	if sp.Through == nil {
+		return col + " > ?", []any{sp.After}
+	}
+	return col + " > ? AND " + col + " <= ?", []any{sp.After, *sp.Through}
+}
+
+// NewestReceivedMessage takes the greatest of index seeks: the user's
+// newest row (the primary key), their newest sent message
+// (messages_sender_idx) and, for each span, the channel's newest message
+// in it (messages_stream_cover_idx), all in one statement.
+func (s *Store) NewestReceivedMessage(ctx context.Context, realmID, userID int64, spans []storage.ChannelSpan) (int64, error) {
+	parts := []string{
+		"SELECT max(message_id) AS v FROM user_messages WHERE realm_id = ? AND user_id = ?",
+		"SELECT max(id) AS v FROM messages WHERE realm_id = ? AND sender_id = ?",
+	}
+	args := []any{realmID, userID, realmID, userID}
+	for _, sp := range spans {
+		cond, bound := spanCond(sp, "id")
+		parts = append(parts, "SELECT max(id) AS v FROM messages WHERE realm_id = ? AND stream_id = ? AND "+cond)
+		args = append(append(args, realmID, sp.StreamID), bound...)
+	}
+	var id int64
+	err := s.r.NewRaw("SELECT COALESCE(max(v), 0) FROM ("+strings.Join(parts, " UNION ALL ")+") AS received", args...).Scan(ctx, &id)
+	return id, wrapErr(fmt.Sprintf("newest received message of user %d in realm %d", userID, realmID), err)
+}
+
+// topicRow is one row of ListChannelTopics.
+type topicRow struct {
+	Topic string `bun:"topic"`
+	MaxID int64  `bun:"max_id"`
+}
+
+// ListChannelTopics walks the channel's distinct topic keys with a
+// recursive skip scan of messages_stream_topic_idx (each step seeks the
+// next key), takes each topic's newest message (in each span, when there
+// are spans) with one more seek, and reads that message's spelling of the
+// topic by its ID (a lookup per topic: a join lets PostgreSQL's planner
+// hash the realm's messages instead). Neither SQLite nor PostgreSQL skips
+// through an index for a GROUP BY by itself: the plain grouped query reads
+// every message of the channel.
+func (s *Store) ListChannelTopics(ctx context.Context, realmID, streamID int64, spans []storage.ChannelSpan) ([]storage.ChannelTopic, error) {
+	out := []storage.ChannelTopic{}
+	newest := "SELECT max(n.id) FROM messages AS n WHERE n.realm_id = ? AND n.stream_id = ? AND n.topic_key = keys.k"
+	newestArgs := []any{realmID, streamID}
+	if spans != nil {
+		var parts []string
+		var args []any
+		for _, sp := range spans {
+			if sp.StreamID != streamID {
+				continue
+			}
+			cond, bound := spanCond(sp, "n.id")
+			parts = append(parts, "SELECT ("+newest+" AND "+cond+") AS v")
+			args = append(append(args, newestArgs...), bound...)
+		}
+		if len(parts) == 0 {
+			return out, nil
+		}
+		newest, newestArgs = "SELECT max(v) FROM ("+strings.Join(parts, " UNION ALL ")+") AS in_spans", args
+	}
+	query := `WITH RECURSIVE keys(k) AS (
+	SELECT min(topic_key) FROM messages WHERE realm_id = ? AND stream_id = ?
+	UNION ALL
+	SELECT (SELECT min(f.topic_key) FROM messages AS f WHERE f.realm_id = ? AND f.stream_id = ? AND f.topic_key > keys.k)
+	FROM keys WHERE keys.k IS NOT NULL
+), tops(max_id) AS MATERIALIZED (
+	SELECT (` + newest + `) FROM keys WHERE keys.k IS NOT NULL
+)
+SELECT (SELECT m.topic FROM messages AS m WHERE m.realm_id = ? AND m.id = tops.max_id) AS topic, tops.max_id
+FROM tops WHERE tops.max_id IS NOT NULL ORDER BY tops.max_id DESC`
+	args := append([]any{realmID, streamID, realmID, streamID}, newestArgs...)
+	var rows []topicRow
+	if err := s.r.NewRaw(query, append(args, realmID)...).Scan(ctx, &rows); err != nil {
+		return nil, wrapErr(fmt.Sprintf("topics of channel %d in realm %d", streamID, realmID), err)
+	}
+	for _, r := range rows {
+		out = append(out, storage.ChannelTopic{Name: r.Topic, MaxID: r.MaxID})
+	}
+	return out, nil
+}
