@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/markdown"
 	"github.com/teamchat/chat/storage"
 )
@@ -618,7 +619,8 @@ func (s *Service) ArchiveChannel(ctx context.Context, c Caller, req ArchiveChann
 		if err := w.UpdateStream(ctx, ch, "is_archived", "is_default"); err != nil {
 			return err
 		}
-		w.emit(channelAudience(ch), StreamEvent{Op: "delete", Deleted: []streamRef{{ch.ID}}, StreamIDs: []int64{ch.ID}})
+		w.emitChanging(channelAudience(ch), StreamEvent{Op: "delete", Deleted: []streamRef{{ch.ID}}, StreamIDs: []int64{ch.ID}},
+			eventq.Change{DeletedChannels: []int64{ch.ID}})
 		return nil
 	})
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamchat/chat/internal/loop"
+	"github.com/teamchat/chat/internal/presencebuf"
 	"github.com/teamchat/chat/internal/writelane"
 	"github.com/teamchat/chat/storage"
 	"github.com/teamchat/chat/storage/blob"
@@ -161,8 +163,9 @@ type serviceShared struct {
 	publishMu    sync.Mutex                // one transaction's events reach the sinks at a time
 	writes       *writelane.Gate[*writeOp] // the write path's queues (write.go)
 	hub          *eventHub
-	presence     *presenceBuffer
-	scheduler    pollLoop     // RunScheduler's interval and wake-ups (scheduled_delivery.go)
+	busOrigin    string // this Service on the event bus (event_bus.go)
+	presence     *presencebuf.Buffer
+	scheduler    loop.Loop    // RunScheduler's interval and wake-ups (scheduled_delivery.go)
 	webhooks     webhookState // RunWebhooks' deliverer, interval and wake-ups (outgoing_webhooks.go)
 }
 
@@ -185,14 +188,12 @@ func WithPasswordHasher(h PasswordHasher) Option { return func(s *Service) { s.h
 // New returns a Service on store.
 func New(store storage.Store, opts ...Option) *Service {
 	s := &Service{
-		store:      store,
-		now:        time.Now,
-		log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		hasher:     Argon2id{},
-		callers:    newCallerCache(),
-		linkifiers: &linkifierCache{},
-		messages:   newMessageCache(defaultMessageCacheBytes),
-		shared:     &serviceShared{presence: newPresenceBuffer(), webhooks: webhookState{budget: webhookAttemptBudget}},
+		store:    store,
+		now:      time.Now,
+		log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		hasher:   Argon2id{},
+		messages: newMessageCache(defaultMessageCacheBytes),
+		shared:   &serviceShared{presence: presencebuf.New(), webhooks: webhookState{budget: webhookAttemptBudget}},
 
 		markAllBatch: 2000,
 	}
@@ -200,6 +201,8 @@ func New(store storage.Store, opts ...Option) *Service {
 		o(s)
 	}
 	s.limits = s.limits.withDefaults()
+	s.callers = newCallerCache(s.now)
+	s.linkifiers = newLinkifierCache(s.callers, s.now)
 	if s.signingKey == nil {
 		s.signingKey = make([]byte, 32)
 		_, _ = rand.Read(s.signingKey)
@@ -207,6 +210,7 @@ func New(store storage.Store, opts ...Option) *Service {
 	s.logins = newAttemptLimiter(s.limits.LoginAttempts, s.limits.LoginWindow)
 	s.queueLimit = s.queueLimit.withDefaults()
 	s.shared.hub = newEventHub(s)
+	s.shared.busOrigin = randomHex(8)
 	s.shared.writes = newWriteLanes(s, writeLimit(store))
 	return s
 }
@@ -220,7 +224,7 @@ func (s *Service) Logger() *slog.Logger { return s.log }
 // Close stops event delivery, ends every pending long poll and releases
 // the store.
 func (s *Service) Close() error {
-	s.shared.hub.stop()
+	s.shared.hub.Stop()
 	s.flushPresence(context.Background())
 	return s.store.Close()
 }
@@ -230,12 +234,12 @@ func (s *Service) Close() error {
 // and stops listening to the event bus. A host calls it as it begins to
 // shut its HTTP server down (http.Server.RegisterOnShutdown), so that the
 // shutdown does not wait for long polls that may last a minute.
-func (s *Service) StopEvents() { s.shared.hub.stop() }
+func (s *Service) StopEvents() { s.shared.hub.Stop() }
 
 // DropEventQueues drops every event queue of this Service and ends their
 // long polls; their clients get BAD_EVENT_QUEUE_ID and register again
 // (reloading their state). Events keep flowing to new queues.
-func (s *Service) DropEventQueues() { s.shared.hub.dropAll() }
+func (s *Service) DropEventQueues() { s.shared.hub.DropAll() }
 
 func (s *Service) nowUnix() int64 { return s.now().UTC().Unix() }
 

@@ -3,8 +3,9 @@ package chat
 import (
 	"context"
 	"encoding/json"
-	"slices"
+	"errors"
 
+	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -36,7 +37,7 @@ type busEvent struct {
 	Capability      string `json:"c,omitempty"`
 	CapabilityValue bool   `json:"cv,omitempty"`
 	// State: how the event changes what a queue knows about its user.
-	State *queueStateChange `json:"s,omitempty"`
+	State *eventq.Change `json:"s,omitempty"`
 	// EmptyTopic: a topic field of the event is the empty topic, which
 	// clients without the empty_topic_name capability are shown as
 	// "general chat".
@@ -45,31 +46,19 @@ type busEvent struct {
 
 func isEmpty(p *string) bool { return p != nil && *p == "" }
 
-// queueStateChange is what an event changes in the queues' replica of
-// their user's standing: the channels they receive, their role, whether
-// they are active.
-type queueStateChange struct {
-	Users        []int64 `json:"u,omitempty"`
-	Subscribed   []int64 `json:"+,omitempty"`
-	Unsubscribed []int64 `json:"-,omitempty"`
-	Role         *int    `json:"r,omitempty"`
-	Deactivated  bool    `json:"d,omitempty"`
-	// DeletedChannels are gone for everyone.
-	DeletedChannels []int64 `json:"dc,omitempty"`
-}
-
 // busPayload encodes w's events and invalidations; nil when the write
 // has nothing to tell.
 func (s *Service) busPayload(w *writeTx) ([]byte, error) {
 	if len(w.events) == 0 && w.callersKept && len(w.forgotten) == 0 {
 		return nil, nil
 	}
-	out := busWrite{Origin: s.shared.hub.origin, Realm: w.realmID, Bump: !w.callersKept, Forget: w.forgotten}
-	for _, ev := range w.events {
+	out := busWrite{Origin: s.shared.busOrigin, Realm: w.realmID, Bump: !w.callersKept, Forget: w.forgotten}
+	for i, ev := range w.events {
 		be, err := newBusEvent(ev)
 		if err != nil {
 			return nil, err
 		}
+		be.State = w.changes[i]
 		out.Events = append(out.Events, be)
 	}
 	return json.Marshal(out)
@@ -84,39 +73,6 @@ func newBusEvent(ev Event) (*busEvent, error) {
 	switch b := ev.Body.(type) {
 	case MessageEvent:
 		be.Message = b.variants
-	case SubscriptionEvent:
-		switch b.Op {
-		case "add":
-			st := &queueStateChange{Users: ev.Audience.Users}
-			for _, sub := range b.Subscriptions {
-				st.Subscribed = append(st.Subscribed, sub.StreamID)
-			}
-			be.State = st
-		case "remove":
-			st := &queueStateChange{Users: ev.Audience.Users}
-			for _, r := range b.Removed {
-				st.Unsubscribed = append(st.Unsubscribed, r.StreamID)
-			}
-			be.State = st
-		}
-	case StreamEvent:
-		if b.Op == "delete" {
-			be.State = &queueStateChange{DeletedChannels: b.StreamIDs}
-		}
-	case RealmUserEvent:
-		if person, ok := b.Person.(map[string]any); ok && b.Op == "update" {
-			id, _ := person["user_id"].(int64)
-			st := &queueStateChange{Users: []int64{id}}
-			if role, ok := person["role"].(int); ok {
-				st.Role = &role
-			}
-			if active, ok := person["is_active"].(bool); ok && !active {
-				st.Deactivated = true
-			}
-			if st.Role != nil || st.Deactivated {
-				be.State = st
-			}
-		}
 	case UserGroupEvent:
 		if b.Op == "remove" {
 			be.Capability, be.CapabilityValue = "include_deactivated_groups", false
@@ -144,81 +100,43 @@ func newBusEvent(ev Event) (*busEvent, error) {
 
 // onBusBatch receives every committed write of the database, from this
 // Service and every other one, in commit order.
-func (h *eventHub) onBusBatch(b storage.EventBatch) {
+func (s *Service) onBusBatch(b storage.EventBatch) {
 	if b.Gap {
 		// Writes may have been missed: no queue can be trusted to be
 		// complete. Clients re-register, as after a server restart.
-		h.s.log.Warn("event bus reconnected; dropping every event queue")
-		h.dropAll()
+		s.log.Warn("event bus reconnected; dropping every event queue")
+		s.shared.hub.DropAll()
 		return
 	}
 	for _, p := range b.Payloads {
 		var w busWrite
 		if err := json.Unmarshal(p, &w); err != nil {
-			h.s.log.Error("undecodable event bus payload", "err", err)
+			s.log.Error("undecodable event bus payload", "err", err)
 			continue
 		}
-		if w.Origin != h.origin {
+		if w.Origin != s.shared.busOrigin {
 			if w.Bump {
-				h.s.callers.bump(w.Realm)
+				s.callers.bump(w.Realm)
 			}
 			if len(w.Forget) > 0 {
-				h.s.messages.forget(w.Forget)
+				s.messages.forget(w.Forget)
 			}
 		}
 		if len(w.Events) > 0 {
-			h.deliver(b.Token, w.Realm, w.Events)
+			s.deliver(b.Token, w.Realm, w.Events)
 		}
 	}
 }
 
-// capability reports a queue's client capability by name.
-func (o *queueOptions) capability(name string) bool {
-	switch name {
-	case "include_deactivated_groups":
-		return o.includeDeactivatedGroups
-	case "user_settings_object":
-		return o.userSettingsObject
-	case "stream_typing_notifications":
-		return o.streamTyping
-	}
-	return false
-}
-
-// listening starts the bus listener (once); Run and the first queue call it.
-func (h *eventHub) listening(ctx context.Context) error {
-	h.startMu.Lock()
-	defer h.startMu.Unlock()
-	if h.cancel != nil {
-		return nil
-	}
-	if h.closed {
+// listening starts listening to the event bus, and the collection of idle
+// queues (once); Run and the first queue call it.
+func (s *Service) listening(ctx context.Context) error {
+	err := s.shared.hub.Start(func(lctx context.Context) error { return s.store.ListenEvents(lctx, s.onBusBatch) })
+	if errors.Is(err, eventq.ErrStopped) {
 		return Internal(context.Canceled)
 	}
-	lctx, cancel := context.WithCancel(context.Background())
-	if err := h.s.store.ListenEvents(lctx, h.onBusBatch); err != nil {
-		cancel()
-		return h.s.internal(ctx, "listen for events", err)
+	if err != nil {
+		return s.internal(ctx, "listen for events", err)
 	}
-	h.cancel = cancel
-	go h.collectLoop(lctx)
 	return nil
-}
-
-// subscribedSet is a set of channel IDs.
-type subscribedSet map[int64]struct{}
-
-func (s subscribedSet) apply(st *queueStateChange, userID int64) {
-	for _, id := range st.DeletedChannels {
-		delete(s, id)
-	}
-	if !slices.Contains(st.Users, userID) {
-		return
-	}
-	for _, id := range st.Subscribed {
-		s[id] = struct{}{}
-	}
-	for _, id := range st.Unsubscribed {
-		delete(s, id)
-	}
 }

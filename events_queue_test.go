@@ -260,14 +260,16 @@ func TestLongPollSupersededHeartbeatAndCollection(t *testing.T) {
 	_, err := h.Service.GetEvents(cctx, h.Owner.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: &a.last})
 	assert.ErrorIs(t, err, context.Canceled)
 
-	// Idle queues are collected after 10 minutes, or their lifespan.
+	// Idle queues are collected after 10 minutes, or their lifespan, of
+	// the Service's clock.
 	long := register(t, h, h.Owner, chat.RegisterRequest{QueueParams: chat.QueueParams{QueueLifespanSecs: ptr(3600)}})
-	assert.Equal(t, 0, h.Service.CollectIdleQueues(time.Now().Add(9*time.Minute)))
-	assert.Equal(t, 1, h.Service.CollectIdleQueues(time.Now().Add(11*time.Minute)))
+	now := h.Clock.Now()
+	assert.Equal(t, 0, h.Service.CollectIdleQueues(now.Add(9*time.Minute)))
+	assert.Equal(t, 1, h.Service.CollectIdleQueues(now.Add(11*time.Minute)))
 	_, err = h.Service.GetEvents(ctx, h.Owner.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: &a.last, DontBlock: ptr(true)})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
 	assert.Empty(t, long.poll())
-	assert.Equal(t, 1, h.Service.CollectIdleQueues(time.Now().Add(61*time.Minute)))
+	assert.Equal(t, 1, h.Service.CollectIdleQueues(now.Add(61*time.Minute)))
 }
 
 func TestRegisterParameterErrors(t *testing.T) {

@@ -53,16 +53,9 @@ func mutedUsers(ctx context.Context, st storage.Store, realmID, userID int64) ([
 // mutedSenders is the set of users userID muted (cached with the
 // callers: a mute is a write that refreshes them).
 func (s *Service) mutedSenders(ctx context.Context, realmID, userID int64) (map[int64]bool, error) {
-	if m, ok := cacheGet(s.callers, s.callers.mutes, realmID, userID); ok {
-		return m, nil
-	}
-	gen := s.callers.generation(realmID)
-	set, err := muteSet(ctx, s.store, realmID, userID)
-	if err != nil {
-		return nil, err
-	}
-	cachePut(s.callers, s.callers.mutes, gen, realmID, userID, set)
-	return set, nil
+	return s.callers.mutes.Load(realmID, userID, func() (map[int64]bool, error) {
+		return muteSet(ctx, s.store, realmID, userID)
+	})
 }
 
 // muteSet reads the users userID muted, as a set.
@@ -202,16 +195,9 @@ func (s *Service) markReadFrom(ctx context.Context, w *writeTx, realm *storage.R
 // mute is a write that refreshes them), reading from st: the write
 // transaction that needs them.
 func (s *Service) muters(ctx context.Context, st storage.Store, realmID, sender int64) ([]int64, error) {
-	if ids, ok := cacheGet(s.callers, s.callers.muters, realmID, sender); ok {
-		return ids, nil
-	}
-	gen := s.callers.generation(realmID)
-	ids, err := st.ListMuters(ctx, realmID, sender)
-	if err != nil {
-		return nil, err
-	}
-	cachePut(s.callers, s.callers.muters, gen, realmID, sender, ids)
-	return ids, nil
+	return s.callers.muters.Load(realmID, sender, func() ([]int64, error) {
+		return st.ListMuters(ctx, realmID, sender)
+	})
 }
 
 // applyMutes finds the recipients who muted the sender (usually nobody;

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/narrow"
 	"github.com/teamchat/chat/storage"
 )
@@ -165,7 +166,7 @@ func (s *Service) Register(ctx context.Context, c Caller, req RegisterRequest) (
 	if err != nil {
 		return nil, err
 	}
-	return &RegisterResponse{QueueID: q.queue.id, LastEventID: -1, State: q.state}, nil
+	return &RegisterResponse{QueueID: q.queue.ID(), LastEventID: -1, State: q.state}, nil
 }
 
 // queueStart is what opening a queue read from its snapshot.
@@ -179,16 +180,14 @@ type queueStart struct {
 // commit while the snapshot is being read wait in the queue and are kept
 // only if the snapshot does not include them.
 func (s *Service) openQueue(ctx context.Context, me *storage.User, opts queueOptions, read func(view *Service, out *queueStart) error) (*queueStart, error) {
-	hub := s.shared.hub
-	if err := hub.listening(ctx); err != nil {
+	if err := s.listening(ctx); err != nil {
 		return nil, err
 	}
-	q := &eventQueue{id: newQueueID(), realmID: me.RealmID, userID: me.ID, opts: opts}
-	hub.addQueue(q)
+	hub := s.shared.hub
+	q := hub.Open(me.RealmID, me.ID, opts, opts.lifespan)
 	out := &queueStart{queue: q}
 	var snap storage.Snapshot
-	var role int
-	subscribed := subscribedSet{}
+	standing := eventq.Standing{Subscribed: map[int64]struct{}{}}
 	err := s.store.ReadSnapshot(ctx, func(rs storage.Store, sn storage.Snapshot) error {
 		snap = sn
 		view := s.snapshotView(rs)
@@ -199,14 +198,14 @@ func (s *Service) openQueue(ctx context.Context, me *storage.User, opts queueOpt
 		if !u.IsActive {
 			return errUserDeactivated
 		}
-		role = u.Role
+		standing.Role = u.Role
 		subs, err := rs.ListUserSubscriptions(ctx, me.RealmID, me.ID)
 		if err != nil {
 			return err
 		}
 		for _, sub := range subs {
 			if sub.Active {
-				subscribed[sub.StreamID] = struct{}{}
+				standing.Subscribed[sub.StreamID] = struct{}{}
 			}
 		}
 		if read != nil {
@@ -215,10 +214,10 @@ func (s *Service) openQueue(ctx context.Context, me *storage.User, opts queueOpt
 		return nil
 	})
 	if err != nil {
-		hub.remove(q)
+		hub.Remove(q)
 		return nil, s.internal(ctx, "register", err)
 	}
-	hub.ready(q, snap, role, subscribed)
+	hub.Ready(q, snap, standing)
 	return out, nil
 }
 
@@ -227,8 +226,8 @@ func (s *Service) openQueue(ctx context.Context, me *storage.User, opts queueOpt
 func (s *Service) snapshotView(rs storage.Store) *Service {
 	view := *s
 	view.store = rs
-	view.callers = newCallerCache()
-	view.linkifiers = &linkifierCache{}
+	view.callers = newCallerCache(s.now)
+	view.linkifiers = newLinkifierCache(view.callers, s.now)
 	view.messages = newMessageCache(1 << 20)
 	return &view
 }

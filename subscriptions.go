@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/markdown"
 	"github.com/teamchat/chat/storage"
 )
@@ -290,7 +291,8 @@ func (s *Service) emitSubscribed(ctx context.Context, w *writeTx, groups *groupS
 		if err != nil {
 			return err
 		}
-		w.emit(toUsers(id), SubscriptionEvent{Op: "add", Subscriptions: []SubscriptionInfo{subscriptionInfo(view, sub)}})
+		w.emitChanging(toUsers(id), SubscriptionEvent{Op: "add", Subscriptions: []SubscriptionInfo{subscriptionInfo(view, sub)}},
+			eventq.Change{Users: []int64{id}, Subscribed: []int64{ch.ID}})
 	}
 	aud.Except = added
 	w.emit(aud, SubscriptionEvent{Op: "peer_add", StreamIDs: []int64{ch.ID}, UserIDs: added})
@@ -417,7 +419,8 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 					}
 					resp.Removed = append(resp.Removed, ch.Name)
 					removed = append(removed, u.ID)
-					w.emit(toUsers(u.ID), SubscriptionEvent{Op: "remove", Removed: []channelNameRef{{ch.Name, ch.ID}}})
+					w.emitChanging(toUsers(u.ID), SubscriptionEvent{Op: "remove", Removed: []channelNameRef{{ch.Name, ch.ID}}},
+						eventq.Change{Users: []int64{u.ID}, Unsubscribed: []int64{ch.ID}})
 				}
 			}
 			if len(removed) > 0 {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -169,10 +170,13 @@ func (s *Service) updateUser(ctx context.Context, realm *storage.Realm, me, targ
 				return err
 			}
 		}
-		for _, k := range []string{"full_name", "role"} {
-			if v, ok := changes[k]; ok {
-				emitUserUpdate(w, target.ID, map[string]any{k: v})
-			}
+		if v, ok := changes["full_name"]; ok {
+			emitUserUpdate(w, target.ID, map[string]any{"full_name": v})
+		}
+		if roleChanged {
+			// The user's queues follow their new role.
+			w.emitChanging(everyone, RealmUserEvent{Op: "update", Person: map[string]any{"user_id": target.ID, "role": next.Role}},
+				eventq.Change{Users: []int64{target.ID}, Role: &next.Role})
 		}
 		if next.IsBot && next.FullName != target.FullName {
 			emitBotUpdate(w, &next, map[string]any{"full_name": next.FullName})
@@ -372,7 +376,9 @@ func (s *Service) deactivate(ctx context.Context, realmID int64, u *storage.User
 			if err := w.UpdateUser(ctx, v, "is_active"); err != nil {
 				return err
 			}
-			emitUserUpdate(w, v.ID, map[string]any{"is_active": false})
+			// The user's queues are dropped.
+			w.emitChanging(everyone, RealmUserEvent{Op: "update", Person: map[string]any{"user_id": v.ID, "is_active": false}},
+				eventq.Change{Users: []int64{v.ID}, Deactivated: true})
 			if v.IsBot {
 				emitBotUpdate(w, v, map[string]any{"is_active": false})
 			}
