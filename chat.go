@@ -244,30 +244,29 @@ func (s *Service) DropEventQueues() { s.shared.hub.DropAll() }
 func (s *Service) nowUnix() int64 { return s.now().UTC().Unix() }
 
 // internal logs an unexpected error with its detail and returns the generic
-// error that is safe to send to a client.
+// error that is safe to send to a client, naming op as the operation that
+// failed. An expected error (a *Error) is returned as it is, naming op
+// unless it names an operation already.
 func (s *Service) internal(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	var e *Error
 	if errors.As(err, &e) {
-		return e
+		return e.withOp(op)
 	}
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		// The caller went away (client disconnect, deadline): not a fault here.
 		s.log.DebugContext(ctx, "operation abandoned", "op", op, "err", err)
-		e := Internal(err)
-		e.logged = true
-		return e
-	}
-	if errors.Is(err, storage.ErrUnavailable) {
+		e = Internal(err)
+	case errors.Is(err, storage.ErrUnavailable):
 		s.log.WarnContext(ctx, "database unavailable", "op", op, "err", err)
 		e = Unavailable(err)
-		e.logged = true
-		return e
+	default:
+		s.log.ErrorContext(ctx, "internal error", "op", op, "err", err)
+		e = Internal(err)
 	}
-	s.log.ErrorContext(ctx, "internal error", "op", op, "err", err)
-	e = Internal(err)
-	e.logged = true
+	e.op, e.logged = op, true
 	return e
 }

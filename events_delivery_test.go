@@ -219,20 +219,21 @@ func TestTyping(t *testing.T) {
 		req  chat.TypingRequest
 		code string
 		msg  string
+		kind chat.Kind
 	}{
-		{chat.TypingRequest{Op: "start"}, chat.CodeBadRequest, "Missing 'to' argument"},
-		{chat.TypingRequest{Op: "start", To: &[]int64{}}, chat.CodeBadRequest, "Empty 'to' list"},
-		{chat.TypingRequest{Op: "start", To: &[]int64{999999}}, chat.CodeBadRequest, "Invalid user ID 999999"},
-		{chat.TypingRequest{Type: ptr("stream"), Op: "start", Topic: ptr("x")}, chat.CodeBadRequest, "Missing 'stream_id' argument"},
-		{chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: &id}, chat.CodeBadRequest, "Missing topic"},
-		{chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: ptr(int64(999999)), Topic: ptr("x")}, chat.CodeBadRequest, "Invalid channel ID"},
-		{chat.TypingRequest{To: &[]int64{bob.ID}}, chat.CodeRequestVariableMissing, "Missing 'op' argument"},
+		{chat.TypingRequest{Op: "start"}, chat.CodeBadRequest, "Missing 'to' argument", 0},
+		{chat.TypingRequest{Op: "start", To: &[]int64{}}, chat.CodeBadRequest, "Empty 'to' list", 0},
+		{chat.TypingRequest{Op: "start", To: &[]int64{999999}}, chat.CodeBadRequest, "Invalid user ID 999999", chat.KindNotFound},
+		{chat.TypingRequest{Type: ptr("stream"), Op: "start", Topic: ptr("x")}, chat.CodeBadRequest, "Missing 'stream_id' argument", 0},
+		{chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: &id}, chat.CodeBadRequest, "Missing topic", 0},
+		{chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: ptr(int64(999999)), Topic: ptr("x")}, chat.CodeBadRequest, "Invalid channel ID", chat.KindNotFound},
+		{chat.TypingRequest{To: &[]int64{bob.ID}}, chat.CodeRequestVariableMissing, "Missing 'op' argument", 0},
 	} {
 		_, err := h.Service.SetTyping(ctx, alice.Caller, c.req)
-		requireError(t, err, chat.KindInvalid, c.code, c.msg)
+		requireError(t, err, orInvalid(c.kind), c.code, c.msg)
 	}
 	_, err = h.Service.SetEditTyping(ctx, quiet.Caller, chat.TypingEditRequest{MessageID: msg, Op: "start"})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
 }
 
 // A queue that falls behind its bound is dropped; its client re-registers.
@@ -245,7 +246,7 @@ func TestQueueDroppedWhenBehind(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return h.Service.EventQueueStats().Queues == 0 }, 2*time.Second, 10*time.Millisecond)
 	_, err := h.Service.GetEvents(ctx, h.Owner.Caller, chat.GetEventsRequest{QueueID: &c.queue, LastEventID: ptr(int64(-1))})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+c.queue)
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+c.queue)
 }
 
 // Two Services on one PostgreSQL database deliver each other's events and
@@ -463,7 +464,7 @@ func TestChannelTypingNeedsContentAccess(t *testing.T) {
 	admin := h.NewUser(t, chat.RoleAdministrator)
 	id := newChannelBy(t, h, alice, "hush", true)
 	_, err := h.Service.SetTyping(ctx, admin.Caller, chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: &id, Topic: ptr("t")})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 	_, err = h.Service.SetTyping(ctx, alice.Caller, chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: &id, Topic: ptr("t")})
 	require.NoError(t, err)
 }

@@ -30,7 +30,7 @@ type GetEventsResponse struct {
 
 // badQueue is the error for a queue that is gone or not the caller's.
 func badQueue(id string) *Error {
-	return (&Error{Kind: KindInvalid, Code: CodeBadEventQueueID, Msg: "Bad event queue ID: " + id}).With("queue_id", id)
+	return (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeBadEventQueueID, Msg: "Bad event queue ID: " + id}).With("queue_id", id)
 }
 
 // GetEvents returns the caller's queued events newer than LastEventID

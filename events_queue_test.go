@@ -172,10 +172,10 @@ func TestGetEventsErrors(t *testing.T) {
 	e := requireError(t, func() error {
 		_, err := h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: ptr("nope"), LastEventID: ptr(int64(-1))})
 		return err
-	}(), chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: nope")
+	}(), chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: nope")
 	assert.Equal(t, "nope", e.Fields["queue_id"])
 	_, err = h.Service.GetEvents(ctx, bob.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: ptr(int64(-1)), DontBlock: ptr(true)})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
 
 	// Three events, then acknowledge the first.
 	for _, name := range []string{"one", "two", "three"} {
@@ -200,15 +200,15 @@ func TestGetEventsErrors(t *testing.T) {
 
 	// DELETE /events.
 	_, err = h.Service.DeleteEvents(ctx, bob.Caller, chat.DeleteEventsRequest{QueueID: &a.queue})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
 	_, err = h.Service.DeleteEvents(ctx, alice.Caller, chat.DeleteEventsRequest{})
 	requireError(t, err, chat.KindInvalid, chat.CodeRequestVariableMissing, "Missing 'queue_id' argument")
 	_, err = h.Service.DeleteEvents(ctx, alice.Caller, chat.DeleteEventsRequest{QueueID: &a.queue})
 	require.NoError(t, err)
 	_, err = h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: ptr(int64(-1)), DontBlock: ptr(true)})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
 	_, err = h.Service.DeleteEvents(ctx, alice.Caller, chat.DeleteEventsRequest{QueueID: &a.queue})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
 }
 
 func TestGetEventsCreatesQueueWithDontBlock(t *testing.T) {
@@ -267,7 +267,7 @@ func TestLongPollSupersededHeartbeatAndCollection(t *testing.T) {
 	assert.Equal(t, 0, h.Service.CollectIdleQueues(now.Add(9*time.Minute)))
 	assert.Equal(t, 1, h.Service.CollectIdleQueues(now.Add(11*time.Minute)))
 	_, err = h.Service.GetEvents(ctx, h.Owner.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: &a.last, DontBlock: ptr(true)})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
 	assert.Empty(t, long.poll())
 	assert.Equal(t, 1, h.Service.CollectIdleQueues(now.Add(61*time.Minute)))
 }
@@ -277,7 +277,7 @@ func TestRegisterParameterErrors(t *testing.T) {
 	h := chattest.New(t)
 	guest := h.NewUser(t, chat.RoleGuest)
 	_, err := h.Service.Register(ctx, guest.Caller, chat.RegisterRequest{QueueParams: chat.QueueParams{AllPublicStreams: ptr(true)}})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "User not authorized for this query")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "User not authorized for this query")
 	_, err = h.Service.Register(ctx, guest.Caller, chat.RegisterRequest{QueueParams: chat.QueueParams{ClientCapabilities: &chat.ClientCapabilities{}}})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, `client_capabilities["notification_settings_null"] field is missing: Field required`)
 	_, err = h.Service.Register(ctx, guest.Caller, chat.RegisterRequest{QueueParams: chat.QueueParams{Narrow: ptr(`[["search","x"]]`)}})

@@ -92,7 +92,7 @@ func (s *Service) muteTarget(ctx context.Context, c Caller, id int64) (*storage.
 	}
 	target, err := s.store.GetUser(ctx, realm.ID, id)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil, nil, BadRequest("No such user")
+		return nil, nil, nil, noSuch("No such user")
 	}
 	if err != nil {
 		return nil, nil, nil, s.internal(ctx, "mute user", err)
@@ -114,7 +114,7 @@ func (s *Service) MuteUser(ctx context.Context, c Caller, req MuteUserRequest) (
 		}
 		err := w.AddUserMute(ctx, &storage.UserMute{RealmID: realm.ID, UserID: me.ID, MutedUserID: target.ID, DateMuted: s.nowUnix()})
 		if errors.Is(err, storage.ErrConflict) {
-			return BadRequest("User already muted")
+			return clash("User already muted")
 		}
 		if err != nil {
 			return err
@@ -137,7 +137,7 @@ func (s *Service) UnmuteUser(ctx context.Context, c Caller, req MuteUserRequest)
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
 		err := w.RemoveUserMute(ctx, realm.ID, me.ID, target.ID)
 		if errors.Is(err, storage.ErrNotFound) {
-			return BadRequest("User is not muted")
+			return noSuch("User is not muted")
 		}
 		if err != nil {
 			return err

@@ -59,7 +59,7 @@ func (s *Service) GetUserStatus(ctx context.Context, c Caller, req GetUserStatus
 	}
 	target, err := s.store.GetUser(ctx, realm.ID, req.UserID)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && !target.IsActive {
-		return nil, BadRequest("No such user")
+		return nil, noSuch("No such user")
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "get user status", err)
@@ -469,7 +469,7 @@ func (s *Service) GetUserPresence(ctx context.Context, c Caller, req GetUserPres
 		target, err = s.userByAPIOrRealEmail(ctx, realm, me, req.UserIDOrEmail)
 	}
 	if errors.Is(err, storage.ErrNotFound) || err == nil && !target.IsActive {
-		return nil, BadRequest("No such user")
+		return nil, noSuch("No such user")
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "get user presence", err)

@@ -184,7 +184,7 @@ func (s *Service) CreateProfileField(ctx context.Context, c Caller, req CreatePr
 		return emitProfileFields(ctx, w, realm.ID)
 	})
 	if errors.Is(err, storage.ErrConflict) {
-		return nil, BadRequest("A field with that label already exists.")
+		return nil, clash("A field with that label already exists.")
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "create profile field", err)
@@ -256,7 +256,7 @@ func (s *Service) DeleteProfileField(ctx context.Context, c Caller, req DeletePr
 		return emitProfileFields(ctx, w, realm.ID)
 	})
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, BadRequest("Field id %d not found.", req.FieldID)
+		return nil, noSuch("Field id %d not found.", req.FieldID)
 	} else if err != nil {
 		return nil, s.internal(ctx, "delete profile field", err)
 	}
@@ -338,7 +338,7 @@ func (s *Service) checkProfileData(ctx context.Context, st storage.Store, realmI
 	for _, up := range updates {
 		f, ok := byID[up.ID]
 		if !ok {
-			return nil, nil, BadRequest("Field id %d not found.", up.ID)
+			return nil, nil, noSuch("Field id %d not found.", up.ID)
 		}
 		value, err := s.checkProfileValue(ctx, st, realmID, f, up.Value)
 		if err != nil {
@@ -375,7 +375,7 @@ func (s *Service) checkProfileValue(ctx context.Context, st storage.Store, realm
 		for _, id := range ids {
 			u, err := st.GetUser(ctx, realmID, id)
 			if errors.Is(err, storage.ErrNotFound) || err == nil && !u.IsActive {
-				return "", BadRequest("Invalid user ID: %d", id)
+				return "", noSuch("Invalid user ID: %d", id)
 			} else if err != nil {
 				return "", err
 			}

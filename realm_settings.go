@@ -89,7 +89,7 @@ func (t *TimeLimit) seconds(name string) (*int64, error) {
 }
 
 func badValue(name, value string) error {
-	return &Error{Kind: KindInvalid, Code: CodeRequestVariableInvalid, Msg: "Bad value for '" + name + "': " + value,
+	return &Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeRequestVariableInvalid, Msg: "Bad value for '" + name + "': " + value,
 		Fields: map[string]any{"var_name": name, "bad_value": value}}
 }
 

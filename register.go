@@ -104,7 +104,7 @@ func (p *QueueParams) options(me *storage.User, lim QueueLimits) (queueOptions, 
 		o.allPublicStreams = *p.AllPublicStreams
 	}
 	if o.allPublicStreams && me.Role == RoleGuest {
-		return o, BadRequest("User not authorized for this query")
+		return o, refused("User not authorized for this query")
 	}
 	if p.EventTypes != nil {
 		o.eventTypes = map[string]bool{}

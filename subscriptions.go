@@ -121,7 +121,7 @@ func (s *Service) resolvePrincipals(ctx context.Context, cc *channelCtx, ps *[]P
 	}
 	for _, email := range emails {
 		u, err := s.userByAPIOrRealEmail(ctx, cc.realm, cc.me, email)
-		if errors.Is(err, storage.ErrNotFound) || err != nil && AsError(err) == errNoSuchUser {
+		if errors.Is(err, storage.ErrNotFound) || errors.Is(err, errNoSuchUser) {
 			return nil, errNoSuchUser
 		} else if err != nil {
 			return nil, s.internal(ctx, "principals", err)
@@ -205,7 +205,7 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, req SubscribeRequest)
 					(others || cc.subscribed[ch.ID] || cc.canSubscribeSelf(ch))
 				if !allowed {
 					if fatal {
-						return BadRequest("Unable to access channel (%s).", name)
+						return refused("Unable to access channel (%s).", name)
 					}
 					resp.Unauthorized = append(resp.Unauthorized, name)
 					continue
@@ -260,7 +260,7 @@ func (s *Service) createChannel(ctx context.Context, w *writeTx, cc *channelCtx,
 	}
 	if err := w.CreateStream(ctx, ch); err != nil {
 		if errors.Is(err, storage.ErrConflict) {
-			return nil, BadRequest("Channel '%s' already exists", ch.Name)
+			return nil, clash("Channel '%s' already exists", ch.Name)
 		}
 		return nil, err
 	}
@@ -386,7 +386,7 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 	for _, name := range req.Subscriptions {
 		ch, err := s.store.GetStreamByName(ctx, cc.realm.ID, strings.TrimSpace(name))
 		if errors.Is(err, storage.ErrNotFound) || err == nil && !cc.canSee(ch) {
-			return nil, (&Error{Kind: KindInvalid, Code: CodeStreamDoesNotExist, Msg: fmt.Sprintf("Channel '%s' does not exist", name)}).With("stream", name)
+			return nil, (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeStreamDoesNotExist, Msg: fmt.Sprintf("Channel '%s' does not exist", name)}).With("stream", name)
 		} else if err != nil {
 			return nil, s.internal(ctx, "unsubscribe", err)
 		}

@@ -11,9 +11,9 @@ import (
 )
 
 var (
-	errInsufficient  = BadRequest("Insufficient permission")
-	errOwnerRequired = &Error{Kind: KindInvalid, Code: "UNAUTHORIZED_PRINCIPAL", Msg: "Must be an organization owner"}
-	errSoleOwnerRole = BadRequest("The owner permission cannot be removed from the only organization owner.")
+	errInsufficient  = refused("Insufficient permission")
+	errOwnerRequired = &Error{Kind: KindForbidden, status: statusBadRequest, Code: "UNAUTHORIZED_PRINCIPAL", Msg: "Must be an organization owner"}
+	errSoleOwnerRole = clash("The owner permission cannot be removed from the only organization owner.")
 	allRoles         = []int{RoleOwner, RoleAdministrator, RoleModerator, RoleMember, RoleGuest}
 )
 
@@ -103,7 +103,7 @@ func (s *Service) updateUser(ctx context.Context, realm *storage.Realm, me, targ
 			return errInsufficient
 		}
 		if up.NewEmail != nil && !(me.Role == RoleOwner && me.CanChangeUserEmails) {
-			return BadRequest("User not authorized to change user emails")
+			return refused("User not authorized to change user emails")
 		}
 		next := *target
 		var columns []string
@@ -194,7 +194,7 @@ func (s *Service) updateUser(ctx context.Context, realm *storage.Realm, me, targ
 		return nil
 	})
 	if errors.Is(err, storage.ErrConflict) {
-		return nil, BadRequest("Email is already in use.")
+		return nil, clash("Email is already in use.")
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "update user", err)
@@ -289,7 +289,7 @@ func (s *Service) DeactivateUser(ctx context.Context, c Caller, req DeactivateUs
 		if last, err := isLastOwner(ctx, st, realm.ID, target); err != nil {
 			return err
 		} else if last {
-			return BadRequest("Cannot deactivate the only organization owner")
+			return clash("Cannot deactivate the only organization owner")
 		}
 		return nil
 	}); err != nil {
@@ -334,7 +334,7 @@ func errLastUser(owner bool) *Error {
 	if owner {
 		entity = "organization owner"
 	}
-	return &Error{Kind: KindInvalid, Code: "CANNOT_DEACTIVATE_LAST_USER", Msg: "Cannot deactivate the only " + entity + ".",
+	return &Error{Kind: KindConflict, status: statusBadRequest, Code: "CANNOT_DEACTIVATE_LAST_USER", Msg: "Cannot deactivate the only " + entity + ".",
 		Fields: map[string]any{"is_last_owner": owner, "entity": entity}}
 }
 
@@ -412,7 +412,7 @@ func (s *Service) ReactivateUser(ctx context.Context, c Caller, req ReactivateUs
 		return nil, s.internal(ctx, "reactivate user", err)
 	}
 	if target.IsActive {
-		return nil, BadRequest("User is already active")
+		return nil, clash("User is already active")
 	}
 	if target.IsBot && target.BotOwnerID != nil {
 		owner, err := s.store.GetUser(ctx, realm.ID, *target.BotOwnerID)
@@ -431,7 +431,7 @@ func (s *Service) ReactivateUser(ctx context.Context, c Caller, req ReactivateUs
 			return err
 		}
 		if target.IsActive {
-			return BadRequest("User is already active")
+			return clash("User is already active")
 		}
 		target.IsActive = true
 		if err := w.UpdateUser(ctx, target, "is_active"); err != nil {
