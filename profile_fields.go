@@ -62,11 +62,11 @@ func (s *Service) GetProfileFields(ctx context.Context, c Caller) (*GetProfileFi
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListProfileFields(ctx, realm.ID)
+	fields, err := realmProfileFields(ctx, s.store, realm.ID)
 	if err != nil {
 		return nil, s.internal(ctx, "get profile fields", err)
 	}
-	return &GetProfileFieldsResponse{CustomFields: profileFieldViews(rows)}, nil
+	return &GetProfileFieldsResponse{CustomFields: fields}, nil
 }
 
 func profileFieldViews(rows []storage.ProfileField) []ProfileField {
@@ -79,14 +79,19 @@ func profileFieldViews(rows []storage.ProfileField) []ProfileField {
 	return out
 }
 
+// realmProfileFields lists the organization's custom profile fields, as
+// GET /realm/profile_fields and the event show them.
+func realmProfileFields(ctx context.Context, st storage.Store, realmID int64) ([]ProfileField, error) {
+	rows, err := st.ListProfileFields(ctx, realmID)
+	if err != nil {
+		return nil, err
+	}
+	return profileFieldViews(rows), nil
+}
+
 // emitProfileFields tells everyone the organization's new field list.
 func emitProfileFields(ctx context.Context, w *writeTx, realmID int64) error {
-	rows, err := w.ListProfileFields(ctx, realmID)
-	if err != nil {
-		return err
-	}
-	w.emit(everyone, CustomProfileFieldsEvent{Fields: profileFieldViews(rows)})
-	return nil
+	return emitWholeList(ctx, w, realmID, realmProfileFields, func(l []ProfileField) EventBody { return CustomProfileFieldsEvent{Fields: l} })
 }
 
 // CreateProfileFieldRequest is the input of CreateProfileField.
