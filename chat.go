@@ -163,7 +163,8 @@ type serviceShared struct {
 	publishMu    sync.Mutex                // one transaction's events reach the sinks at a time
 	writes       *writelane.Gate[*writeOp] // the write path's queues (write.go)
 	hub          *eventHub
-	busOrigin    string // this Service on the event bus (event_bus.go)
+	busOrigin    string   // this Service on the event bus (event_bus.go)
+	marks        busMarks // its markers on the bus
 	presence     *presencebuf.Buffer
 	scheduler    loop.Loop    // RunScheduler's interval and wake-ups (scheduled_delivery.go)
 	webhooks     webhookState // RunWebhooks' deliverer, interval and wake-ups (outgoing_webhooks.go)

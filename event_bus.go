@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 
 	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/storage"
@@ -22,6 +23,9 @@ type busWrite struct {
 	// Forget: these messages' cached forms are stale.
 	Forget []int64     `json:"f,omitempty"`
 	Events []*busEvent `json:"e,omitempty"`
+	// Mark: a marker of the origin (see awaitDelivery), which carries
+	// nothing else.
+	Mark uint64 `json:"m,omitempty"`
 }
 
 // busEvent is one event as it travels to the queues: the reference's JSON
@@ -114,6 +118,12 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 			s.log.Error("undecodable event bus payload", "err", err)
 			continue
 		}
+		if w.Mark != 0 {
+			if w.Origin == s.shared.busOrigin {
+				s.shared.marks.arrived(w.Mark)
+			}
+			continue
+		}
 		if w.Origin != s.shared.busOrigin {
 			if w.Bump {
 				s.callers.bump(w.Realm)
@@ -139,4 +149,66 @@ func (s *Service) listening(ctx context.Context) error {
 		return s.internal(ctx, "listen for events", err)
 	}
 	return nil
+}
+
+// busMarks are the markers this Service has on the event bus, each with
+// the channel closed when it comes back.
+type busMarks struct {
+	mu      sync.Mutex
+	last    uint64
+	waiting map[uint64]chan struct{}
+}
+
+func (m *busMarks) add() (uint64, chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.waiting == nil {
+		m.waiting = map[uint64]chan struct{}{}
+	}
+	m.last++
+	ch := make(chan struct{})
+	m.waiting[m.last] = ch
+	return m.last, ch
+}
+
+func (m *busMarks) arrived(id uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ch := m.waiting[id]; ch != nil {
+		close(ch)
+		delete(m.waiting, id)
+	}
+}
+
+func (m *busMarks) drop(id uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.waiting, id)
+}
+
+// awaitDelivery returns once the event bus has delivered to this
+// Service's queues every write committed before it was called: it
+// publishes a marker, which the bus delivers after those writes (in
+// commit order, each to every queue before the next), and waits for it.
+// Tests use it (export_test.go) to wait for what they expect, and to
+// prove that a queue received nothing.
+func (s *Service) awaitDelivery(ctx context.Context, realmID int64) error {
+	if err := s.listening(ctx); err != nil {
+		return err
+	}
+	id, arrived := s.shared.marks.add()
+	defer s.shared.marks.drop(id)
+	payload, err := json.Marshal(busWrite{Origin: s.shared.busOrigin, Realm: realmID, Mark: id})
+	if err != nil {
+		return Internal(err)
+	}
+	if err := s.store.InTx(ctx, func(st storage.Store) error { return st.PublishEvents(ctx, payload) }); err != nil {
+		return s.internal(ctx, "publish a marker", err)
+	}
+	select {
+	case <-arrived:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -57,16 +57,8 @@ func TestRegisterIsAtomicWithConcurrentWrites(t *testing.T) {
 			seen[int64(d.(map[string]any)["id"].(float64))]++
 		}
 		inState := len(seen)
-		// Delivery is asynchronous: wait until the queue has caught up.
-		deadline := time.Now().Add(5 * time.Second)
-		for len(seen) < len(made) && time.Now().Before(deadline) {
-			for _, e := range c.poll() {
-				for _, d := range e["drafts"].([]any) {
-					seen[int64(d.(map[string]any)["id"].(float64))]++
-				}
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		// Delivery is asynchronous: settle waits until every draft's
+		// event was delivered.
 		for _, e := range c.settle() {
 			for _, d := range e["drafts"].([]any) {
 				seen[int64(d.(map[string]any)["id"].(float64))]++
@@ -161,9 +153,8 @@ func TestQueueForms(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.Service.UpdateSettings(ctx, alice.Caller, chat.UpdateSettingsRequest{SettingsPatch: chat.SettingsPatch{TwentyFourHourTime: ptr(true)}})
 	require.NoError(t, err)
-	time.Sleep(100 * time.Millisecond)
 
-	evs := modern.poll()
+	evs := modern.settle()
 	// (The channel's first message changes with the deletion.)
 	require.Equal(t, []string{"update_message_flags/add", "stream/update", "delete_message", "user_settings/update"}, types(evs))
 	assert.Equal(t, []any{float64(m1), float64(m2)}, evs[0]["messages"])
@@ -352,8 +343,7 @@ func TestEmptyTopicInEvents(t *testing.T) {
 		}
 		return out
 	}
-	time.Sleep(100 * time.Millisecond)
-	got := topics(modern.poll())
+	got := topics(modern.settle())
 	for _, want := range []string{"message:", "user_topic:", "update:>named", "update:named>", "delete:"} {
 		assert.Contains(t, got, want)
 	}

@@ -90,17 +90,22 @@ func (c *client) get(dontBlock bool) []event {
 	return out
 }
 
-// settle waits until the event bus has delivered what was committed, then
-// polls.
+// settle returns the queue's events once every write committed so far has
+// been delivered to it: a marker sent through the event bus after those
+// writes has come back (chat.AwaitEventDelivery). What it returns is then
+// all those writes will ever give this client, so an empty answer proves
+// that they gave it nothing.
 func (c *client) settle() []event {
 	c.t.Helper()
-	var out []event
-	deadline := time.Now().Add(150 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		out = append(out, c.poll()...)
-		time.Sleep(10 * time.Millisecond)
-	}
-	return out
+	require.NoError(c.t, chat.AwaitEventDelivery(c.svc, c.as.Caller.RealmID))
+	return c.poll()
+}
+
+// awaitWaiting returns once n long polls of svc wait for events.
+func awaitWaiting(t *testing.T, svc *chat.Service, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return svc.EventQueueStats().Waiting >= n }, 10*time.Second, time.Millisecond,
+		"%d long polls waiting", n)
 }
 
 func types(evs []event) []string {
@@ -134,7 +139,7 @@ func TestRegisterAndPollMessage(t *testing.T) {
 	// Bob waits; Alice's message ends his wait.
 	got := make(chan []event, 1)
 	go func() { got <- b.wait() }()
-	time.Sleep(20 * time.Millisecond)
+	awaitWaiting(t, h.Service, 1)
 	msgID := send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("lunch"), Content: "Hello **team**"})
 	var evs []event
 	select {
@@ -182,7 +187,7 @@ func TestGetEventsErrors(t *testing.T) {
 		_, err := h.Service.CreateDrafts(ctx, alice.Caller, chat.CreateDraftsRequest{Drafts: []chat.DraftInput{{Type: ptr(""), To: &[]int64{}, Topic: ptr(""), Content: ptr(name)}}})
 		require.NoError(t, err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, chat.AwaitEventDelivery(h.Service, h.RealmID))
 	all, err := h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: ptr(int64(-1)), DontBlock: ptr(true)})
 	require.NoError(t, err)
 	require.Len(t, all.Events, 3)
@@ -240,7 +245,7 @@ func TestLongPollSupersededHeartbeatAndCollection(t *testing.T) {
 		assert.NoError(t, err)
 		first <- resp
 	}()
-	time.Sleep(30 * time.Millisecond)
+	awaitWaiting(t, h.Service, 1)
 	start := time.Now()
 	evs := a.wait()
 	select {
