@@ -10,23 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
-func newClock() *clock { return &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
+// start is the tests' clock's first time; each test's clock is a variable
+// its Now reads.
+var start = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func TestGetPutExpiry(t *testing.T) {
-	clk := newClock()
-	c := New[int64, string](Config[string]{TTL: 5 * time.Second, Now: clk.Now})
+	now := start
+	c := New[int64, string](Config[string]{TTL: 5 * time.Second, Now: func() time.Time { return now }})
 	_, ok := c.Get(1, 10)
 	assert.False(t, ok, "empty")
 	c.Put(1, c.Generation(1), 10, "ten")
@@ -36,10 +26,10 @@ func TestGetPutExpiry(t *testing.T) {
 	_, ok = c.Get(2, 10)
 	assert.False(t, ok, "an entry belongs to its scope")
 
-	clk.Advance(4 * time.Second)
+	now = now.Add(4 * time.Second)
 	_, ok = c.Get(1, 10)
 	assert.True(t, ok, "live before its TTL")
-	clk.Advance(time.Second)
+	now = now.Add(time.Second)
 	_, ok = c.Get(1, 10)
 	assert.False(t, ok, "expired at its TTL, by the injected clock")
 }
@@ -138,12 +128,12 @@ func TestBounds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := newClock()
-			tc.cfg.Now = clk.Now
+			now := start
+			tc.cfg.Now = func() time.Time { return now }
 			c := New[string, string](tc.cfg)
 			for i, v := range tc.puts {
 				if tc.expire && i == len(tc.puts)-1 {
-					clk.Advance(time.Hour)
+					now = now.Add(time.Hour)
 				}
 				c.Put(1, 0, v, v)
 			}

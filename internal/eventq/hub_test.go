@@ -52,24 +52,15 @@ type snapshot map[uint64]bool
 
 func (s snapshot) Includes(t uint64) bool { return s[t] }
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 var testLimits = Limits{MaxEvents: 100, MaxBytes: 1 << 20, MaxTotalBytes: 1 << 30,
 	HeartbeatMin: time.Hour, HeartbeatMax: time.Hour, CollectEvery: time.Hour}
 
-func newHub(t *testing.T, lim Limits) (*Hub[opts], *clock) {
-	clk := &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	h := New[opts](Config{Limits: lim, Now: clk.Now, Heartbeat: []byte(`{"type":"heartbeat"}`),
+// newHub returns a hub and the time its clock reads (tests move it while
+// no poll runs).
+func newHub(t *testing.T, lim Limits) (*Hub[opts], *time.Time) {
+	clk := new(time.Time)
+	*clk = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	h := New[opts](Config{Limits: lim, Now: func() time.Time { return *clk }, Heartbeat: []byte(`{"type":"heartbeat"}`),
 		RenderRun: func(r *Run) []byte { return fmt.Appendf(nil, `{"type":"run","key":%q,"ids":%s}`, r.Key, ids(r.IDs)) }})
 	t.Cleanup(h.Stop)
 	return h, clk
@@ -303,9 +294,9 @@ func TestCollectReadsTheInjectedClock(t *testing.T) {
 	h.Ready(short, snapshot{}, Standing{})
 	long := h.Open(1, 11, opts{}, time.Hour)
 	h.Ready(long, snapshot{}, Standing{})
-	now := clk.Now()
+	now := *clk
 	assert.Equal(t, 0, h.Collect(now.Add(9*time.Minute)))
-	clk.Advance(5 * time.Minute)
+	*clk = clk.Add(5 * time.Minute)
 	poll(t, h, short, -1) // touched at the clock's time
 	assert.Equal(t, 0, h.Collect(now.Add(14*time.Minute)))
 	assert.Equal(t, 1, h.Collect(now.Add(16*time.Minute)))
