@@ -82,7 +82,10 @@ type Run struct {
 
 // Delivery is one event on its way to an organization's queues: what its
 // user decides about it. Its methods are called once per queue, under that
-// queue's lock, concurrently with nothing else of the same Delivery.
+// queue's lock; calls for different queues may run concurrently (a queue
+// still registering renders the deliveries it buffered when it becomes
+// ready, while they go on to other queues), so a Delivery that caches what
+// it works out must guard it.
 type Delivery[O any] interface {
 	// Render appends to out the forms of the event that q's client
 	// receives (none when it does not receive it).
