@@ -277,6 +277,7 @@ func BenchmarkEventsFanout(b *testing.B) {
 	b.ReportMetric(ms(percentile(withQueues, 0.9)), "send-10k-queues-p90-ms")
 	b.ReportMetric(ms(percentile(noQueues, 0.99)), "send-no-queues-p99-ms")
 	b.ReportMetric(ms(percentile(withQueues, 0.99)), "send-10k-queues-p99-ms")
+	b.ReportMetric(ms(percentile(spread, 0.5)), "all-queues-have-it-p50-ms")
 	b.ReportMetric(ms(percentile(spread, 0.99)), "all-queues-have-it-p99-ms")
 	b.ReportMetric(1000, "ceiling-all-queues-ms")
 	b.ReportMetric(float64(runtime.NumCPU()), "cores")
