@@ -74,7 +74,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Sto
 		_ = db.Close()
 		return nil, fmt.Errorf("bunstore: current schema: %w", err)
 	}
-	return &Store{ops: postgresOps, w: db, r: db, writer: db, prepared: prepared, hooks: &queryHooks{},
+	return &Store{ops: postgresOps, w: db, r: db, writer: db, prepared: prepared, stmts: newStmtCache(), hooks: &queryHooks{},
 		channel: eventChannel(schema)}, nil
 }
 

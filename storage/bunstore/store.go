@@ -46,6 +46,7 @@ type Store struct {
 	// prepared are the hot statements (prepared.go); nil in a tx-bound
 	// Store. hooks are the OnQuery functions, shared with transactions.
 	prepared *preparedStmts
+	stmts    *stmtCache
 	hooks    *queryHooks
 
 	inTx bool
@@ -87,6 +88,9 @@ func (s *Store) Close() error {
 	}
 	var errs []error
 	if err := s.prepared.close(); err != nil {
+		errs = append(errs, fmt.Errorf("bunstore: close statements: %w", err))
+	}
+	if err := s.stmts.close(); err != nil {
 		errs = append(errs, fmt.Errorf("bunstore: close statements: %w", err))
 	}
 	if s.reader != nil {
