@@ -47,7 +47,9 @@ type Store struct {
 	// Store. hooks are the OnQuery functions, shared with transactions.
 	prepared *preparedStmts
 	stmts    *stmtCache
-	hooks    *queryHooks
+	// pgTrips counts the simple queries sent to PostgreSQL (pgdefer.go).
+	pgTrips *atomic.Int64
+	hooks   *queryHooks
 
 	inTx bool
 
