@@ -473,8 +473,8 @@ func TestNotifyOnlyWhenAway(t *testing.T) {
 	e := newNotifyEnv(t)
 	alice := e.NewUser(t, chat.RoleMember)
 	present := e.NewUser(t, chat.RoleMember)
-	quiet := e.NewUser(t, chat.RoleMember)   // a queue, but no activity for long
-	gone := e.NewUser(t, chat.RoleMember)    // active a moment ago, but no queue
+	quiet := e.NewUser(t, chat.RoleMember)    // a queue, but no activity for long
+	gone := e.NewUser(t, chat.RoleMember)     // active a moment ago, but no queue
 	noOnline := e.NewUser(t, chat.RoleMember) // present, with online pushes off
 	e.present(t, present)
 	e.present(t, quiet)
