@@ -154,10 +154,12 @@ func emailReason(items []notifyItem, group string, conv NotificationConversation
 		why = "you were personally mentioned"
 	case group != "":
 		why = "@" + group + " was mentioned"
-	case has[NotifyTriggerTopicWildcardFollowed] || has[NotifyTriggerTopicWildcard] && !has[NotifyTriggerChannelWildcardFollowed]:
+	case has[NotifyTriggerTopicWildcardFollowed]:
 		why = "all topic participants were mentioned in " + whereTopic
 	case has[NotifyTriggerChannelWildcardFollowed]:
 		why = "you have wildcard mention notifications enabled for topics you follow"
+	case has[NotifyTriggerTopicWildcard]:
+		why = "all topic participants were mentioned in " + whereTopic
 	case has[NotifyTriggerChannelWildcard]:
 		why = "everyone was mentioned in " + where
 	case has[NotifyTriggerFollowedEmail]:
@@ -607,7 +609,7 @@ func pushText(rendered string) (string, bool) {
 	for _, n := range nodes {
 		if n.Type == xhtml.ElementNode && quotes > 0 && quotes < countElements(nodes) && n.DataAtom == atom.Blockquote {
 			if !collapsed {
-				b.WriteString("[…]\n")
+				b.WriteString("[…]")
 			}
 			collapsed = true
 			continue
