@@ -241,38 +241,30 @@ func (s *Service) decideNotifications(ctx context.Context, realm *storage.Realm,
 	return keep, drop, nil
 }
 
-// recipientOf loads a claimed group's recipient; nil (no error) when
-// there is nobody to notify any more (deactivated, a bot, or their
+// recipientBatch loads a claimed group's recipient and keeps the rows
+// that still notify them, dropping the others; keep is empty when there
+// is nobody to notify any more (deactivated, a bot, or their
 // organization deactivated).
-func (s *Service) recipientOf(ctx context.Context, row storage.PendingNotification) (*storage.User, *storage.Realm, error) {
-	user, realm, err := s.actor(ctx, Caller{RealmID: row.RealmID, UserID: row.UserID})
-	if err != nil {
-		if AsError(err).Kind == KindInternal {
-			return nil, nil, err
-		}
-		return nil, nil, nil
+func (s *Service) recipientBatch(ctx context.Context, rows []storage.PendingNotification, push bool) (*storage.User, *storage.Realm, []notifyItem, error) {
+	user, realm, err := s.actor(ctx, Caller{RealmID: rows[0].RealmID, UserID: rows[0].UserID})
+	if err != nil && AsError(err).Kind == KindInternal {
+		return nil, nil, nil, err
 	}
-	if user.IsBot {
-		return nil, nil, nil
+	if err != nil || user.IsBot {
+		return nil, nil, nil, s.finishNotifications(ctx, rows)
 	}
-	return user, realm, nil
+	keep, drop, err := s.decideNotifications(ctx, realm, user, rows, push)
+	if err == nil {
+		err = s.finishNotifications(ctx, drop)
+	}
+	return user, realm, keep, err
 }
 
 // deliverEmails serves one recipient's claimed email rows: one email per
 // conversation, least recently active first (the reference's order).
 func (s *Service) deliverEmails(ctx context.Context, n Notifier, rows []storage.PendingNotification, deadline time.Time) (int, error) {
-	user, realm, err := s.recipientOf(ctx, rows[0])
-	if err != nil || user == nil {
-		if err == nil {
-			err = s.finishNotifications(ctx, rows)
-		}
-		return 0, err
-	}
-	keep, drop, err := s.decideNotifications(ctx, realm, user, rows, false)
-	if err != nil {
-		return 0, err
-	}
-	if err := s.finishNotifications(ctx, drop); err != nil {
+	user, realm, keep, err := s.recipientBatch(ctx, rows, false)
+	if err != nil || len(keep) == 0 {
 		return 0, err
 	}
 	buckets := map[string][]notifyItem{}
@@ -325,18 +317,8 @@ func (s *Service) deliverEmails(ctx context.Context, n Notifier, rows []storage.
 
 // deliverPushes serves one recipient's claimed push rows, one push each.
 func (s *Service) deliverPushes(ctx context.Context, n Notifier, rows []storage.PendingNotification, deadline time.Time) (int, error) {
-	user, realm, err := s.recipientOf(ctx, rows[0])
-	if err != nil || user == nil {
-		if err == nil {
-			err = s.finishNotifications(ctx, rows)
-		}
-		return 0, err
-	}
-	keep, drop, err := s.decideNotifications(ctx, realm, user, rows, true)
-	if err != nil {
-		return 0, err
-	}
-	if err := s.finishNotifications(ctx, drop); err != nil {
+	user, realm, keep, err := s.recipientBatch(ctx, rows, true)
+	if err != nil || len(keep) == 0 {
 		return 0, err
 	}
 	sent := 0

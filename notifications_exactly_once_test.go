@@ -15,6 +15,23 @@ import (
 	"github.com/teamchat/chat/storage"
 )
 
+// deliverAtOnce calls deliver twice on each Service, all at the same
+// time, and returns what each call counted.
+func deliverAtOnce(t *testing.T, deliver func(*chat.Service, context.Context) (int, error), svcs ...*chat.Service) []int {
+	t.Helper()
+	var wg sync.WaitGroup
+	sent := make([]int, 2*len(svcs))
+	for i := range sent {
+		wg.Go(func() {
+			got, err := deliver(svcs[i%len(svcs)], context.Background())
+			assert.NoError(t, err)
+			sent[i] = got
+		})
+	}
+	wg.Wait()
+	return sent
+}
+
 // Two Services on one database (on PostgreSQL: two servers) deliver the
 // same due notifications at the same time, twice each: every email and
 // every push goes out exactly once.
@@ -48,16 +65,7 @@ func TestNotifyTwoServersExactlyOnce(t *testing.T) {
 			e.post(t, owner, ch, "t", "@**all** meeting")
 			h.Clock.Advance(121 * time.Second)
 
-			var wg sync.WaitGroup
-			sent := make([]int, 4)
-			for i, svc := range []*chat.Service{h.Service, other, h.Service, other} {
-				wg.Go(func() {
-					got, err := svc.DeliverDueNotifications(ctx)
-					assert.NoError(t, err)
-					sent[i] = got
-				})
-			}
-			wg.Wait()
+			sent := deliverAtOnce(t, (*chat.Service).DeliverDueNotifications, h.Service, other)
 			// The fan-out's rows may come due to one server after another
 			// finished its round: a last round picks them up.
 			for _, svc := range []*chat.Service{h.Service, other} {

@@ -148,28 +148,24 @@ func emailReason(items []notifyItem, group string, conv NotificationConversation
 		where = "#" + conv.ChannelName
 		whereTopic = where + " > " + notifyTopicName(conv.Topic)
 	}
-	why := ""
-	switch {
-	case personal:
-		why = "you were personally mentioned"
-	case group != "":
-		why = "@" + group + " was mentioned"
-	case has[NotifyTriggerTopicWildcardFollowed]:
-		why = "all topic participants were mentioned in " + whereTopic
-	case has[NotifyTriggerChannelWildcardFollowed]:
-		why = "you have wildcard mention notifications enabled for topics you follow"
-	case has[NotifyTriggerTopicWildcard]:
-		why = "all topic participants were mentioned in " + whereTopic
-	case has[NotifyTriggerChannelWildcard]:
-		why = "everyone was mentioned in " + where
-	case has[NotifyTriggerFollowedEmail]:
-		why = "you have email notifications enabled for topics you follow"
-	case has[NotifyTriggerChannelEmail]:
-		why = "you have email notifications enabled for " + where
-	default:
-		return ""
+	participants := "all topic participants were mentioned in " + whereTopic
+	has["personal"], has["group"] = personal, group != ""
+	// The reasons by precedence (missed_message.txt).
+	for _, r := range [][2]string{
+		{"personal", "you were personally mentioned"},
+		{"group", "@" + group + " was mentioned"},
+		{NotifyTriggerTopicWildcardFollowed, participants},
+		{NotifyTriggerChannelWildcardFollowed, "you have wildcard mention notifications enabled for topics you follow"},
+		{NotifyTriggerTopicWildcard, participants},
+		{NotifyTriggerChannelWildcard, "everyone was mentioned in " + where},
+		{NotifyTriggerFollowedEmail, "you have email notifications enabled for topics you follow"},
+		{NotifyTriggerChannelEmail, "you have email notifications enabled for " + where},
+	} {
+		if has[r[0]] {
+			return "You are receiving this because " + r[1] + "."
+		}
 	}
-	return "You are receiving this because " + why + "."
+	return ""
 }
 
 // mentionedGroupName is the reference's get_mentioned_user_group: none

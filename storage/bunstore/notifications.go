@@ -3,6 +3,7 @@ package bunstore
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -173,33 +174,33 @@ func (s *Store) ClaimNotifications(ctx context.Context, kind int, now, leaseUnti
 
 // FinishNotifications deletes by ID and claim.
 func (s *Store) FinishNotifications(ctx context.Context, ids []int64, claim string) (int, error) {
-	n := 0
-	err := chunked(ids, func(part []int64) error {
-		res, err := s.w.NewDelete().Model((*pendingNotificationRow)(nil)).
+	return countAffected("finish notifications", ids, func(part []int64) (sql.Result, error) {
+		return s.w.NewDelete().Model((*pendingNotificationRow)(nil)).
 			Where("id IN (?)", bun.List(part)).Where("claim = ?", claim).Exec(ctx)
-		if err != nil {
-			return wrapErr(fmt.Sprintf("finish %d notifications", len(part)), err)
-		}
-		k, err := res.RowsAffected()
-		n += int(k)
-		return wrapErr("finish notifications", err)
 	})
-	return n, err
 }
 
 // RetryNotifications updates by ID and claim, releasing the claim.
 func (s *Store) RetryNotifications(ctx context.Context, ids []int64, claim string, attempts int, next int64) (int, error) {
-	n := 0
-	err := chunked(ids, func(part []int64) error {
-		res, err := s.w.NewUpdate().Model((*pendingNotificationRow)(nil)).
+	return countAffected("retry notifications", ids, func(part []int64) (sql.Result, error) {
+		return s.w.NewUpdate().Model((*pendingNotificationRow)(nil)).
 			Set("attempts = ?", attempts).Set("due_at = ?", next).Set("claimed_until = 0").Set("claim = ''").
 			Where("id IN (?)", bun.List(part)).Where("claim = ?", claim).Exec(ctx)
+	})
+}
+
+// countAffected runs a statement on the IDs a chunk at a time and adds up
+// the rows it changed.
+func countAffected(op string, ids []int64, run func(part []int64) (sql.Result, error)) (int, error) {
+	n := 0
+	err := chunked(ids, func(part []int64) error {
+		res, err := run(part)
 		if err != nil {
-			return wrapErr(fmt.Sprintf("retry %d notifications", len(part)), err)
+			return wrapErr(op, err)
 		}
 		k, err := res.RowsAffected()
 		n += int(k)
-		return wrapErr("retry notifications", err)
+		return wrapErr(op, err)
 	})
 	return n, err
 }
