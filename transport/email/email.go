@@ -17,7 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	netmail "net/mail"
 	"strconv"
+	"strings"
 	"time"
 
 	mail "github.com/wneessen/go-mail"
@@ -42,8 +44,8 @@ const (
 type Options struct {
 	// Addr is the SMTP server, host:port.
 	Addr string
-	// From is the sender address; its display name is the notification's
-	// FromName.
+	// From is the sender address (a display name given with it is left
+	// out: the notification's FromName is used).
 	From string
 	// Username and Password authenticate to the server when Username is
 	// set: with the best mechanism the server offers, or PLAIN when TLS
@@ -62,6 +64,8 @@ type Sender struct {
 	opts Options
 	host string
 	port int
+	// domain is the sender address's, for Message-IDs.
+	domain string
 }
 
 // New checks the options and returns a Sender; it connects only to send.
@@ -77,9 +81,12 @@ func New(o Options) (*Sender, error) {
 	if o.From == "" {
 		return nil, errors.New("email: a sender address is needed")
 	}
-	if err := mail.NewMsg().From(o.From); err != nil {
+	from, err := netmail.ParseAddress(o.From)
+	if err != nil {
 		return nil, fmt.Errorf("email: sender address: %w", err)
 	}
+	o.From = from.Address
+	domain := from.Address[strings.LastIndex(from.Address, "@")+1:]
 	switch o.TLS {
 	case "":
 		o.TLS = TLSOpportunistic
@@ -93,7 +100,7 @@ func New(o Options) (*Sender, error) {
 	if o.HELO == "" {
 		o.HELO = "localhost"
 	}
-	return &Sender{opts: o, host: host, port: p}, nil
+	return &Sender{opts: o, host: host, port: p, domain: domain}, nil
 }
 
 // Message builds the email of a notification.
@@ -108,7 +115,7 @@ func (s *Sender) Message(n chat.EmailNotification) (*mail.Msg, error) {
 	m.Subject(n.Subject)
 	m.SetDate()
 	if n.Key != "" {
-		m.SetMessageIDWithValue(n.Key + "@" + s.host)
+		m.SetMessageIDWithValue(n.Key + "@" + s.domain)
 	} else {
 		m.SetMessageID()
 	}

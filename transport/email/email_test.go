@@ -31,7 +31,7 @@ func TestSendWithoutAuth(t *testing.T) {
 	assert.Equal(t, "<p>hello <b>Ann</b></p>", got.HTML)
 	assert.Contains(t, got.Header.Get("From"), "Acme notifications")
 	assert.Contains(t, got.Header.Get("To"), "bob@example.com")
-	assert.Equal(t, "<0123abcd@127.0.0.1>", got.Header.Get("Message-Id"), "the key makes the Message-ID")
+	assert.Equal(t, "<0123abcd@chat.example.com>", got.Header.Get("Message-Id"), "the key makes the Message-ID")
 	assert.Equal(t, "auto-generated", got.Header.Get("Auto-Submitted"))
 	assert.Empty(t, got.User)
 }
