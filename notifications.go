@@ -546,16 +546,16 @@ func (s *Service) notificationSettingsChanged(ctx context.Context, w *writeTx, u
 // reference does for missed-message notifications (receiver_is_off_zulip,
 // or presence-idle): no event queue of theirs accepts messages, or no
 // client reported them active within the offline threshold (unless the
-// organization turned presence off). Event queues live in the memory of
-// the server that registered them: with several servers, this asks this
-// server's, so a user whose client polls another one counts as without a
-// queue here (presence, which every server shares through the database,
-// still tells them active).
-func (s *Service) isAway(ctx context.Context, realm *storage.Realm, userID int64) (bool, error) {
+// organization turned presence off, or the user, whose reports are then
+// not kept). Event queues live in the memory of the server that
+// registered them: with several servers, this asks this server's, so a
+// user whose client polls another one counts as without a queue here.
+func (s *Service) isAway(ctx context.Context, realm *storage.Realm, user *storage.User) (bool, error) {
+	userID := user.ID
 	if !s.userHasMessageQueue(realm.ID, userID) {
 		return true, nil
 	}
-	if realm.PresenceDisabled {
+	if realm.PresenceDisabled || !settingsOf(user).PresenceEnabled {
 		return false, nil
 	}
 	rows, err := s.store.GetPresences(ctx, realm.ID, []int64{userID})

@@ -186,7 +186,7 @@ func (s *Service) decideNotifications(ctx context.Context, realm *storage.Realm,
 	if err != nil {
 		return nil, nil, err
 	}
-	away, err := s.isAway(ctx, realm, user.ID)
+	away, err := s.isAway(ctx, realm, user)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -473,9 +473,12 @@ func TestNotifyOnlyWhenAway(t *testing.T) {
 	e := newNotifyEnv(t)
 	alice := e.NewUser(t, chat.RoleMember)
 	present := e.NewUser(t, chat.RoleMember)
-	quiet := e.NewUser(t, chat.RoleMember)    // a queue, but no activity for long
-	gone := e.NewUser(t, chat.RoleMember)     // active a moment ago, but no queue
-	noOnline := e.NewUser(t, chat.RoleMember) // present, with online pushes off
+	quiet := e.NewUser(t, chat.RoleMember)     // a queue, but no activity for long
+	gone := e.NewUser(t, chat.RoleMember)      // active a moment ago, but no queue
+	noOnline := e.NewUser(t, chat.RoleMember)  // present, with online pushes off
+	invisible := e.NewUser(t, chat.RoleMember) // a queue, presence off: their reports are not kept
+	e.present(t, invisible)
+	e.settings(t, invisible, chat.SettingsPatch{PresenceEnabled: ptr(false)})
 	e.present(t, present)
 	e.present(t, quiet)
 	e.present(t, noOnline)
@@ -490,11 +493,11 @@ func TestNotifyOnlyWhenAway(t *testing.T) {
 	_, err = e.Service.UpdatePresence(context.Background(), gone.Caller, chat.UpdatePresenceRequest{Status: "active"})
 	require.NoError(t, err)
 
-	for _, u := range []chattest.User{present, quiet, gone, noOnline} {
+	for _, u := range []chattest.User{present, quiet, gone, noOnline, invisible} {
 		e.dm(t, alice, "ping", u.ID)
 	}
 	_, pushes := e.deliver(t)
-	assert.ElementsMatch(t, []int64{present.ID, quiet.ID, gone.ID}, slices.Collect(mapKeysOf(triggersOf(pushes))),
+	assert.ElementsMatch(t, []int64{present.ID, quiet.ID, gone.ID, invisible.ID}, slices.Collect(mapKeysOf(triggersOf(pushes))),
 		"pushes: to the present too, except with online pushes off")
 	// Presence reports keep the present ones present through the period.
 	e.Clock.Advance(100 * time.Second)
