@@ -44,8 +44,10 @@ import (
 // due email_notifications_batching_period_seconds after the first of them
 // was queued, and then go out together, one email per conversation. A
 // server that dies holding a claim leaves the rows to another once the
-// lease ends; a crash between the Notifier's success and the deletion
-// sends that notification again, with the same Key.
+// lease ends; a crash in the instant between the Notifier's success and
+// the deletion sends that notification again (with the same Key, unless
+// more messages joined its email since), as no mail or push service can
+// take part in a database transaction.
 
 // Notifier delivers missed-message notifications for the host (an SMTP
 // relay, a mobile push service; transport/email has an SMTP one). The
