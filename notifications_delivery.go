@@ -52,7 +52,7 @@ func (s *Service) RunNotifications(ctx context.Context) error {
 		return ctx.Err()
 	}
 	return s.shared.notify.run(ctx, defaultNotifyInterval, func(ctx context.Context) time.Duration {
-		if full, _ := s.notificationRound(ctx); full {
+		if _, claimed, _ := s.notificationRound(ctx); claimed {
 			return 0 // more may be due
 		}
 		at, ok, err := s.store.NextNotificationAt(ctx, s.nowUnix())
@@ -73,22 +73,17 @@ func (s *Service) RunNotifications(ctx context.Context) error {
 func (s *Service) DeliverDueNotifications(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		sent, full, err := s.notificationRoundCount(ctx)
+		sent, claimed, err := s.notificationRound(ctx)
 		total += sent
-		if err != nil || !full {
+		if err != nil || !claimed {
 			return total, err
 		}
 	}
 }
 
-func (s *Service) notificationRound(ctx context.Context) (full bool, err error) {
-	_, full, err = s.notificationRoundCount(ctx)
-	return full, err
-}
-
-// notificationRoundCount makes one round; full says a claim took a whole
-// batch (more may be due).
-func (s *Service) notificationRoundCount(ctx context.Context) (sent int, full bool, err error) {
+// notificationRound makes one round; claimed says it took rows (more may
+// be due, and the rows a fan-out made).
+func (s *Service) notificationRound(ctx context.Context) (sent int, claimed bool, err error) {
 	n := s.shared.notify.notifier
 	if n == nil {
 		return 0, false, nil
@@ -100,17 +95,17 @@ func (s *Service) notificationRoundCount(ctx context.Context) (sent int, full bo
 		}
 	}
 	for _, kind := range []int{storage.NotificationFanout, storage.NotificationPush, storage.NotificationEmail} {
-		k, f, err := s.deliverKind(ctx, n, kind)
+		k, c, err := s.deliverKind(ctx, n, kind)
 		sent += k
-		full = full || f
+		claimed = claimed || c
 		note(err)
 	}
-	return sent, full, firstErr
+	return sent, claimed, firstErr
 }
 
 // deliverKind claims a batch of one kind and serves it, a few recipients
-// at a time.
-func (s *Service) deliverKind(ctx context.Context, n Notifier, kind int) (sent int, full bool, err error) {
+// at a time; claimed says it took any rows.
+func (s *Service) deliverKind(ctx context.Context, n Notifier, kind int) (sent int, claimed bool, err error) {
 	token := make([]byte, 12)
 	_, _ = rand.Read(token)
 	now := s.nowUnix()
@@ -163,7 +158,7 @@ func (s *Service) deliverKind(ctx context.Context, n Notifier, kind int) (sent i
 		}()
 	}
 	wg.Wait()
-	return sent, len(groups) == notifyBatch, firstErr
+	return sent, true, firstErr
 }
 
 // notifyItem is a pending notification that still stands: its message

@@ -655,3 +655,26 @@ func TestNotifyChannelWildcardFanout(t *testing.T) {
 	}
 	assert.Len(t, e.smtp.Wait(t, 12, 5*time.Second), 12)
 }
+
+// A recipient with more pending messages than a claim's batch gets them
+// in one email, and the others theirs in the same call.
+func TestNotifyManyPending(t *testing.T) {
+	e := newNotifyEnv(t)
+	alice := e.NewUser(t, chat.RoleMember)
+	bob := e.NewUser(t, chat.RoleMember)
+	carol := e.NewUser(t, chat.RoleMember)
+	for i := range 60 {
+		e.dm(t, alice, fmt.Sprint("message ", i), bob.ID)
+	}
+	e.dm(t, alice, "just one", carol.ID)
+	e.Clock.Advance(121 * time.Second)
+	n, err := e.Service.DeliverDueNotifications(context.Background())
+	require.NoError(t, err)
+	emails, pushes := e.notifier.take()
+	assert.Equal(t, 2+61, n, "two emails, 61 pushes")
+	assert.Len(t, pushes, 61)
+	got := emailsTo(emails)
+	require.Len(t, got[bob.ID], 1)
+	assert.Len(t, got[bob.ID][0].Messages, 60)
+	assert.Len(t, got[carol.ID], 1)
+}
