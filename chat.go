@@ -164,6 +164,7 @@ type serviceShared struct {
 	presence     *presenceBuffer
 	scheduler    pollLoop     // RunScheduler's interval and wake-ups (scheduled_delivery.go)
 	webhooks     webhookState // RunWebhooks' deliverer, interval and wake-ups (outgoing_webhooks.go)
+	notify       notifyState  // RunNotifications' notifier, interval and wake-ups (notifications.go)
 }
 
 // Option configures a Service.
