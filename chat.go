@@ -168,6 +168,7 @@ type serviceShared struct {
 	presence     *presencebuf.Buffer
 	scheduler    loop.Loop    // RunScheduler's interval and wake-ups (scheduled_delivery.go)
 	webhooks     webhookState // RunWebhooks' deliverer, interval and wake-ups (outgoing_webhooks.go)
+	notify       notifyState  // RunNotifications' notifier, interval and wake-ups (notifications.go)
 }
 
 // Option configures a Service.

@@ -27,6 +27,10 @@ type messageCache struct {
 type cachedMessage struct {
 	msg     storage.Message
 	expires time.Time
+	// reactions, once loaded (a write that changes them forgets the
+	// message, as edits do).
+	reactions       []storage.Reaction
+	reactionsLoaded bool
 }
 
 const (
@@ -48,6 +52,17 @@ func newMessageCache(maxBytes int) *messageCache {
 func messageBytes(m *storage.Message) int {
 	return len(m.Content) + len(m.RenderedContent) + len(m.Topic) + len(m.SendingClient) + 128
 }
+
+// reactionBytes is what a message's cached reactions count for.
+func reactionBytes(rs []storage.Reaction) int {
+	n := 0
+	for i := range rs {
+		n += len(rs[i].EmojiName) + len(rs[i].EmojiCode) + 64
+	}
+	return n
+}
+
+func entryBytes(e *cachedMessage) int { return messageBytes(&e.msg) + reactionBytes(e.reactions) }
 
 // get returns the live cached messages of the realm among ids.
 func (c *messageCache) get(realmID int64, ids []int64, out map[int64]storage.Message) {
@@ -81,7 +96,7 @@ func (c *messageCache) put(ms []storage.Message) {
 			c.bytes = 0
 		}
 		if old, ok := c.entries[ms[i].ID]; ok {
-			c.bytes -= messageBytes(&old.msg)
+			c.bytes -= entryBytes(&old)
 		}
 		c.entries[ms[i].ID] = cachedMessage{msg: ms[i], expires: expires}
 		c.bytes += n
@@ -94,10 +109,76 @@ func (c *messageCache) forget(ids []int64) {
 	defer c.mu.Unlock()
 	for _, id := range ids {
 		if old, ok := c.entries[id]; ok {
-			c.bytes -= messageBytes(&old.msg)
+			c.bytes -= entryBytes(&old)
 			delete(c.entries, id)
 		}
 	}
+}
+
+// getReactions sets out[id] for the live cached messages among ids whose
+// reactions are loaded (an empty list for none) and returns the others.
+func (c *messageCache) getReactions(realmID int64, ids []int64, out map[int64][]storage.Reaction) (missing []int64) {
+	if c.maxBytes <= 0 {
+		return ids
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		if e, ok := c.entries[id]; ok && e.msg.RealmID == realmID && now.Before(e.expires) && e.reactionsLoaded {
+			out[id] = e.reactions
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	return missing
+}
+
+// putReactions records the reactions of cached messages (by message;
+// ids without any have none).
+func (c *messageCache) putReactions(realmID int64, ids []int64, byMessage map[int64][]storage.Reaction) {
+	if c.maxBytes <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		e, ok := c.entries[id]
+		if !ok || e.msg.RealmID != realmID || e.reactionsLoaded {
+			continue
+		}
+		rs := byMessage[id]
+		if c.bytes+reactionBytes(rs) > c.maxBytes {
+			return
+		}
+		e.reactions, e.reactionsLoaded = rs, true
+		c.entries[id] = e
+		c.bytes += reactionBytes(rs)
+	}
+}
+
+// reactionsByID loads the reactions of messages of the realm, by
+// message: from the cache where it has them (with the messages), in one
+// query for the rest.
+func (s *Service) reactionsByID(ctx context.Context, realmID int64, ids []int64) (map[int64][]storage.Reaction, error) {
+	out := make(map[int64][]storage.Reaction, len(ids))
+	missing := s.messages.getReactions(realmID, ids, out)
+	if len(missing) == 0 {
+		return out, nil
+	}
+	rows, err := s.store.ListReactions(ctx, realmID, missing)
+	if err != nil {
+		return nil, err
+	}
+	loaded := make(map[int64][]storage.Reaction, len(missing))
+	for _, r := range rows {
+		loaded[r.MessageID] = append(loaded[r.MessageID], r)
+	}
+	s.messages.putReactions(realmID, missing, loaded)
+	for _, id := range missing {
+		out[id] = loaded[id]
+	}
+	return out, nil
 }
 
 // messagesByID loads messages of the realm in the order of ids, from the

@@ -80,6 +80,9 @@ func (s *Service) deleteMessagesIn(ctx context.Context, w *writeTx, realm *stora
 	if err := w.DeleteMessages(ctx, realm.ID, []int64{m.ID}); err != nil {
 		return err
 	}
+	if err := s.dropNotifications(ctx, w, realm.ID, []int64{m.ID}); err != nil {
+		return err
+	}
 	ev := DeleteMessageEvent{MessageIDs: []int64{m.ID}, MessageType: "private"}
 	if m.StreamID != nil {
 		topic := m.Topic

@@ -422,6 +422,9 @@ func (s *Service) applyEdit(ctx context.Context, w *writeTx, e *edit) ([]int64, 
 		change.Content = &r
 		ev.OrigContent, ev.OrigRenderedContent = &m.Content, &m.RenderedContent
 		ev.Content, ev.RenderedContent, ev.IsMeMessage = &r.Content, &r.RenderedContent, &r.IsMeMessage
+		if err := s.notifyEdit(ctx, w, e); err != nil {
+			return nil, nil, err
+		}
 		if err := s.updateMentionFlags(ctx, w, e); err != nil {
 			return nil, nil, err
 		}

@@ -363,13 +363,15 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 	if err != nil {
 		return nil, err
 	}
-	reactions, err := s.store.ListReactions(ctx, realm.ID, ids)
+	reactions, err := s.reactionsByID(ctx, realm.ID, ids)
 	if err != nil {
 		return nil, err
 	}
 	byMessage := map[int64][]Reaction{}
-	for _, r := range reactions {
-		byMessage[r.MessageID] = append(byMessage[r.MessageID], Reaction{EmojiName: r.EmojiName, EmojiCode: r.EmojiCode, ReactionType: r.ReactionType, UserID: r.UserID})
+	for id, rs := range reactions {
+		for _, r := range rs {
+			byMessage[id] = append(byMessage[id], Reaction{EmojiName: r.EmojiName, EmojiCode: r.EmojiCode, ReactionType: r.ReactionType, UserID: r.UserID})
+		}
 	}
 	rowFlags := make(map[int64]int64, len(userRows))
 	for _, r := range userRows {

@@ -286,6 +286,11 @@ type mentions struct {
 	// alerted are the users whose alert words the message contains, not
 	// yet narrowed to its recipients.
 	alerted map[int64]bool
+	// viaGroup is, for members of mentioned groups the message does not
+	// name, the smallest such group (notifications say so); groupSize the
+	// mentioned groups' sizes.
+	viaGroup  map[int64]int64
+	groupSize map[int64]int
 }
 
 // renderOutgoing renders the message with its mentions resolved, records
@@ -373,6 +378,7 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 			for _, mem := range members {
 				o.mentions.users[mem.UserID] = true
 			}
+			o.mentions.noteGroup(g.ID, members, res.MentionedUserIDs)
 		}
 	}
 	if o.mentions.alerted, err = s.alertedUsers(ctx, s.store, o.realm.ID, m.Content); err != nil {

@@ -654,6 +654,9 @@ func (s *Service) storeMessage(ctx context.Context, o *outgoing) error {
 		if err := s.queueWebhooks(ctx, w, o, plan.webhooks); err != nil {
 			return err
 		}
+		if err := s.queueNotifications(ctx, w, m.ID, plan.notifications); err != nil {
+			return err
+		}
 		if err := s.claimUploads(ctx, w, o.realm, o.me, m.ID, o.uploads); err != nil {
 			return err
 		}
@@ -703,6 +706,9 @@ type storePlan struct {
 	webhooks []storage.WebhookDelivery
 	// policies are the topic visibility policies it sets, by user.
 	policies []topicPolicyChange
+	// notifications are the missed-message notifications it queues
+	// (their MessageID unset).
+	notifications []storage.PendingNotification
 }
 
 // topicPolicyChange sets a user's policy for the message's topic.
@@ -733,6 +739,9 @@ func (s *Service) planStore(ctx context.Context, o *outgoing) (*storePlan, error
 		return nil, err
 	}
 	if plan.webhooks, err = s.plannedWebhooks(ctx, s.store, o); err != nil {
+		return nil, err
+	}
+	if plan.notifications, err = s.plannedNotifications(ctx, s.store, o, plan.readers); err != nil {
 		return nil, err
 	}
 	if m.StreamID != nil && !o.me.IsBot {

@@ -102,6 +102,7 @@ func (s *Service) AddReaction(ctx context.Context, c Caller, req AddReactionRequ
 		if err != nil {
 			return err
 		}
+		w.forgetMessages(m.ID) // its cached reactions
 		code, typ, name := "", "", req.EmojiName
 		if req.EmojiCode == nil || req.ReactionType == nil {
 			c, t, err := s.emojiByName(ctx, w, realm.ID, req.EmojiName)
@@ -175,6 +176,7 @@ func (s *Service) RemoveReaction(ctx context.Context, c Caller, req RemoveReacti
 		if err != nil {
 			return err
 		}
+		w.forgetMessages(m.ID) // its cached reactions
 		typ := ReactionUnicode
 		if req.ReactionType != nil {
 			typ = requestedType(*req.ReactionType)

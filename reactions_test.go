@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -133,4 +134,35 @@ func TestReactions(t *testing.T) {
 		{EmojiName: "tada", EmojiCode: "1f389", ReactionType: "unicode_emoji", UserID: carol.ID},
 		{EmojiName: "tada", EmojiCode: "1f389", ReactionType: "unicode_emoji", UserID: bob.ID},
 	}, reactionsOf(t, h, alice, msg))
+}
+
+// A window of history read before and after reactions change shows them
+// as they are (the message cache keeps reactions with messages, and a
+// reaction forgets its message).
+func TestFetchedReactionsFollowChanges(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	alice := h.NewUser(t, chat.RoleMember)
+	ch := newChannelBy(t, h, alice, "reacts", false)
+	msg := send(t, h, alice, chat.SendMessageRequest{Type: "channel", To: chat.ToChannelID(ch), Topic: ptr("t"), Content: "hi"})
+	reactions := func() []chat.Reaction {
+		t.Helper()
+		narrow := fmt.Sprintf(`[{"operator":"channel","operand":%d}]`, ch)
+		resp, err := h.Service.GetMessages(ctx, alice.Caller, chat.GetMessagesRequest{Anchor: ptr("newest"),
+			NumBefore: ptr(10), NumAfter: ptr(0), Narrow: &narrow})
+		require.NoError(t, err)
+		require.Len(t, resp.Messages, 1)
+		return resp.Messages[0].Reactions
+	}
+	assert.Empty(t, reactions())
+	assert.Empty(t, reactions(), "from the cache")
+	_, err := h.Service.AddReaction(ctx, alice.Caller, chat.AddReactionRequest{MessageID: msg, EmojiName: "thumbs_up"})
+	require.NoError(t, err)
+	got := reactions()
+	require.Len(t, got, 1)
+	assert.Equal(t, "thumbs_up", got[0].EmojiName)
+	require.Len(t, reactions(), 1, "from the cache")
+	_, err = h.Service.RemoveReaction(ctx, alice.Caller, chat.RemoveReactionRequest{MessageID: msg, EmojiName: ptr("thumbs_up")})
+	require.NoError(t, err)
+	assert.Empty(t, reactions())
 }

@@ -18,7 +18,8 @@ func WithMaintenanceInterval(d time.Duration) Option {
 // ctx to stop it. Today that work is the periodic full-member promotion of
 // every organization (role:fullmembers follows the waiting period, the
 // counterpart of the reference's daily job), the delivery of scheduled
-// messages (RunScheduler) and of outgoing webhooks (RunWebhooks), and the
+// messages (RunScheduler), of outgoing webhooks (RunWebhooks) and of
+// missed-message notifications (RunNotifications), and the
 // periodic writes of presence (a last one when ctx ends); Run waits for
 // them before it returns.
 func (s *Service) Run(ctx context.Context) error {
@@ -36,6 +37,9 @@ func (s *Service) Run(ctx context.Context) error {
 	webhooks := make(chan struct{})
 	go func() { defer close(webhooks); _ = s.RunWebhooks(ctx) }()
 	defer func() { <-webhooks }()
+	notifications := make(chan struct{})
+	go func() { defer close(notifications); _ = s.RunNotifications(ctx) }()
+	defer func() { <-notifications }()
 	maintenance := loop.Loop{Every: s.maintenanceEvery}
 	return maintenance.Run(ctx, time.Hour, func(ctx context.Context) time.Duration {
 		s.maintain(ctx)

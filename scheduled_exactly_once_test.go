@@ -181,16 +181,7 @@ func TestScheduledTwoServersDeliverOnce(t *testing.T) {
 			}
 			h.Clock.Advance(2 * time.Minute)
 
-			var wg sync.WaitGroup
-			sent := make([]int, 4)
-			for i, svc := range []*chat.Service{h.Service, other, h.Service, other} {
-				wg.Go(func() {
-					got, err := svc.DeliverDueScheduledMessages(ctx)
-					assert.NoError(t, err)
-					sent[i] = got
-				})
-			}
-			wg.Wait()
+			sent := deliverAtOnce(t, (*chat.Service).DeliverDueScheduledMessages, h.Service, other)
 			assert.Equal(t, n, sent[0]+sent[1]+sent[2]+sent[3], "sent once in all: %v", sent)
 			t.Logf("%s: sent by each call: %v", dialect, sent)
 			assert.Equal(t, want, contentsIn(t, other, bob, ch))

@@ -259,6 +259,9 @@ func (s *Service) UpdateSettings(ctx context.Context, c Caller, req UpdateSettin
 			}
 		}
 		emitSettingsChanges(w, realm, fresh, &next, before, after)
+		if err := s.notificationSettingsChanged(ctx, w, &next, before, after); err != nil {
+			return err
+		}
 		if before.PresenceEnabled != after.PresenceEnabled {
 			if err := s.presenceEnabledChanged(ctx, w, realm, &next, after.PresenceEnabled); err != nil {
 				return err

@@ -42,6 +42,7 @@ type Store interface {
 	PresenceStore
 	UserMuteStore
 	WebhookStore
+	NotificationStore
 	AlertWordStore
 	MessageStore
 	UploadStore

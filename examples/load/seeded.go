@@ -12,7 +12,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	chat "github.com/teamchat/chat"
@@ -193,7 +196,73 @@ func runSeeded(db string, n int, name, cpuprofile string, conc int, dur time.Dur
 	}
 	fmt.Printf("target: %s; measured with %d clients: %.0f req/s, p50 %v, p99 %v: %s\n", sc.target(), conc, st.rps,
 		st.p50.Round(10*time.Microsecond), st.p99.Round(10*time.Microsecond), verdict)
+	// The same requests made in this process (Service.GetMessages, no
+	// HTTP or JSON), with the same concurrency, for comparison.
+	caller, err := svc.Authenticate(ctx, org.RealmID, org.OwnerEmail, org.OwnerKey)
+	if err != nil {
+		return err
+	}
+	in, err := inProcessStats(ctx, svc, caller, t.paths, conc, dur)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("in process (Service.GetMessages, the same requests, %d goroutines): %.0f req/s, p50 %v, p99 %v; over REST: %.0f%% of it\n",
+		conc, in.rps, in.p50.Round(10*time.Microsecond), in.p99.Round(10*time.Microsecond), 100*st.rps/in.rps)
 	return nil
+}
+
+// inProcessStats calls GetMessages with the parameters of paths, in turn,
+// from conc goroutines for dur.
+func inProcessStats(ctx context.Context, svc *chat.Service, c chat.Caller, paths []string, conc int, dur time.Duration) (stats, error) {
+	reqs := make([]chat.GetMessagesRequest, len(paths))
+	for i, p := range paths {
+		u, err := url.Parse(p)
+		if err != nil {
+			return stats{}, err
+		}
+		q := u.Query()
+		before, _ := strconv.Atoi(q.Get("num_before"))
+		after, _ := strconv.Atoi(q.Get("num_after"))
+		anchor, narrow := q.Get("anchor"), q.Get("narrow")
+		reqs[i] = chat.GetMessagesRequest{Anchor: &anchor, NumBefore: &before, NumAfter: &after, Narrow: &narrow}
+	}
+	ctx, cancel := context.WithTimeout(ctx, dur)
+	defer cancel()
+	lat := make([][]time.Duration, conc)
+	var firstErr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range conc {
+		wg.Go(func() {
+			for i := w; ctx.Err() == nil; i++ {
+				t0 := time.Now()
+				if _, err := svc.GetMessages(ctx, c, reqs[i%len(reqs)]); err != nil {
+					if ctx.Err() == nil {
+						mu.Lock()
+						firstErr = err
+						mu.Unlock()
+					}
+					return
+				}
+				lat[w] = append(lat[w], time.Since(t0))
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return stats{}, firstErr
+	}
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	if len(all) == 0 {
+		return stats{}, errors.New("no call completed")
+	}
+	slices.Sort(all)
+	pct := func(p float64) time.Duration { return all[int(p*float64(len(all)-1))] }
+	return stats{rps: float64(len(all)) / time.Since(start).Seconds(), p50: pct(0.5), p99: pct(0.99)}, nil
 }
 
 // checkAnswers GETs each of the scenario's paths once and checks that the

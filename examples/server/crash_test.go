@@ -96,6 +96,11 @@ func get(base, key, path string, params url.Values) (map[string]any, int, error)
 // call sends one request as the owner (params in the query string for GET,
 // in the form body otherwise) and decodes the JSON answer.
 func call(method, base, key, path string, params url.Values) (map[string]any, int, error) {
+	return callAs(method, base, "owner@teamchat.localhost", key, path, params)
+}
+
+// callAs is call as the user of that email.
+func callAs(method, base, email, key, path string, params url.Values) (map[string]any, int, error) {
 	var req *http.Request
 	var err error
 	if method == "GET" {
@@ -109,7 +114,7 @@ func call(method, base, key, path string, params url.Values) (map[string]any, in
 	if err != nil {
 		return nil, 0, err
 	}
-	req.SetBasicAuth("owner@teamchat.localhost", key)
+	req.SetBasicAuth(email, key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, 0, err

@@ -13,6 +13,11 @@
 // (and the curl command that accepts it) and exits:
 //
 //	go run ./examples/server -invite
+//
+// With -smtp it mails missed-message notifications through that SMTP
+// server (and logs push notifications, which it has no service for):
+//
+//	go run ./examples/server -smtp 127.0.0.1:2525 -smtp-tls none
 package main
 
 import (
@@ -60,6 +65,8 @@ type config struct {
 	allowPrivateWebhooks bool
 	// debugAddr serves Go's profiles (net/http/pprof) apart from the API.
 	debugAddr string
+	// smtp sends missed-message emails (smtp.go).
+	smtp smtpConfig
 }
 
 func main() {
@@ -84,6 +91,11 @@ func main() {
 	flag.IntVar(&cfg.inviteMinutes, "invite-minutes", 0, "with -invite: how long the link works (default 10 days)")
 	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's profiles (/debug/pprof/) on this address, apart from the API (off by default)")
 	flag.BoolVar(&cfg.allowPrivateWebhooks, "allow-private-webhooks", false, "let outgoing webhooks reach loopback and private addresses (development: a bot on this machine)")
+	flag.StringVar(&cfg.smtp.addr, "smtp", "", "SMTP server (host:port) for missed-message emails; without it no notifications are sent (pushes are logged)")
+	flag.StringVar(&cfg.smtp.from, "smtp-from", "noreply@teamchat.localhost", "with -smtp: the sender address of notification emails")
+	flag.StringVar(&cfg.smtp.user, "smtp-user", "", "with -smtp: the user to authenticate as (the password from -smtp-password or TEAMCHAT_SMTP_PASSWORD)")
+	flag.StringVar(&cfg.smtp.password, "smtp-password", "", "with -smtp-user: the password (TEAMCHAT_SMTP_PASSWORD keeps it out of the process list)")
+	flag.StringVar(&cfg.smtp.tls, "smtp-tls", "opportunistic", "with -smtp: opportunistic (STARTTLS when offered), mandatory, implicit (TLS from the start) or none")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -124,6 +136,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	}
 	hooks := webhook.New(webhook.Options{Version: "teamchat", AllowPrivate: cfg.allowPrivateWebhooks, Logger: log})
 	opts := []chat.Option{chat.WithLogger(log), chat.WithBlobStore(blobs), chat.WithWebhookDeliverer(webhook.NewDeliverer(hooks))}
+	if n, err := newNotifier(cfg.smtp, log); err != nil {
+		return err
+	} else if n != nil {
+		opts = append(opts, chat.WithNotifier(n))
+	}
 	if key := os.Getenv("TEAMCHAT_URL_SIGNING_KEY"); key != "" {
 		// Servers sharing a database sign temporary file URLs alike.
 		opts = append(opts, chat.WithURLSigningKey([]byte(key)))

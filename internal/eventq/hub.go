@@ -126,7 +126,8 @@ type Hub[O any] struct {
 	mu     sync.RWMutex
 	queues map[string]*Queue[O]
 	realms map[int64]map[*Queue[O]]struct{}
-	bytes  atomic.Int64 // the events held by all queues
+	users  map[[2]int64]map[*Queue[O]]struct{} // by (realm, user)
+	bytes  atomic.Int64                        // the events held by all queues
 }
 
 // New returns a hub with no queues.
@@ -137,7 +138,8 @@ func New[O any](cfg Config) *Hub[O] {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Hub[O]{cfg: cfg, queues: map[string]*Queue[O]{}, realms: map[int64]map[*Queue[O]]struct{}{}}
+	return &Hub[O]{cfg: cfg, queues: map[string]*Queue[O]{}, realms: map[int64]map[*Queue[O]]struct{}{},
+		users: map[[2]int64]map[*Queue[O]]struct{}{}}
 }
 
 // Start calls listen once (the first call that succeeds; later calls do
@@ -183,13 +185,27 @@ func (h *Hub[O]) Open(realm, user int64, opts O, lifespan time.Duration) *Queue[
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.queues[q.id] = q
-	rs := h.realms[realm]
-	if rs == nil {
-		rs = map[*Queue[O]]struct{}{}
-		h.realms[realm] = rs
-	}
-	rs[q] = struct{}{}
+	addTo(h.realms, realm, q)
+	addTo(h.users, [2]int64{realm, user}, q)
 	return q
+}
+
+func addTo[K comparable, O any](m map[K]map[*Queue[O]]struct{}, k K, q *Queue[O]) {
+	set := m[k]
+	if set == nil {
+		set = map[*Queue[O]]struct{}{}
+		m[k] = set
+	}
+	set[q] = struct{}{}
+}
+
+func removeFrom[K comparable, O any](m map[K]map[*Queue[O]]struct{}, k K, q *Queue[O]) {
+	if set := m[k]; set != nil {
+		delete(set, q)
+		if len(set) == 0 {
+			delete(m, k)
+		}
+	}
 }
 
 // Ready ends q's registration: its standing is st, as of snap, and the
@@ -268,12 +284,32 @@ func (h *Hub[O]) forget(q *Queue[O]) {
 	if h.queues[q.id] == q {
 		delete(h.queues, q.id)
 	}
-	if rs := h.realms[q.realm]; rs != nil {
-		delete(rs, q)
-		if len(rs) == 0 {
-			delete(h.realms, q.realm)
+	removeFrom(h.realms, q.realm, q)
+	removeFrom(h.users, [2]int64{q.realm, q.user}, q)
+}
+
+// UserHasQueue reports whether realm's user has a live queue whose
+// options satisfy accepts (the cost is the user's queues, not the
+// organization's).
+func (h *Hub[O]) UserHasQueue(realm, user int64, accepts func(opts *O) bool) bool {
+	h.mu.RLock()
+	qs := make([]*Queue[O], 0, len(h.users[[2]int64{realm, user}]))
+	for q := range h.users[[2]int64{realm, user}] {
+		qs = append(qs, q)
+	}
+	h.mu.RUnlock()
+	for _, q := range qs {
+		if !accepts(&q.opts) {
+			continue
+		}
+		q.mu.Lock()
+		live := !q.dropped
+		q.mu.Unlock()
+		if live {
+			return true
 		}
 	}
+	return false
 }
 
 // list returns the queues of one organization, or all for realm 0.

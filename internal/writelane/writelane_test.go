@@ -3,6 +3,7 @@ package writelane
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,6 +28,18 @@ type recorder struct {
 	bad   []string
 	delay time.Duration
 	fail  func(op int) error
+}
+
+// started reports whether a transaction took op.
+func (r *recorder) started(op int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range r.batches {
+		if slices.Contains(b, op) {
+			return true
+		}
+	}
+	return false
 }
 
 func newRecorder(delay time.Duration) *recorder {
@@ -88,8 +101,9 @@ func TestBatchesKeepArrivalOrder(t *testing.T) {
 				op := int(next.Add(1))
 				done := make(chan error, 1)
 				go func() { done <- g.Do(context.Background(), key, op, true) }()
-				// Wait until the op is queued before numbering the next.
-				assert.Eventually(t, func() bool { return queued(g, key, op) || doneOrSent(done) }, time.Second, 10*time.Microsecond)
+				// Wait until the op is queued (or running) before numbering
+				// the next.
+				assert.Eventually(t, func() bool { return queued(g, key, op) || rec.started(op) }, 10*time.Second, 10*time.Microsecond)
 				mu.Unlock()
 				assert.NoError(t, waitDone(done))
 			}
@@ -128,17 +142,6 @@ func queued(g *Gate[int], key Key, op int) bool {
 		}
 	}
 	return false
-}
-
-// doneOrSent peeks whether done has a result, putting it back.
-func doneOrSent(done chan error) bool {
-	select {
-	case err := <-done:
-		done <- err
-		return true
-	default:
-		return false
-	}
 }
 
 func waitDone(done chan error) error { return <-done }

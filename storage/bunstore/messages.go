@@ -219,8 +219,9 @@ func (s *Store) GetMessagesByID(ctx context.Context, realmID int64, ids []int64)
 	out := []storage.Message{}
 	err := chunked(ids, func(ids []int64) error {
 		var rows []messageRow
-		err := s.r.NewSelect().Model(&rows).Where("m.realm_id = ?", realmID).Where("m.id IN (?)", bun.List(ids)).
-			OrderExpr("m.id ASC").Scan(ctx)
+		p := s.params()
+		q := s.r.NewSelect().Model(&rows).Where("m.realm_id = ?", p.v(realmID)).Where(p.in("m.id", ids)).OrderExpr("m.id ASC")
+		err := s.scan(ctx, q, p, &rows)
 		for _, r := range rows {
 			out = append(out, r.Message)
 		}
@@ -234,9 +235,11 @@ func (s *Store) ListUserMessages(ctx context.Context, realmID, userID int64, mes
 	out := []storage.UserMessage{}
 	err := chunked(uniqueIDs(messageIDs), func(ids []int64) error {
 		var rows []userMessageRow
-		err := s.r.NewSelect().Model(&rows).
-			Where("realm_id = ?", realmID).Where("user_id = ?", userID).
-			Where("message_id IN (?)", bun.List(ids)).OrderExpr("message_id ASC").Scan(ctx)
+		p := s.params()
+		q := s.r.NewSelect().Model(&rows).
+			Where("realm_id = ?", p.v(realmID)).Where("user_id = ?", p.v(userID)).
+			Where(p.in("message_id", ids)).OrderExpr("message_id ASC")
+		err := s.scan(ctx, q, p, &rows)
 		for _, r := range rows {
 			out = append(out, r.UserMessage)
 		}
@@ -383,10 +386,12 @@ func (s *Store) ListReadRangesOf(ctx context.Context, realmID, userID int64, str
 	out := []storage.ReadRange{}
 	err := chunked(streamIDs, func(ids []int64) error {
 		var rows []readRangeRow
-		err := s.r.NewSelect().Model(&rows).
-			Where("realm_id = ?", realmID).Where("user_id = ?", userID).Where("stream_id IN (?)", bun.List(ids)).
-			Where("first_id <= ?", hi).Where("last_id >= ?", lo).
-			OrderExpr("stream_id ASC, first_id ASC").Scan(ctx)
+		p := s.params()
+		q := s.r.NewSelect().Model(&rows).
+			Where("realm_id = ?", p.v(realmID)).Where("user_id = ?", p.v(userID)).Where(p.in("stream_id", ids)).
+			Where("first_id <= ?", p.v(hi)).Where("last_id >= ?", p.v(lo)).
+			OrderExpr("stream_id ASC, first_id ASC")
+		err := s.scan(ctx, q, p, &rows)
 		for _, r := range rows {
 			out = append(out, r.ReadRange)
 		}
@@ -409,38 +414,38 @@ func (s *Store) ListUserPeriods(ctx context.Context, realmID, userID int64) ([]s
 // conversations) and the filter. idCol is the column to order and bound
 // by: the message ID, or the search index's copy of it when a search
 // drives the query.
-func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun.SelectQuery, idCol string) {
-	q = s.r.NewSelect().Model(rows).Where("m.realm_id = ?", w.RealmID)
+func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow, p *params) (q *bun.SelectQuery, idCol string) {
+	q = s.r.NewSelect().Model(rows).Where("m.realm_id = ?", p.v(w.RealmID))
 	idCol = "m.id"
 	sc := w.Scope
 	q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 		// An empty scope matches nothing.
 		q = q.WhereOr("1 = 0")
 		if len(sc.FullChannels) > 0 {
-			q = q.WhereOr("m.stream_id IN (?)", bun.List(uniqueIDs(sc.FullChannels)))
+			q = q.WhereOr(p.in("m.stream_id", uniqueIDs(sc.FullChannels)))
 		}
 		if sc.PublicChannels {
 			q = q.WhereOr(`m.stream_id IN (SELECT st.id FROM streams AS st
-				WHERE st.realm_id = ? AND NOT st.invite_only AND st.history_public_to_subscribers)`, w.RealmID)
+				WHERE st.realm_id = ? AND NOT st.invite_only AND st.history_public_to_subscribers)`, p.v(w.RealmID))
 		}
 		for _, sp := range sc.Spans {
 			if sp.Through == nil {
-				q = q.WhereOr("(m.stream_id = ? AND m.id > ?)", sp.StreamID, sp.After)
+				q = q.WhereOr("(m.stream_id = ? AND m.id > ?)", p.v(sp.StreamID), p.v(sp.After))
 			} else {
-				q = q.WhereOr("(m.stream_id = ? AND m.id > ? AND m.id <= ?)", sp.StreamID, sp.After, *sp.Through)
+				q = q.WhereOr("(m.stream_id = ? AND m.id > ? AND m.id <= ?)", p.v(sp.StreamID), p.v(sp.After), p.v(*sp.Through))
 			}
 		}
 		if sc.Historical {
 			q = q.WhereOr(`(m.stream_id IS NOT NULL AND m.id IN (SELECT hu.message_id FROM user_messages AS hu
-				WHERE hu.realm_id = ? AND hu.user_id = ? AND (hu.flags & 1024) <> 0))`, w.RealmID, w.UserID)
+				WHERE hu.realm_id = ? AND hu.user_id = ? AND (hu.flags & 1024) <> 0))`, p.v(w.RealmID), p.v(w.UserID))
 		}
 		if sc.Direct {
 			q = q.WhereOr("m.conversation_id IN (SELECT dcm.conversation_id FROM direct_conversation_members AS dcm WHERE dcm.realm_id = ? AND dcm.user_id = ?)",
-				w.RealmID, w.UserID)
+				p.v(w.RealmID), p.v(w.UserID))
 		}
 		return q
 	})
-	q, idCol = s.applyFilter(q, w, w.Filter, true)
+	q, idCol = s.applyFilter(q, w, w.Filter, true, p)
 	return q, idCol
 }
 
@@ -450,19 +455,19 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow) (q *bun
 // nullable columns test them first, so that a negation keeps the rows of
 // the other kind (a channel's condition is false, not NULL, for a direct
 // message, and NOT of it true).
-func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f storage.MessageFilter, top bool) (_ *bun.SelectQuery, idCol string) {
+func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f storage.MessageFilter, top bool, p *params) (_ *bun.SelectQuery, idCol string) {
 	idCol = "m.id"
 	if f.StreamID != nil {
-		q = q.Where("(m.stream_id IS NOT NULL AND m.stream_id = ?)", *f.StreamID)
+		q = q.Where("(m.stream_id IS NOT NULL AND m.stream_id = ?)", p.v(*f.StreamID))
 	}
 	if f.Topic != nil {
-		q = q.Where("(m.stream_id IS NOT NULL AND m.topic_key = ?)", storage.Fold(*f.Topic))
+		q = q.Where("(m.stream_id IS NOT NULL AND m.topic_key = ?)", p.v(storage.Fold(*f.Topic)))
 	}
 	if f.SenderID != nil {
-		q = q.Where("m.sender_id = ?", *f.SenderID)
+		q = q.Where("m.sender_id = ?", p.v(*f.SenderID))
 	}
 	if f.ConversationID != nil {
-		q = q.Where("(m.conversation_id IS NOT NULL AND m.conversation_id = ?)", *f.ConversationID)
+		q = q.Where("(m.conversation_id IS NOT NULL AND m.conversation_id = ?)", p.v(*f.ConversationID))
 	}
 	if f.DirectOnly {
 		q = q.Where("m.conversation_id IS NOT NULL")
@@ -472,40 +477,41 @@ func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f stora
 	}
 	if f.PublicChannelsOnly {
 		q = q.Where(`(m.stream_id IS NOT NULL AND m.stream_id IN (SELECT st.id FROM streams AS st
-			WHERE st.realm_id = ? AND NOT st.invite_only AND st.history_public_to_subscribers))`, w.RealmID)
+			WHERE st.realm_id = ? AND NOT st.invite_only AND st.history_public_to_subscribers))`, p.v(w.RealmID))
 	}
 	if f.WebPublicChannelsOnly {
-		q = q.Where("(m.stream_id IS NOT NULL AND m.stream_id IN (SELECT st.id FROM streams AS st WHERE st.realm_id = ? AND st.is_web_public))", w.RealmID)
+		q = q.Where("(m.stream_id IS NOT NULL AND m.stream_id IN (SELECT st.id FROM streams AS st WHERE st.realm_id = ? AND st.is_web_public))", p.v(w.RealmID))
 	}
 	if len(f.NotStreamIDs) > 0 {
-		q = q.Where("(m.stream_id IS NULL OR m.stream_id NOT IN (?))", bun.List(uniqueIDs(f.NotStreamIDs)))
+		cond, ids := p.notIn("m.stream_id", uniqueIDs(f.NotStreamIDs))
+		q = q.Where("(m.stream_id IS NULL OR "+cond+")", ids)
 	}
 	if len(f.NotSenderIDs) > 0 {
-		q = q.Where("m.sender_id NOT IN (?)", bun.List(uniqueIDs(f.NotSenderIDs)))
+		q = q.Where(p.notIn("m.sender_id", uniqueIDs(f.NotSenderIDs)))
 	}
 	if f.Alerted {
 		q = q.Where("m.id IN (SELECT um.message_id FROM user_messages AS um WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 512) <> 0)",
-			w.RealmID, w.UserID)
+			p.v(w.RealmID), p.v(w.UserID))
 	}
 	for _, including := range f.IncludingUserIDs {
 		q = q.Where("(m.conversation_id IS NOT NULL AND m.conversation_id IN (SELECT i.conversation_id FROM direct_conversation_members AS i WHERE i.realm_id = ? AND i.user_id = ?))",
-			w.RealmID, including)
+			p.v(w.RealmID), p.v(including))
 	}
 	if f.GroupDMOnly {
 		// Counted among the reader's own conversations only.
 		q = q.Where(`(m.conversation_id IS NOT NULL AND m.conversation_id IN (SELECT g.conversation_id FROM direct_conversation_members AS g
 			WHERE g.realm_id = ? AND g.conversation_id IN (SELECT r.conversation_id FROM direct_conversation_members AS r
 				WHERE r.realm_id = ? AND r.user_id = ?)
-			GROUP BY g.conversation_id HAVING count(*) >= 3))`, w.RealmID, w.RealmID, w.UserID)
+			GROUP BY g.conversation_id HAVING count(*) >= 3))`, p.v(w.RealmID), p.v(w.RealmID), p.v(w.UserID))
 	}
 	if f.Starred {
 		q = q.Where("m.id IN (SELECT um.message_id FROM user_messages AS um WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 2) <> 0)",
-			w.RealmID, w.UserID)
+			p.v(w.RealmID), p.v(w.UserID))
 	}
 	if f.Mentioned {
 		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 			return q.WhereOr("m.id IN (SELECT um.message_id FROM user_messages AS um WHERE um.realm_id = ? AND um.user_id = ? AND (um.flags & 56) <> 0)",
-				w.RealmID, w.UserID).WhereOr("m.stream_wildcard")
+				p.v(w.RealmID), p.v(w.UserID)).WhereOr("m.stream_wildcard")
 		})
 	}
 	if f.Unread {
@@ -515,23 +521,23 @@ func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f stora
 			return q.WhereOr(`(m.stream_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM read_ranges AS rr
 				WHERE rr.realm_id = m.realm_id AND rr.user_id = ? AND rr.stream_id = m.stream_id
 				AND rr.first_id <= m.id AND rr.last_id >= m.id) AND NOT EXISTS (SELECT 1 FROM user_messages AS hr
-				WHERE hr.realm_id = m.realm_id AND hr.user_id = ? AND hr.message_id = m.id AND (hr.flags & 1024) <> 0))`, w.UserID, w.UserID).
+				WHERE hr.realm_id = m.realm_id AND hr.user_id = ? AND hr.message_id = m.id AND (hr.flags & 1024) <> 0))`, p.v(w.UserID), p.v(w.UserID)).
 				WhereOr(`(m.stream_id IS NOT NULL AND EXISTS (SELECT 1 FROM user_messages AS hu
-				WHERE hu.realm_id = m.realm_id AND hu.user_id = ? AND hu.message_id = m.id AND (hu.flags & 3073) = 1024))`, w.UserID).
+				WHERE hu.realm_id = m.realm_id AND hu.user_id = ? AND hu.message_id = m.id AND (hu.flags & 3073) = 1024))`, p.v(w.UserID)).
 				WhereOr(`(m.conversation_id IS NOT NULL AND EXISTS (SELECT 1 FROM user_messages AS um
-				WHERE um.realm_id = m.realm_id AND um.user_id = ? AND um.message_id = m.id AND (um.flags & 1) = 0))`, w.UserID)
-		}).Where(notMutedSender, w.UserID)
+				WHERE um.realm_id = m.realm_id AND um.user_id = ? AND um.message_id = m.id AND (um.flags & 1) = 0))`, p.v(w.UserID))
+		}).Where(notMutedSender, p.v(w.UserID))
 	}
 	if f.Resolved {
-		q = q.Where("(m.stream_id IS NOT NULL AND substr(m.topic, 1, 2) = ?)", "✔ ")
+		q = q.Where("(m.stream_id IS NOT NULL AND substr(m.topic, 1, 2) = ?)", p.v("✔ "))
 	}
 	if f.Followed {
 		q = q.Where(`(m.stream_id IS NOT NULL AND EXISTS (SELECT 1 FROM user_topics AS ut
-			WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy = 3))`, w.UserID)
+			WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy = 3))`, p.v(w.UserID))
 	}
 	if f.MutedTopic {
 		q = q.Where(`(m.stream_id IS NOT NULL AND EXISTS (SELECT 1 FROM user_topics AS ut
-			WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy = 1))`, w.UserID)
+			WHERE ut.user_id = ? AND ut.stream_id = m.stream_id AND ut.topic_key = m.topic_key AND ut.visibility_policy = 1))`, p.v(w.UserID))
 	}
 	if f.Muted {
 		// A muted topic, or a muted channel's topic the reader has not
@@ -542,7 +548,7 @@ func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f stora
 				WHERE sm.realm_id = ? AND sm.user_id = ? AND sm.active AND sm.is_muted)
 			AND NOT EXISTS (SELECT 1 FROM user_topics AS uv
 				WHERE uv.user_id = ? AND uv.stream_id = m.stream_id AND uv.topic_key = m.topic_key AND uv.visibility_policy IN (2, 3))))`,
-			w.UserID, w.RealmID, w.UserID, w.UserID)
+			p.v(w.UserID), p.v(w.RealmID), p.v(w.UserID), p.v(w.UserID))
 	}
 	if f.HasLink {
 		q = q.Where("m.has_link")
@@ -571,16 +577,38 @@ func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f stora
 		if len(f.IDs) == 0 {
 			q = q.Where("1 = 0")
 		} else {
-			q = q.Where("m.id IN (?)", bun.List(uniqueIDs(f.IDs)))
+			q = q.Where(p.in("m.id", uniqueIDs(f.IDs)))
 		}
 	}
 	for _, neg := range f.Not {
 		q = q.WhereGroup(" AND NOT ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			q, _ = s.applyFilter(q.Where("1 = 1"), w, neg, false)
+			q, _ = s.applyFilter(q.Where("1 = 1"), w, neg, false, p)
 			return q
 		})
 	}
 	return q, idCol
+}
+
+// windowParams are the values of a window's query: placeholders, unless
+// it searches (the search's words are written inline, which would make
+// every search a new statement to keep).
+func (s *Store) windowParams(w storage.MessageWindow) *params {
+	if hasSearch(w.Filter) {
+		return &params{}
+	}
+	return s.params()
+}
+
+func hasSearch(f storage.MessageFilter) bool {
+	if f.Search != "" {
+		return true
+	}
+	for _, n := range f.Not {
+		if hasSearch(n) {
+			return true
+		}
+	}
+	return false
 }
 
 // ListMessageWindow reads both sides of the window with two queries that
@@ -589,12 +617,13 @@ func (s *Store) applyFilter(q *bun.SelectQuery, w storage.MessageWindow, f stora
 func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) (older, newer []storage.Message, err error) {
 	op := fmt.Sprintf("message window of user %d in realm %d", w.UserID, w.RealmID)
 	var rows []messageRow
-	q, idCol := s.windowQuery(w, &rows)
+	p := s.windowParams(w)
+	q, idCol := s.windowQuery(w, &rows, p)
 	if w.IDsOnly {
 		q = q.ColumnExpr("m.id") // from the index alone where one covers the query
 	}
-	err = q.Where("? <= ?", bun.Safe(idCol), w.Anchor).
-		OrderExpr("? DESC", bun.Safe(idCol)).Limit(max(w.Before, 0) + 1).Scan(ctx)
+	q = q.Where("? <= ?", bun.Safe(idCol), p.v(w.Anchor)).OrderExpr("? DESC", bun.Safe(idCol)).Limit(max(w.Before, 0) + 1)
+	err = s.scan(ctx, q, p, &rows)
 	if err != nil {
 		return nil, nil, wrapErr(op, err)
 	}
@@ -603,12 +632,13 @@ func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) 
 	}
 	if w.After > 0 {
 		var rows []messageRow
-		q, idCol := s.windowQuery(w, &rows)
+		p := s.windowParams(w)
+		q, idCol := s.windowQuery(w, &rows, p)
 		if w.IDsOnly {
 			q = q.ColumnExpr("m.id")
 		}
-		err := q.Where("? > ?", bun.Safe(idCol), w.Anchor).
-			OrderExpr("? ASC", bun.Safe(idCol)).Limit(w.After + 1).Scan(ctx)
+		q = q.Where("? > ?", bun.Safe(idCol), p.v(w.Anchor)).OrderExpr("? ASC", bun.Safe(idCol)).Limit(w.After + 1)
+		err := s.scan(ctx, q, p, &rows)
 		if err != nil {
 			return nil, nil, wrapErr(op, err)
 		}
@@ -642,7 +672,7 @@ func (s *Store) FirstUnreadMessage(ctx context.Context, w storage.MessageWindow)
 			candidate := sp.After
 			for {
 				var rows []messageRow
-				q, idCol := s.windowQuery(one, &rows)
+				q, idCol := s.windowQuery(one, &rows, &params{})
 				q = q.Where("? > ?", bun.Safe(idCol), candidate).Where(notMutedSender, w.UserID)
 				if best != 0 {
 					q = q.Where("? < ?", bun.Safe(idCol), best)
@@ -698,7 +728,7 @@ func (s *Store) firstUnreadRow(ctx context.Context, w storage.MessageWindow, sco
 	one := w
 	one.Scope = scope
 	var rows []messageRow
-	q, idCol := s.windowQuery(one, &rows)
+	q, idCol := s.windowQuery(one, &rows, &params{})
 	q = q.Where(`m.id IN (SELECT hu.message_id FROM user_messages AS hu
 		WHERE hu.realm_id = ? AND hu.user_id = ? AND `+cond+`)`, w.RealmID, w.UserID).Where(notMutedSender, w.UserID)
 	if best != 0 {

@@ -29,9 +29,10 @@ var migrationFiles embed.FS
 // goSteps are the Go parts of migrations, run where a migration file says
 // --step:NAME, inside its transaction.
 var goSteps = map[string]func(ctx context.Context, tx bun.Tx) error{
-	"fold_keys":      foldKeys,              // 0005 (fold.go)
-	"index_messages": indexExistingMessages, // 0007 (search.go)
-	"full_name_keys": fullNameKeys,          // 0010 (fold.go)
+	"fold_keys":                    foldKeys,                   // 0005 (fold.go)
+	"index_messages":               indexExistingMessages,      // 0007 (search.go)
+	"full_name_keys":               fullNameKeys,               // 0010 (fold.go)
+	"stream_notification_defaults": streamNotificationDefaults, // 0028 (notifications.go)
 }
 
 // schemaMigrations is every migration, in name order.

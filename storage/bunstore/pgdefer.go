@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/uptrace/bun/driver/pgdriver"
 )
@@ -52,6 +53,8 @@ func isDeferrable(ctx context.Context) bool {
 // deferConnector wraps pgdriver's connector.
 type deferConnector struct {
 	inner *pgdriver.Connector
+	// trips counts the simple queries its connections sent (for tests).
+	trips atomic.Int64
 }
 
 func (c *deferConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -59,7 +62,7 @@ func (c *deferConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &deferConn{Conn: cn.(*pgdriver.Conn)}, nil
+	return &deferConn{Conn: cn.(*pgdriver.Conn), trips: &c.trips}, nil
 }
 
 // Driver is pgdriver's, so that pgdriver.NewListener finds its connector.
@@ -69,6 +72,7 @@ func (c *deferConnector) Driver() driver.Driver { return c.inner.Driver() }
 // a transaction until the next one that must be answered.
 type deferConn struct {
 	*pgdriver.Conn
+	trips *atomic.Int64
 	// pending are kept statements (each ending with ";"), BEGIN first
 	// while the transaction has not been opened on the server.
 	pending strings.Builder
@@ -115,8 +119,10 @@ func (cn *deferConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver
 	return &deferTx{cn: cn}, nil
 }
 
-// take returns the kept statements followed by query, and forgets them.
+// take returns the kept statements followed by query, and forgets them;
+// the caller sends the result.
 func (cn *deferConn) take(query string) string {
+	cn.trips.Add(1)
 	if cn.pending.Len() == 0 {
 		return query
 	}
@@ -137,6 +143,13 @@ func (cn *deferConn) ExecContext(ctx context.Context, query string, args []drive
 		cn.pending.WriteString(";")
 		return driver.RowsAffected(0), nil
 	}
+	if len(args) > 0 {
+		// The driver would replace $n in the kept statements' text too:
+		// send them on their own first.
+		if err := cn.flush(ctx); err != nil {
+			return nil, err
+		}
+	}
 	res, err := cn.Conn.ExecContext(ctx, cn.take(query), args)
 	return res, cn.note(err)
 }
@@ -144,6 +157,11 @@ func (cn *deferConn) ExecContext(ctx context.Context, query string, args []drive
 func (cn *deferConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	if cn.inTx && cn.failed != nil {
 		return nil, cn.failed
+	}
+	if len(args) > 0 {
+		if err := cn.flush(ctx); err != nil {
+			return nil, err
+		}
 	}
 	rows, err := cn.Conn.QueryContext(ctx, cn.take(query), args)
 	return rows, cn.note(err)
@@ -266,6 +284,7 @@ func (t *deferTx) rollback() error {
 	if !cn.begun {
 		return nil // the server never saw the transaction
 	}
+	cn.trips.Add(1)
 	_, err := cn.Conn.ExecContext(context.Background(), "ROLLBACK", nil)
 	cn.begun = false
 	return err

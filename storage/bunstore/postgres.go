@@ -47,7 +47,8 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Sto
 	if err != nil {
 		return nil, err
 	}
-	sqldb := sql.OpenDB(&deferConnector{inner: connector})
+	dc := &deferConnector{inner: connector}
+	sqldb := sql.OpenDB(dc)
 	maxConns := 4 * runtime.GOMAXPROCS(0)
 	if cfg.maxConns > 0 {
 		maxConns = max(2, cfg.maxConns) // migrations hold one and run on another
@@ -74,7 +75,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Sto
 		_ = db.Close()
 		return nil, fmt.Errorf("bunstore: current schema: %w", err)
 	}
-	return &Store{ops: postgresOps, w: db, r: db, writer: db, prepared: prepared, hooks: &queryHooks{},
+	return &Store{ops: postgresOps, w: db, r: db, writer: db, prepared: prepared, stmts: newStmtCache(), hooks: &queryHooks{}, pgTrips: &dc.trips,
 		channel: eventChannel(schema)}, nil
 }
 

@@ -45,9 +45,11 @@ func (s *Store) ListReactions(ctx context.Context, realmID int64, messageIDs []i
 	out := []storage.Reaction{}
 	err := chunked(messageIDs, func(ids []int64) error {
 		var rows []reactionRow
-		err := s.r.NewSelect().Model(&rows).
-			Where("realm_id = ?", realmID).Where("message_id IN (?)", bun.List(ids)).
-			OrderExpr("message_id ASC, id ASC").Scan(ctx)
+		p := s.params()
+		q := s.r.NewSelect().Model(&rows).
+			Where("realm_id = ?", p.v(realmID)).Where(p.in("message_id", ids)).
+			OrderExpr("message_id ASC, id ASC")
+		err := s.scan(ctx, q, p, &rows)
 		for _, r := range rows {
 			out = append(out, r.Reaction)
 		}

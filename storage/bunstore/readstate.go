@@ -2,6 +2,7 @@ package bunstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
@@ -219,10 +220,14 @@ func (s *Store) ListMentionRows(ctx context.Context, realmID, userID, minID int6
 	return out, wrapErr(fmt.Sprintf("list mention rows of user %d in realm %d", userID, realmID), err)
 }
 
-// ListUnreadChannelMessages joins the spans, as a VALUES list, to the
-// channel index messages_stream_cover_idx, which carries every column
-// wanted: one range scan per span, no row visited, a bounded sort, and a
-// plan that does not grow with the number of spans (dialectOps.unreadQuery).
+// ListUnreadChannelMessages reads the spans through the channel index
+// messages_stream_cover_idx, which carries every column wanted: one range
+// scan per span and no row visited. On PostgreSQL the spans are a VALUES
+// list joined laterally (dialectOps.unreadQuery); on SQLite each span is
+// an arm of a UNION ALL whose ORDER BY SQLite answers by merging the
+// arms' index scans, newest first, stopping at the limit: a reader with
+// 100,000 unread messages costs the newest 50,000 index entries, not a
+// sort of all of them.
 func (s *Store) ListUnreadChannelMessages(ctx context.Context, realmID int64, spans []storage.IDSpan, exceptSenders []int64, limit int) ([]storage.UnreadChannelMessage, error) {
 	op := fmt.Sprintf("list unread channel messages of %d spans in realm %d", len(spans), realmID)
 	out := []storage.UnreadChannelMessage{}
@@ -239,6 +244,9 @@ func (s *Store) ListUnreadChannelMessages(ctx context.Context, realmID int64, sp
 			ids = append(ids, strconv.FormatInt(id, 10))
 		}
 		cond = "AND m.sender_id NOT IN (" + strings.Join(ids, ", ") + ")"
+	}
+	if s.ops.name == DialectSQLite {
+		return s.listUnreadMerged(ctx, op, realmID, spans, cond, limit)
 	}
 	for start := 0; start < len(spans); start += maxListArgs / 3 {
 		part := spans[start:min(len(spans), start+maxListArgs/3)]
@@ -293,4 +301,59 @@ func (s *Store) ResetReadRanges(ctx context.Context, realmID, userID int64, stre
 			return wrapErr(op, err)
 		})
 	})
+}
+
+// maxUnreadArms bounds the arms of one compound SELECT (SQLite allows
+// 500).
+const maxUnreadArms = 400
+
+// listUnreadMerged is ListUnreadChannelMessages on SQLite: a compound
+// SELECT of one arm per span, ordered by ID and merged by SQLite.
+func (s *Store) listUnreadMerged(ctx context.Context, op string, realmID int64, spans []storage.IDSpan, cond string, limit int) ([]storage.UnreadChannelMessage, error) {
+	out := []storage.UnreadChannelMessage{}
+	topics := map[string]string{} // one string per topic, whatever the rows
+	for start := 0; start < len(spans); start += maxUnreadArms {
+		part := spans[start:min(len(spans), start+maxUnreadArms)]
+		var sb strings.Builder
+		args := make([]any, 0, 4*len(part)+1)
+		for i, sp := range part {
+			if i > 0 {
+				sb.WriteString(" UNION ALL ")
+			}
+			sb.WriteString(`SELECT m.id, m.stream_id, m.topic, m.stream_wildcard FROM messages AS m
+				WHERE m.realm_id = ? AND m.stream_id = ? AND m.id >= ? AND m.id <= ? `)
+			sb.WriteString(cond)
+			args = append(args, realmID, sp.StreamID, sp.First, sp.Last)
+		}
+		sb.WriteString(" ORDER BY 1 DESC LIMIT ?")
+		args = append(args, limit)
+		rows, err := s.r.QueryContext(ctx, sb.String(), args...)
+		if err != nil {
+			return nil, wrapErr(op, err)
+		}
+		got := make([]storage.UnreadChannelMessage, 0, 256)
+		var topic sql.RawBytes
+		for rows.Next() {
+			var m storage.UnreadChannelMessage
+			if err := rows.Scan(&m.ID, &m.StreamID, &topic, &m.StreamWildcard); err != nil {
+				rows.Close()
+				return nil, wrapErr(op, err)
+			}
+			t, ok := topics[string(topic)] // no allocation for the lookup
+			if !ok {
+				t = string(topic)
+				topics[t] = t
+			}
+			m.Topic = t
+			got = append(got, m)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, wrapErr(op, err)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, wrapErr(op, err)
+		}
+		out = mergeNewest(out, got, limit, func(m *storage.UnreadChannelMessage) int64 { return m.ID })
+	}
+	return out, nil
 }

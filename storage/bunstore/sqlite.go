@@ -95,9 +95,9 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		r:        reader,
 		writer:   writer,
 		reader:   reader,
-		prepared: prepared,
-		hooks:    &queryHooks{},
-		bus:      &localBus{},
+		prepared: prepared, stmts: newStmtCache(),
+		hooks: &queryHooks{},
+		bus:   &localBus{},
 	}, nil
 }
 

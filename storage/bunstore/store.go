@@ -46,7 +46,10 @@ type Store struct {
 	// prepared are the hot statements (prepared.go); nil in a tx-bound
 	// Store. hooks are the OnQuery functions, shared with transactions.
 	prepared *preparedStmts
-	hooks    *queryHooks
+	stmts    *stmtCache
+	// pgTrips counts the simple queries sent to PostgreSQL (pgdefer.go).
+	pgTrips *atomic.Int64
+	hooks   *queryHooks
 
 	inTx bool
 
@@ -87,6 +90,9 @@ func (s *Store) Close() error {
 	}
 	var errs []error
 	if err := s.prepared.close(); err != nil {
+		errs = append(errs, fmt.Errorf("bunstore: close statements: %w", err))
+	}
+	if err := s.stmts.close(); err != nil {
 		errs = append(errs, fmt.Errorf("bunstore: close statements: %w", err))
 	}
 	if s.reader != nil {

@@ -114,6 +114,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, presenceTests...)
 	all = append(all, userMuteTests...)
 	all = append(all, webhookTests...)
+	all = append(all, notificationTests...)
 	all = append(all, alertWordTests...)
 	all = append(all, topicTests...)
 	for _, tc := range all {

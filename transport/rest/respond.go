@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	chat "github.com/teamchat/chat"
@@ -31,13 +32,44 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
+// jsonAppender is a response that writes its own JSON (as encoding/json
+// would, without HTML escaping), faster than reflection: the window of
+// messages of GET /messages.
+type jsonAppender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
+
 // EncodeSuccess returns the success envelope of a Service response as the
 // handler writes it: {"result":"success","msg":"", ...resp}, with
 // ignored_parameters_unsupported when ignored is not empty. resp must encode
 // to a JSON object (nil encodes as an empty one).
 func EncodeSuccess(resp any, ignored []string) ([]byte, error) {
+	return appendSuccess(nil, resp, ignored)
+}
+
+// appendSuccess is EncodeSuccess appending to b.
+func appendSuccess(b []byte, resp any, ignored []string) ([]byte, error) {
+	isNil := resp == nil || reflect.ValueOf(resp).Kind() == reflect.Pointer && reflect.ValueOf(resp).IsNil()
+	if a, ok := resp.(jsonAppender); ok && !isNil && len(ignored) == 0 {
+		// Written in place after the envelope's first members: the
+		// object's "{" becomes their ",", its "}" closes the envelope.
+		b = append(b, `{"result":"success","msg":""`...)
+		at := len(b)
+		b, err := a.AppendJSON(b)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) < at+2 || b[at] != '{' || b[len(b)-1] != '}' {
+			return nil, fmt.Errorf("rest: response %T does not encode to a JSON object", resp)
+		}
+		if len(b) == at+2 {
+			return append(b[:at], '}'), nil // empty
+		}
+		b[at] = ','
+		return b, nil
+	}
 	body := []byte("{}")
-	if resp != nil && !(reflect.ValueOf(resp).Kind() == reflect.Pointer && reflect.ValueOf(resp).IsNil()) {
+	if !isNil {
 		var err error
 		if body, err = marshal(resp); err != nil {
 			return nil, err
@@ -46,7 +78,7 @@ func EncodeSuccess(resp any, ignored []string) ([]byte, error) {
 	if len(body) < 2 || body[0] != '{' {
 		return nil, fmt.Errorf("rest: response %T does not encode to a JSON object", resp)
 	}
-	var out bytes.Buffer
+	out := bytes.NewBuffer(b)
 	out.Grow(len(body) + 64)
 	out.WriteString(`{"result":"success","msg":""`)
 	if len(ignored) > 0 {
@@ -66,13 +98,26 @@ func EncodeSuccess(resp any, ignored []string) ([]byte, error) {
 }
 
 func writeSuccess(w http.ResponseWriter, log *slog.Logger, r *http.Request, resp any, ignored []string) {
-	body, err := EncodeSuccess(resp, ignored)
+	buf := bodyBuffers.Get().(*[]byte)
+	body, err := appendSuccess((*buf)[:0], resp, ignored)
 	if err != nil {
+		bodyBuffers.Put(buf)
 		writeError(w, log, r, chat.Internal(err))
 		return
 	}
 	writeJSON(w, http.StatusOK, body)
+	if cap(body) <= maxPooledBody {
+		*buf = body
+		bodyBuffers.Put(buf)
+	}
 }
+
+// bodyBuffers keep the answers' buffers for the next answers, so that a
+// large body (a window of messages) is not grown from nothing each time.
+var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+// maxPooledBody is the largest buffer kept for reuse.
+const maxPooledBody = 1 << 20
 
 // writeError writes the error envelope with the status the error carries
 // (the reference's for it; its Kind says what it means, not how it is
