@@ -119,9 +119,10 @@ func (f *faultyPostgres) call(ctx context.Context, u chattest.User, method, path
 	return resp.StatusCode, out, string(raw)
 }
 
-// sendLoad runs 8 clients sending to channel until stop closes; it
+// sendLoad runs 8 clients sending to channel until stop closes; count
+// says how many sends were acknowledged so far, and wait (after stop)
 // returns the acknowledged IDs and every failed answer.
-func (f *faultyPostgres) sendLoad(u chattest.User, channel string, stop <-chan struct{}) (acked *[]int64, failures *[]string, wait func()) {
+func (f *faultyPostgres) sendLoad(u chattest.User, channel string, stop <-chan struct{}) (count func() int, wait func() (acked []int64, failures []string)) {
 	var mu sync.Mutex
 	var ids []int64
 	var failed []string
@@ -151,7 +152,15 @@ func (f *faultyPostgres) sendLoad(u chattest.User, channel string, stop <-chan s
 			}
 		})
 	}
-	return &ids, &failed, func() { wg.Wait() }
+	count = func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(ids)
+	}
+	return count, func() ([]int64, []string) {
+		wg.Wait()
+		return ids, failed
+	}
 }
 
 // checkOutageAnswers: every failed answer is a clear 503 in the API's
@@ -200,7 +209,7 @@ func TestDatabaseOutageUnderSendLoad(t *testing.T) {
 			queue := reg["queue_id"].(string)
 
 			stop := make(chan struct{})
-			acked, failures, wait := f.sendLoad(owner, "faults", stop)
+			count, wait := f.sendLoad(owner, "faults", stop)
 			time.Sleep(500 * time.Millisecond)
 			fault.start(t, f.proxy)
 			time.Sleep(1500 * time.Millisecond)
@@ -210,30 +219,30 @@ func TestDatabaseOutageUnderSendLoad(t *testing.T) {
 				status, _, _ := f.call(context.Background(), owner, "GET", "/api/v1/users/me", nil)
 				return status == 200
 			}, 20*time.Second, 50*time.Millisecond, "the server answers again")
-			before := len(*acked)
+			before := count()
 			time.Sleep(700 * time.Millisecond)
 			close(stop)
-			wait()
-			assert.Greater(t, len(*acked), before, "sends succeed again after the outage")
-			require.NotEmpty(t, *failures, "the outage was felt")
-			checkOutageAnswers(t, *failures)
+			acked, failures := wait()
+			assert.Greater(t, len(acked), before, "sends succeed again after the outage")
+			require.NotEmpty(t, failures, "the outage was felt")
+			checkOutageAnswers(t, failures)
 
 			// No acknowledged message is lost.
 			missing := 0
-			for _, id := range *acked {
+			for _, id := range acked {
 				status, _, _ := f.call(context.Background(), owner, "GET", fmt.Sprintf("/api/v1/messages/%d", id), nil)
 				if status != 200 {
 					missing++
 				}
 			}
-			assert.Zero(t, missing, "of %d acknowledged", len(*acked))
+			assert.Zero(t, missing, "of %d acknowledged", len(acked))
 
 			// The queue is dropped if it may have missed events (the
 			// listener lost its connection), and otherwise has every
 			// acknowledged message.
 			dropped, got, last := false, map[int64]bool{}, "-1"
 			complete := func() bool {
-				for _, id := range *acked {
+				for _, id := range acked {
 					if !got[id] {
 						return false
 					}
@@ -271,7 +280,7 @@ func TestDatabaseOutageUnderSendLoad(t *testing.T) {
 			require.NotEmpty(t, events)
 			assert.Equal(t, sent["id"], events[0].(map[string]any)["message"].(map[string]any)["id"])
 			t.Logf("%s: %d sends acknowledged, %d answered 503 during the outage; the old queue dropped: %v",
-				fault.name, len(*acked), len(*failures), dropped)
+				fault.name, len(acked), len(failures), dropped)
 		})
 	}
 }
