@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/teamchat/chat/internal/cache"
@@ -38,6 +39,33 @@ type callerCache struct {
 	mutes *cache.Cache[int64, map[int64]bool]
 	// muters are the users who muted each sender, which every send needs.
 	muters *cache.Cache[int64, []int64]
+	// channelNames are channel IDs by folded name: sends and narrows name
+	// their channel (the record itself is in channels). A rename or a new
+	// channel is a write that starts a new generation.
+	channelNames *cache.Cache[nameKey, int64]
+	// alertTokens are the alert words of active users by first token, one
+	// entry per token a send looked up (none found is an entry too): a
+	// send reads only the tokens of its content no send read before.
+	// Alert word changes start a new generation.
+	alertTokens *cache.Cache[nameKey, []storage.AlertWord]
+	// topicPolicies are users' visibility policies of topics (0 when they
+	// have none), which every send to a channel reads for its sender.
+	// Besides new generations, a transaction that sets or removes a
+	// policy forgets it when it commits (writeTx.SetUserTopic); another
+	// server's send that sets one is seen when the entry expires.
+	topicPolicies *cache.Cache[topicKey, int]
+}
+
+// topicKey is a user's topic (folded, as policies are matched).
+type topicKey struct {
+	realmID, userID, streamID int64
+	topic                     string
+}
+
+// nameKey is a name (folded) or a token in an organization.
+type nameKey struct {
+	realmID int64
+	name    string
 }
 
 type emailKey struct {
@@ -68,7 +96,8 @@ func newCallerCache(now func() time.Time) *callerCache {
 		byID: newCache[int64, cachedCaller](g, now), byEmail: newCache[emailKey, cachedCaller](g, now),
 		channels: newCache[int64, storage.Stream](g, now), groups: newCache[int64, []int64](g, now),
 		periods: newCache[int64, []storage.SubscriptionPeriod](g, now), mutes: newCache[int64, map[int64]bool](g, now),
-		muters: newCache[int64, []int64](g, now)}
+		muters: newCache[int64, []int64](g, now), channelNames: newCache[nameKey, int64](g, now),
+		alertTokens: newCache[nameKey, []storage.AlertWord](g, now), topicPolicies: newCache[topicKey, int](g, now)}
 }
 
 // generation is the organization's current generation: take it before
@@ -164,6 +193,68 @@ func (s *Service) channelsByIDFrom(ctx context.Context, st storage.Store, realmI
 		s.callers.channels.Put(realmID, gen, found[i].ID, found[i])
 	}
 	return out, nil
+}
+
+// channelByName finds a channel by name, case-insensitively, through
+// the caches: storage.ErrNotFound when there is none.
+func (s *Service) channelByName(ctx context.Context, realmID int64, name string) (*storage.Stream, error) {
+	key := nameKey{realmID, storage.Fold(name)}
+	if id, ok := s.callers.channelNames.Get(realmID, key); ok {
+		return s.channelByID(ctx, realmID, id)
+	}
+	gen := s.callers.generation(realmID)
+	ch, err := s.store.GetStreamByName(ctx, realmID, name)
+	if err != nil {
+		return nil, err
+	}
+	s.callers.channelNames.Put(realmID, gen, key, ch.ID)
+	s.callers.channels.Put(realmID, gen, ch.ID, *ch)
+	return ch, nil
+}
+
+// topicPolicy is the user's visibility policy of the topic
+// (TopicPolicyNone without one), through the cache when st is the
+// Service's store (a transaction reads its own).
+func (s *Service) topicPolicy(ctx context.Context, st storage.Store, realmID, userID, streamID int64, topic string) (int, error) {
+	load := func() (int, error) {
+		ut, err := st.GetUserTopic(ctx, realmID, userID, streamID, topic)
+		switch {
+		case err == nil:
+			return ut.VisibilityPolicy, nil
+		case errors.Is(err, storage.ErrNotFound):
+			return TopicPolicyNone, nil
+		}
+		return 0, err
+	}
+	if st != s.store {
+		return load()
+	}
+	return s.callers.topicPolicies.Load(realmID, topicKey{realmID, userID, streamID, storage.Fold(topic)}, load)
+}
+
+// SetUserTopic is the store's, and forgets the cached policy once the
+// transaction commits.
+func (w *writeTx) SetUserTopic(ctx context.Context, t *storage.UserTopic) error {
+	if err := w.Store.SetUserTopic(ctx, t); err != nil {
+		return err
+	}
+	w.forgetTopicPolicy(t.RealmID, t.UserID, t.StreamID, t.TopicName)
+	return nil
+}
+
+// DeleteUserTopic is the store's, and forgets the cached policy once the
+// transaction commits.
+func (w *writeTx) DeleteUserTopic(ctx context.Context, realmID, userID, streamID int64, topic string) error {
+	if err := w.Store.DeleteUserTopic(ctx, realmID, userID, streamID, topic); err != nil {
+		return err
+	}
+	w.forgetTopicPolicy(realmID, userID, streamID, topic)
+	return nil
+}
+
+func (w *writeTx) forgetTopicPolicy(realmID, userID, streamID int64, topic string) {
+	key := topicKey{realmID, userID, streamID, storage.Fold(topic)}
+	w.afterCommit(func() { w.svc.callers.topicPolicies.Forget(key) })
 }
 
 // channelByID is channelsByID for one channel: storage.ErrNotFound when

@@ -61,7 +61,7 @@ func (r *narrowResolver) fail(err error) {
 }
 
 func (r *narrowResolver) ChannelByName(name string) (int64, bool) {
-	ch, err := r.s.store.GetStreamByName(r.ctx, r.realm.ID, strings.TrimSpace(name))
+	ch, err := r.s.channelByName(r.ctx, r.realm.ID, strings.TrimSpace(name))
 	r.fail(err)
 	if err != nil {
 		return 0, false

@@ -378,7 +378,7 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 		if err != nil {
 			return err
 		}
-		ch, err = s.store.GetStreamByName(ctx, o.realm.ID, name)
+		ch, err = s.channelByName(ctx, o.realm.ID, name)
 		if errors.Is(err, storage.ErrNotFound) {
 			return (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeStreamDoesNotExist,
 				Msg: fmt.Sprintf("Channel '%s' does not exist", name)}).With("stream", name)
@@ -833,11 +833,8 @@ func (s *Service) autoTopicPolicy(ctx context.Context, st storage.Store, o *outg
 		return 0, nil
 	}
 	m := &o.msg
-	current := TopicPolicyNone
-	ut, err := st.GetUserTopic(ctx, o.realm.ID, o.me.ID, o.channel.ID, m.Topic)
-	if err == nil {
-		current = ut.VisibilityPolicy
-	} else if !errors.Is(err, storage.ErrNotFound) {
+	current, err := s.topicPolicy(ctx, st, o.realm.ID, o.me.ID, o.channel.ID, m.Topic)
+	if err != nil {
 		return 0, err
 	}
 	if current == TopicPolicyFollowed {
