@@ -144,6 +144,7 @@ type Service struct {
 	callers            *callerCache
 	linkifiers         *linkifierCache
 	messages           *messageCache
+	messageCacheBytes  int
 	markAllBatch       int
 	blobs              blob.Store
 	signingKey         []byte
@@ -190,12 +191,12 @@ func WithPasswordHasher(h PasswordHasher) Option { return func(s *Service) { s.h
 // New returns a Service on store.
 func New(store storage.Store, opts ...Option) *Service {
 	s := &Service{
-		store:    store,
-		now:      time.Now,
-		log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-		hasher:   Argon2id{},
-		messages: newMessageCache(defaultMessageCacheBytes),
-		shared:   &serviceShared{presence: presencebuf.New(), webhooks: webhookState{budget: webhookAttemptBudget}},
+		store:             store,
+		now:               time.Now,
+		log:               slog.New(slog.NewTextHandler(io.Discard, nil)),
+		hasher:            Argon2id{},
+		messageCacheBytes: defaultMessageCacheBytes,
+		shared:            &serviceShared{presence: presencebuf.New(), webhooks: webhookState{budget: webhookAttemptBudget}},
 
 		markAllBatch: 2000,
 	}
@@ -204,6 +205,7 @@ func New(store storage.Store, opts ...Option) *Service {
 	}
 	s.limits = s.limits.withDefaults()
 	s.callers = newCallerCache(s.now)
+	s.messages = newMessageCache(s.messageCacheBytes, s.now)
 	s.linkifiers = newLinkifierCache(s.callers, s.now)
 	if s.signingKey == nil {
 		s.signingKey = make([]byte, 32)

@@ -228,7 +228,7 @@ func (s *Service) snapshotView(rs storage.Store) *Service {
 	view.store = rs
 	view.callers = newCallerCache(s.now)
 	view.linkifiers = newLinkifierCache(view.callers, s.now)
-	view.messages = newMessageCache(1 << 20)
+	view.messages = newMessageCache(1<<20, s.now)
 	return &view
 }
 

@@ -203,6 +203,39 @@ func (c *Cache[K, V]) makeRoom(size int, now time.Time) {
 	}
 }
 
+// Update replaces the scope's live entry under k with what change makes
+// of it, keeping its expiry, and reports whether it did. It does nothing
+// without a live entry (so a value read before a Forget of k is not
+// attached to what replaced it), when change declines (ok false), or
+// when the new value does not fit beside the others.
+func (c *Cache[K, V]) Update(scope int64, k K, change func(V) (v V, ok bool)) bool {
+	if c == nil {
+		return false
+	}
+	gen, now := c.Generation(scope), c.cfg.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[k]
+	if !ok || !e.live(scope, gen, now) {
+		return false
+	}
+	v, ok := change(e.val)
+	if !ok {
+		return false
+	}
+	size := 0
+	if c.cfg.MaxBytes > 0 {
+		size = c.cfg.Size(v)
+		if c.bytes-e.size+size > c.cfg.MaxBytes {
+			return false
+		}
+	}
+	c.bytes += size - e.size
+	e.val, e.size = v, size
+	c.entries[k] = e
+	return true
+}
+
 // Forget drops the entries under keys (of any scope).
 func (c *Cache[K, V]) Forget(keys ...K) {
 	if c == nil {

@@ -203,3 +203,30 @@ func TestConcurrentUse(t *testing.T) {
 	wg.Wait()
 	assert.LessOrEqual(t, c.Len(), 50)
 }
+
+func TestUpdate(t *testing.T) {
+	now := start
+	size := func(s string) int { return len(s) }
+	c := New[int64, string](Config[string]{TTL: 5 * time.Second, MaxBytes: 8, Size: size, Now: func() time.Time { return now }})
+	grow := func(s string) (string, bool) { return s + "+", true }
+	assert.False(t, c.Update(1, 10, grow), "no entry")
+	c.Put(1, 0, 10, "ten")
+	assert.False(t, c.Update(2, 10, grow), "another scope's entry")
+	assert.False(t, c.Update(1, 10, func(string) (string, bool) { return "", false }), "declined")
+	require.True(t, c.Update(1, 10, grow))
+	v, _ := c.Get(1, 10)
+	assert.Equal(t, "ten+", v)
+	assert.Equal(t, 4, c.Bytes(), "the size follows the value")
+	assert.False(t, c.Update(1, 10, func(s string) (string, bool) { return "123456789", true }), "does not fit")
+	v, _ = c.Get(1, 10)
+	assert.Equal(t, "ten+", v, "unchanged when it does not fit")
+
+	c.Forget(10)
+	assert.False(t, c.Update(1, 10, grow), "forgotten: nothing to attach to")
+	c.Put(1, 0, 10, "ten")
+	now = now.Add(4 * time.Second)
+	require.True(t, c.Update(1, 10, grow))
+	now = now.Add(time.Second)
+	_, ok := c.Get(1, 10)
+	assert.False(t, ok, "an update keeps the entry's expiry")
+}
