@@ -108,7 +108,7 @@ func (s *Service) alertedUsers(ctx context.Context, st storage.Store, realmID in
 	for t := range tokens {
 		list = append(list, t)
 	}
-	candidates, err := st.FindAlertWords(ctx, realmID, list)
+	candidates, err := s.alertWordsByToken(ctx, st, realmID, list)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +122,47 @@ func (s *Service) alertedUsers(ctx context.Context, st storage.Store, realmID in
 		}
 	}
 	return out, nil
+}
+
+// alertWordsByToken is FindAlertWords through the cache: one query for
+// the tokens it does not hold. Inside a transaction (st is not the
+// Service's store) it reads st, which sees the transaction's writes.
+func (s *Service) alertWordsByToken(ctx context.Context, st storage.Store, realmID int64, tokens []string) ([]storage.AlertWord, error) {
+	if st != s.store {
+		return st.FindAlertWords(ctx, realmID, tokens)
+	}
+	keys := make([]nameKey, len(tokens))
+	for i, t := range tokens {
+		keys[i] = nameKey{realmID, t}
+	}
+	var out []storage.AlertWord
+	held := make(map[string]bool, len(tokens))
+	s.callers.alertTokens.GetMany(realmID, keys, func(k nameKey, words []storage.AlertWord) {
+		held[k.name] = true
+		out = append(out, words...)
+	})
+	if len(held) == len(tokens) {
+		return out, nil
+	}
+	missing := make([]string, 0, len(tokens)-len(held))
+	for _, t := range tokens {
+		if !held[t] {
+			missing = append(missing, t)
+		}
+	}
+	gen := s.callers.generation(realmID)
+	found, err := s.store.FindAlertWords(ctx, realmID, missing)
+	if err != nil {
+		return nil, err
+	}
+	byToken := make(map[string][]storage.AlertWord, len(missing))
+	for _, w := range found {
+		byToken[w.FirstToken] = append(byToken[w.FirstToken], w)
+	}
+	for _, t := range missing {
+		s.callers.alertTokens.Put(realmID, gen, nameKey{realmID, t}, byToken[t])
+	}
+	return append(out, found...), nil
 }
 
 // AlertWordsResponse is the success body of the alert word endpoints: the
@@ -207,8 +248,10 @@ func (s *Service) changeAlertWords(ctx context.Context, c Caller, req AlertWords
 		return nil, err
 	}
 	var after []string
+	// Not keepCallers: the new generation drops the cached alert words
+	// (alertWordsByToken), here and, through the event bus, on other
+	// servers.
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
-		w.keepCallers()
 		if add {
 			rows := make([]storage.AlertWord, 0, len(words))
 			for _, word := range words {

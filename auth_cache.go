@@ -2,75 +2,70 @@ package chat
 
 import (
 	"context"
-	"sync"
+	"errors"
 	"time"
 
+	"github.com/teamchat/chat/internal/cache"
 	"github.com/teamchat/chat/storage"
 )
 
 // callerCache keeps recently loaded callers (the user and their
 // organization), by ID and by email, so that an authenticated request does
-// not read them again. Every write through the write path bumps its
-// organization's generation when it commits, and entries of an older
-// generation are ignored: a key change, a role change or a deactivation
-// takes effect on the next request. Entries also expire after a few
-// seconds, which bounds how long a change made by another server on the
-// same database (until the event bus carries invalidations) or written to
-// the store directly (call Service.InvalidateCaches) can go unseen.
+// not read them again, and the per-user records every request needs. All
+// of it is one internal/cache per kind of record on one set of
+// generations: every write through the write path bumps its
+// organization's generation when it commits (unless it keeps callers), so
+// a key change, a role change or a deactivation takes effect on the next
+// request. Entries also expire after a few seconds of the Service's clock,
+// which bounds how long a change made by another server on the same
+// database (until the event bus carries invalidations) or written to the
+// store directly (call Service.InvalidateCaches) can go unseen.
 type callerCache struct {
-	mu      sync.RWMutex
-	gens    map[int64]uint64
-	byID    map[[2]int64]cachedCaller
-	byEmail map[emailKey]cachedCaller
-	// channels are channel records, under the same rules: message reads
-	// look up the same few channels on every request.
-	channels map[[2]int64]cached[storage.Stream]
+	gens    *cache.Generations
+	byID    *cache.Cache[int64, cachedCaller]
+	byEmail *cache.Cache[emailKey, cachedCaller]
+	// channels are channel records: message reads look up the same few
+	// channels on every request.
+	channels *cache.Cache[int64, storage.Stream]
 	// groups are the groups each user is in (EffectiveGroupIDs), which
 	// every send's permission check needs.
-	groups map[[2]int64]cached[[]int64]
+	groups *cache.Cache[int64, []int64]
 	// periods are each user's subscription periods (what they received),
 	// which every message read needs; only subscription changes, which
 	// are writes, change them.
-	periods map[[2]int64]cached[[]storage.SubscriptionPeriod]
+	periods *cache.Cache[int64, []storage.SubscriptionPeriod]
 	// mutes are the users each user muted, which every message read
 	// needs (their messages are read for the muter).
-	mutes map[[2]int64]cached[map[int64]bool]
+	mutes *cache.Cache[int64, map[int64]bool]
 	// muters are the users who muted each sender, which every send needs.
-	muters map[[2]int64]cached[[]int64]
+	muters *cache.Cache[int64, []int64]
+	// channelNames are channel IDs by folded name: sends and narrows name
+	// their channel (the record itself is in channels). A rename or a new
+	// channel is a write that starts a new generation.
+	channelNames *cache.Cache[nameKey, int64]
+	// alertTokens are the alert words of active users by first token, one
+	// entry per token a send looked up (none found is an entry too): a
+	// send reads only the tokens of its content no send read before.
+	// Alert word changes start a new generation.
+	alertTokens *cache.Cache[nameKey, []storage.AlertWord]
+	// topicPolicies are users' visibility policies of topics (0 when they
+	// have none), which every send to a channel reads for its sender.
+	// Besides new generations, a transaction that sets or removes a
+	// policy forgets it when it commits (writeTx.SetUserTopic); another
+	// server's send that sets one is seen when the entry expires.
+	topicPolicies *cache.Cache[topicKey, int]
 }
 
-// cached is a record of an organization, keyed by (realm, ID), read at
-// generation gen.
-type cached[T any] struct {
-	val     T
-	gen     uint64
-	expires time.Time
+// topicKey is a user's topic (folded, as policies are matched).
+type topicKey struct {
+	realmID, userID, streamID int64
+	topic                     string
 }
 
-// cacheGet returns the live entry of (realmID, id) in m.
-func cacheGet[T any](c *callerCache, m map[[2]int64]cached[T], realmID, id int64) (T, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	e, ok := m[[2]int64{realmID, id}]
-	if !ok || e.gen != c.gens[realmID] || time.Now().After(e.expires) {
-		var zero T
-		return zero, false
-	}
-	return e.val, true
-}
-
-// cachePut remembers v, read at generation gen, unless a write committed
-// since.
-func cachePut[T any](c *callerCache, m map[[2]int64]cached[T], gen uint64, realmID, id int64, v T) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gens[realmID] {
-		return
-	}
-	if len(m) >= callerCacheMax {
-		clear(m)
-	}
-	m[[2]int64{realmID, id}] = cached[T]{val: v, gen: gen, expires: time.Now().Add(callerCacheTTL)}
+// nameKey is a name (folded) or a token in an organization.
+type nameKey struct {
+	realmID int64
+	name    string
 }
 
 type emailKey struct {
@@ -79,72 +74,61 @@ type emailKey struct {
 }
 
 type cachedCaller struct {
-	realm   storage.Realm
-	user    storage.User
-	gen     uint64
-	expires time.Time
+	realm storage.Realm
+	user  storage.User
 }
 
 const (
 	callerCacheTTL = 5 * time.Second
-	// callerCacheMax bounds the entries of each map; past it the map is
-	// emptied (a burst of distinct callers just misses for a while).
+	// callerCacheMax bounds the entries of each cache.
 	callerCacheMax = 100_000
 )
 
-func newCallerCache() *callerCache {
-	return &callerCache{gens: map[int64]uint64{}, byID: map[[2]int64]cachedCaller{}, byEmail: map[emailKey]cachedCaller{},
-		channels: map[[2]int64]cached[storage.Stream]{}, groups: map[[2]int64]cached[[]int64]{},
-		periods: map[[2]int64]cached[[]storage.SubscriptionPeriod]{}, mutes: map[[2]int64]cached[map[int64]bool]{},
-		muters: map[[2]int64]cached[[]int64]{}}
+// newCache is an organization-scoped cache on gens with the callers'
+// expiry and bound.
+func newCache[K comparable, V any](gens *cache.Generations, now func() time.Time) *cache.Cache[K, V] {
+	return cache.New[K, V](cache.Config[V]{TTL: callerCacheTTL, MaxEntries: callerCacheMax, Now: now, Generations: gens})
+}
+
+func newCallerCache(now func() time.Time) *callerCache {
+	g := &cache.Generations{}
+	return &callerCache{gens: g,
+		byID: newCache[int64, cachedCaller](g, now), byEmail: newCache[emailKey, cachedCaller](g, now),
+		channels: newCache[int64, storage.Stream](g, now), groups: newCache[int64, []int64](g, now),
+		periods: newCache[int64, []storage.SubscriptionPeriod](g, now), mutes: newCache[int64, map[int64]bool](g, now),
+		muters: newCache[int64, []int64](g, now), channelNames: newCache[nameKey, int64](g, now),
+		alertTokens: newCache[nameKey, []storage.AlertWord](g, now), topicPolicies: newCache[topicKey, int](g, now)}
 }
 
 // generation is the organization's current generation: take it before
 // reading from the store, and store the result under it.
-func (c *callerCache) generation(realmID int64) uint64 {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.gens[realmID]
-}
+func (c *callerCache) generation(realmID int64) uint64 { return c.gens.Current(realmID) }
 
-// bump invalidates every entry of the organization.
-func (c *callerCache) bump(realmID int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gens[realmID]++
-}
+// bump invalidates every entry of the organization, in every cache on
+// the callers' generations (the linkifiers' too).
+func (c *callerCache) bump(realmID int64) { c.gens.Invalidate(realmID) }
 
 func (c *callerCache) get(realmID, userID int64) (*storage.Realm, *storage.User, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	e, ok := c.byID[[2]int64{realmID, userID}]
-	return c.fresh(e, ok, realmID)
+	e, ok := c.byID.Get(realmID, userID)
+	return fresh(e, ok)
 }
 
 func (c *callerCache) getByEmail(realmID int64, email string) (*storage.Realm, *storage.User, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	e, ok := c.byEmail[emailKey{realmID, storage.Fold(email)}]
-	return c.fresh(e, ok, realmID)
+	e, ok := c.byEmail.Get(realmID, emailKey{realmID, storage.Fold(email)})
+	return fresh(e, ok)
 }
 
 // getUsers adds to out a copy of each live cached user among ids.
 func (c *callerCache) getUsers(realmID int64, ids []int64, out map[int64]*storage.User) {
-	now := time.Now()
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	gen := c.gens[realmID]
-	for _, id := range ids {
-		if e, ok := c.byID[[2]int64{realmID, id}]; ok && e.gen == gen && now.Before(e.expires) {
-			u := e.user
-			out[id] = &u
-		}
-	}
+	c.byID.GetMany(realmID, ids, func(id int64, e cachedCaller) {
+		u := e.user
+		out[id] = &u
+	})
 }
 
-// fresh returns copies of a live entry's records (callers may change them).
-func (c *callerCache) fresh(e cachedCaller, ok bool, realmID int64) (*storage.Realm, *storage.User, bool) {
-	if !ok || e.gen != c.gens[realmID] || time.Now().After(e.expires) {
+// fresh returns copies of an entry's records (callers may change them).
+func fresh(e cachedCaller, ok bool) (*storage.Realm, *storage.User, bool) {
+	if !ok {
 		return nil, nil, false
 	}
 	r, u := e.realm, e.user
@@ -153,47 +137,28 @@ func (c *callerCache) fresh(e cachedCaller, ok bool, realmID int64) (*storage.Re
 
 // put remembers a caller read at generation gen.
 func (c *callerCache) put(gen uint64, realm *storage.Realm, u *storage.User) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if gen != c.gens[realm.ID] {
-		return // a write committed while it was read
-	}
-	if len(c.byID) >= callerCacheMax || len(c.byEmail) >= callerCacheMax {
-		clear(c.byID)
-		clear(c.byEmail)
-	}
-	e := cachedCaller{realm: *realm, user: *u, gen: gen, expires: time.Now().Add(callerCacheTTL)}
-	c.byID[[2]int64{realm.ID, u.ID}] = e
-	c.byEmail[emailKey{realm.ID, storage.Fold(u.Email)}] = e
+	e := cachedCaller{realm: *realm, user: *u}
+	c.byID.Put(realm.ID, gen, u.ID, e)
+	c.byEmail.Put(realm.ID, gen, emailKey{realm.ID, storage.Fold(u.Email)}, e)
 }
 
 // userPeriods is ListUserPeriods through the cache (the slice is shared:
 // read only).
 func (s *Service) userPeriods(ctx context.Context, realmID, userID int64) ([]storage.SubscriptionPeriod, error) {
-	if periods, ok := cacheGet(s.callers, s.callers.periods, realmID, userID); ok {
-		return periods, nil
-	}
-	gen := s.callers.generation(realmID)
-	periods, err := s.store.ListUserPeriods(ctx, realmID, userID)
-	if err != nil {
-		return nil, err
-	}
-	cachePut(s.callers, s.callers.periods, gen, realmID, userID, periods)
-	return periods, nil
+	return s.callers.periods.Load(realmID, userID, func() ([]storage.SubscriptionPeriod, error) {
+		return s.store.ListUserPeriods(ctx, realmID, userID)
+	})
 }
 
 // cachedScope is callerScope outside a transaction, from the cache when
 // it holds the user's groups.
 func (s *Service) cachedScope(ctx context.Context, realmID, userID int64) (*groupScope, error) {
-	if ids, ok := cacheGet(s.callers, s.callers.groups, realmID, userID); ok {
-		return newGroupScope(ids), nil
-	}
-	gen := s.callers.generation(realmID)
-	ids, err := s.store.EffectiveGroupIDs(ctx, realmID, userID)
+	ids, err := s.callers.groups.Load(realmID, userID, func() ([]int64, error) {
+		return s.store.EffectiveGroupIDs(ctx, realmID, userID)
+	})
 	if err != nil {
 		return nil, err
 	}
-	cachePut(s.callers, s.callers.groups, gen, realmID, userID, ids)
 	return newGroupScope(ids), nil
 }
 
@@ -208,11 +173,10 @@ func (s *Service) channelsByID(ctx context.Context, realmID int64, ids []int64) 
 func (s *Service) channelsByIDFrom(ctx context.Context, st storage.Store, realmID int64, ids []int64) (map[int64]*storage.Stream, error) {
 	ids = uniqueSorted(ids)
 	out := make(map[int64]*storage.Stream, len(ids))
+	s.callers.channels.GetMany(realmID, ids, func(id int64, ch storage.Stream) { out[id] = &ch })
 	var missing []int64
 	for _, id := range ids {
-		if ch, ok := cacheGet(s.callers, s.callers.channels, realmID, id); ok {
-			out[id] = &ch
-		} else {
+		if out[id] == nil {
 			missing = append(missing, id)
 		}
 	}
@@ -226,9 +190,71 @@ func (s *Service) channelsByIDFrom(ctx context.Context, st storage.Store, realmI
 	}
 	for i := range found {
 		out[found[i].ID] = &found[i]
-		cachePut(s.callers, s.callers.channels, gen, realmID, found[i].ID, found[i])
+		s.callers.channels.Put(realmID, gen, found[i].ID, found[i])
 	}
 	return out, nil
+}
+
+// channelByName finds a channel by name, case-insensitively, through
+// the caches: storage.ErrNotFound when there is none.
+func (s *Service) channelByName(ctx context.Context, realmID int64, name string) (*storage.Stream, error) {
+	key := nameKey{realmID, storage.Fold(name)}
+	if id, ok := s.callers.channelNames.Get(realmID, key); ok {
+		return s.channelByID(ctx, realmID, id)
+	}
+	gen := s.callers.generation(realmID)
+	ch, err := s.store.GetStreamByName(ctx, realmID, name)
+	if err != nil {
+		return nil, err
+	}
+	s.callers.channelNames.Put(realmID, gen, key, ch.ID)
+	s.callers.channels.Put(realmID, gen, ch.ID, *ch)
+	return ch, nil
+}
+
+// topicPolicy is the user's visibility policy of the topic
+// (TopicPolicyNone without one), through the cache when st is the
+// Service's store (a transaction reads its own).
+func (s *Service) topicPolicy(ctx context.Context, st storage.Store, realmID, userID, streamID int64, topic string) (int, error) {
+	load := func() (int, error) {
+		ut, err := st.GetUserTopic(ctx, realmID, userID, streamID, topic)
+		switch {
+		case err == nil:
+			return ut.VisibilityPolicy, nil
+		case errors.Is(err, storage.ErrNotFound):
+			return TopicPolicyNone, nil
+		}
+		return 0, err
+	}
+	if st != s.store {
+		return load()
+	}
+	return s.callers.topicPolicies.Load(realmID, topicKey{realmID, userID, streamID, storage.Fold(topic)}, load)
+}
+
+// SetUserTopic is the store's, and forgets the cached policy once the
+// transaction commits.
+func (w *writeTx) SetUserTopic(ctx context.Context, t *storage.UserTopic) error {
+	if err := w.Store.SetUserTopic(ctx, t); err != nil {
+		return err
+	}
+	w.forgetTopicPolicy(t.RealmID, t.UserID, t.StreamID, t.TopicName)
+	return nil
+}
+
+// DeleteUserTopic is the store's, and forgets the cached policy once the
+// transaction commits.
+func (w *writeTx) DeleteUserTopic(ctx context.Context, realmID, userID, streamID int64, topic string) error {
+	if err := w.Store.DeleteUserTopic(ctx, realmID, userID, streamID, topic); err != nil {
+		return err
+	}
+	w.forgetTopicPolicy(realmID, userID, streamID, topic)
+	return nil
+}
+
+func (w *writeTx) forgetTopicPolicy(realmID, userID, streamID int64, topic string) {
+	key := topicKey{realmID, userID, streamID, storage.Fold(topic)}
+	w.afterCommit(func() { w.svc.callers.topicPolicies.Forget(key) })
 }
 
 // channelByID is channelsByID for one channel: storage.ErrNotFound when

@@ -104,7 +104,7 @@ func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest)
 		Role: RoleMember, BotType: &bt, BotOwnerID: &me.ID}, service)
 	if err != nil {
 		if e := AsError(err); e.Msg == "Email is already in use." {
-			return nil, BadRequest("Username already in use")
+			return nil, clash("Username already in use")
 		}
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func (s *Service) botNameFree(ctx context.Context, realmID int64, name string, s
 	}
 	for _, u := range users {
 		if u.IsBot && u.IsActive && u.ID != self && strings.EqualFold(u.FullName, name) {
-			return BadRequest("Name is already in use!")
+			return clash("Name is already in use!")
 		}
 	}
 	return nil
@@ -287,7 +287,7 @@ func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest)
 		owner, err := s.store.GetUser(ctx, realm.ID, *req.BotOwnerID)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
-			return nil, BadRequest("Failed to change owner, no such user")
+			return nil, noSuch("Failed to change owner, no such user")
 		case err != nil:
 			return nil, s.internal(ctx, "update bot", err)
 		case !owner.IsActive:
@@ -432,7 +432,7 @@ func (s *Service) ownedBot(ctx context.Context, c Caller, botID int64) (*storage
 	}
 	bot, err := s.store.GetUser(ctx, realm.ID, botID)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && !bot.IsBot {
-		return nil, nil, nil, BadRequest("No such bot")
+		return nil, nil, nil, noSuch("No such bot")
 	} else if err != nil {
 		return nil, nil, nil, s.internal(ctx, "load bot", err)
 	}

@@ -33,23 +33,24 @@ func TestCreateBot(t *testing.T) {
 		name string
 		req  chat.CreateBotRequest
 		msg  string
+		kind chat.Kind
 	}{
-		{"short name taken", chat.CreateBotRequest{FullName: "Other Name", ShortName: "weather"}, "Username already in use"},
-		{"full name taken", chat.CreateBotRequest{FullName: "weather bot", ShortName: "w2"}, "Name is already in use!"},
-		{"empty short name", chat.CreateBotRequest{FullName: "Bot X", ShortName: " "}, "Bad name or username"},
-		{"bad short name", chat.CreateBotRequest{FullName: "Bot X", ShortName: "a@b"}, "Bad name or username"},
-		{"bad full name", chat.CreateBotRequest{FullName: "B", ShortName: "bx"}, "Name too short!"},
-		{"embedded bots not offered", chat.CreateBotRequest{FullName: "Bot X", ShortName: "bx", BotType: ptr(4)}, "Invalid bot type"},
-		{"unknown type", chat.CreateBotRequest{FullName: "Bot X", ShortName: "bx", BotType: ptr(9)}, "Invalid bot type"},
+		{"short name taken", chat.CreateBotRequest{FullName: "Other Name", ShortName: "weather"}, "Username already in use", chat.KindConflict},
+		{"full name taken", chat.CreateBotRequest{FullName: "weather bot", ShortName: "w2"}, "Name is already in use!", chat.KindConflict},
+		{"empty short name", chat.CreateBotRequest{FullName: "Bot X", ShortName: " "}, "Bad name or username", 0},
+		{"bad short name", chat.CreateBotRequest{FullName: "Bot X", ShortName: "a@b"}, "Bad name or username", 0},
+		{"bad full name", chat.CreateBotRequest{FullName: "B", ShortName: "bx"}, "Name too short!", 0},
+		{"embedded bots not offered", chat.CreateBotRequest{FullName: "Bot X", ShortName: "bx", BotType: ptr(4)}, "Invalid bot type", 0},
+		{"unknown type", chat.CreateBotRequest{FullName: "Bot X", ShortName: "bx", BotType: ptr(9)}, "Invalid bot type", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := h.Service.CreateBot(ctx, member.Caller, c.req)
-			requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, c.msg)
+			requireError(t, err, orInvalid(c.kind), chat.CodeBadRequest, c.msg)
 		})
 	}
 	t.Run("guests may not", func(t *testing.T) {
 		_, err := h.Service.CreateBot(ctx, h.NewUser(t, chat.RoleGuest).Caller, chat.CreateBotRequest{FullName: "Guest Bot", ShortName: "guestbot"})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Not allowed for guest users")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Not allowed for guest users")
 	})
 	t.Run("the organization's bot groups decide", func(t *testing.T) {
 		mods, err := h.Store.GetGroupByName(ctx, h.RealmID, chat.GroupModerators)
@@ -60,12 +61,12 @@ func TestCreateBot(t *testing.T) {
 		})
 		require.NoError(t, err)
 		_, err = h.Service.CreateBot(ctx, member.Caller, chat.CreateBotRequest{FullName: "Generic Two", ShortName: "g2"})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 		_, err = h.Service.CreateBot(ctx, member.Caller, chat.CreateBotRequest{FullName: "Hook Bot", ShortName: "hook", BotType: ptr(chat.BotTypeIncomingWebhook)})
 		require.NoError(t, err, "a direct member of the write-only group may make incoming-webhook bots")
 		other := h.NewUser(t, chat.RoleMember)
 		_, err = h.Service.CreateBot(ctx, other.Caller, chat.CreateBotRequest{FullName: "Hook Two", ShortName: "hook2", BotType: ptr(chat.BotTypeIncomingWebhook)})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 		// Moderators, and administrators and owners through the nested groups, may.
 		for _, role := range []int{chat.RoleModerator, chat.RoleAdministrator, chat.RoleOwner} {
 			u := h.NewUser(t, role)
@@ -106,17 +107,18 @@ func TestManageBots(t *testing.T) {
 		checkEnvelope(t, resp)
 		assert.Equal(t, "Alice Helper", resp.FullName)
 		_, err = h.Service.UpdateBot(ctx, bob.Caller, chat.UpdateBotRequest{BotID: ab.UserID, FullName: ptr("Stolen")})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 		_, err = h.Service.UpdateBot(ctx, alice.Caller, chat.UpdateBotRequest{BotID: ab.UserID, FullName: ptr("Bob Bot")})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Name is already in use!")
+		requireError(t, err, chat.KindConflict, chat.CodeBadRequest, "Name is already in use!")
 		_, err = h.Service.UpdateBot(ctx, alice.Caller, chat.UpdateBotRequest{BotID: alice.ID, FullName: ptr("Not A Bot")})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such bot")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such bot")
 		for _, c := range []struct {
 			owner int64
 			msg   string
-		}{{9999, "Failed to change owner, no such user"}, {bb.UserID, "Failed to change owner, bots can't own other bots"}} {
+			kind  chat.Kind
+		}{{9999, "Failed to change owner, no such user", chat.KindNotFound}, {bb.UserID, "Failed to change owner, bots can't own other bots", 0}} {
 			_, err = h.Service.UpdateBot(ctx, alice.Caller, chat.UpdateBotRequest{BotID: ab.UserID, BotOwnerID: ptr(c.owner)})
-			requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, c.msg)
+			requireError(t, err, orInvalid(c.kind), chat.CodeBadRequest, c.msg)
 		}
 		gone := h.NewUser(t, chat.RoleMember)
 		h.Deactivate(t, gone)
@@ -131,7 +133,7 @@ func TestManageBots(t *testing.T) {
 	})
 	t.Run("regenerate key", func(t *testing.T) {
 		_, err := h.Service.RegenerateBotAPIKey(ctx, alice.Caller, chat.BotRequest{BotID: bb.UserID})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 		resp, err := h.Service.RegenerateBotAPIKey(ctx, bob.Caller, chat.BotRequest{BotID: bb.UserID})
 		require.NoError(t, err)
 		_, err = h.Service.Authenticate(ctx, h.RealmID, "bobbot-bot@chat.example.com", bb.APIKey)
@@ -141,14 +143,14 @@ func TestManageBots(t *testing.T) {
 	})
 	t.Run("deactivate", func(t *testing.T) {
 		_, err := h.Service.DeactivateBot(ctx, alice.Caller, chat.BotRequest{BotID: bb.UserID})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 		_, err = h.Service.DeactivateBot(ctx, bob.Caller, chat.BotRequest{BotID: bb.UserID})
 		require.NoError(t, err)
 		got, err := h.Service.GetUser(ctx, bob.Caller, chat.GetUserRequest{UserID: bb.UserID})
 		require.NoError(t, err)
 		assert.False(t, got.User.IsActive)
 		_, err = h.Service.DeactivateBot(ctx, bob.Caller, chat.BotRequest{BotID: 9999})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such bot")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such bot")
 	})
 }
 
@@ -160,13 +162,13 @@ func TestBotsRefusedOnHumanEndpoints(t *testing.T) {
 	bot := h.NewBot(t, h.Owner)
 	const msg = "This endpoint does not accept bot requests."
 	_, err := h.Service.CreateBot(ctx, bot.Caller, chat.CreateBotRequest{FullName: "Child bot", ShortName: "child"})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, msg)
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, msg)
 	_, err = h.Service.CreateUserGroup(ctx, bot.Caller, chat.CreateUserGroupRequest{Name: "bots"})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, msg)
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, msg)
 	req := chat.UpdateSettingsRequest{}
 	req.HighContrastMode = ptr(true)
 	_, err = h.Service.UpdateSettings(ctx, bot.Caller, req)
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, msg)
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, msg)
 	// Humans may.
 	_, err = h.Service.CreateBot(ctx, h.Owner.Caller, chat.CreateBotRequest{FullName: "Child bot", ShortName: "child"})
 	require.NoError(t, err)

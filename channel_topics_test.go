@@ -47,7 +47,7 @@ func TestGetChannelTopics(t *testing.T) {
 	})
 	t.Run("guests read only what they are subscribed to", func(t *testing.T) {
 		_, err := h.Service.GetChannelTopics(ctx, guest.Caller, chat.GetChannelTopicsRequest{StreamID: public})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 		subscribe(t, h, alice, "public", guest.ID)
 		assert.Len(t, topicsOf(t, h, guest, public, false), 3)
 	})
@@ -67,7 +67,7 @@ func TestGetChannelTopics(t *testing.T) {
 		assert.Equal(t, []chat.ChannelTopic{{Name: "before", MaxID: before}}, topicsOf(t, h, bob, shared, false))
 		for _, u := range []chattest.User{admin, guest, h.Owner} {
 			_, err := h.Service.GetChannelTopics(ctx, u.Caller, chat.GetChannelTopicsRequest{StreamID: shared})
-			requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+			requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 		}
 	})
 
@@ -84,7 +84,7 @@ func TestGetChannelTopics(t *testing.T) {
 		_, err := h.Service.Unsubscribe(ctx, bob.Caller, chat.UnsubscribeRequest{Subscriptions: []string{"protected"}})
 		require.NoError(t, err)
 		_, err = h.Service.GetChannelTopics(ctx, bob.Caller, chat.GetChannelTopicsRequest{StreamID: protected})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 		after := post(alice, "protected", "after bob")
 		subscribe(t, h, alice, "protected", bob.ID)
 		again := post(alice, "protected", "again")
@@ -98,7 +98,7 @@ func TestGetChannelTopics(t *testing.T) {
 		elsewhere := newChannelBy(t, other, other.Owner, "elsewhere", false)
 		for _, id := range []int64{0, -1, protected + 1000, elsewhere} {
 			_, err := h.Service.GetChannelTopics(ctx, bob.Caller, chat.GetChannelTopicsRequest{StreamID: id})
-			requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+			requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 		}
 	})
 	t.Run("an empty channel and a deactivated caller", func(t *testing.T) {

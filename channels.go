@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/markdown"
 	"github.com/teamchat/chat/storage"
 )
@@ -142,7 +143,7 @@ func (cc *channelCtx) canSee(c *storage.Stream) bool {
 		cc.groups.in(c.CanAddSubscribersGroupID) || cc.groups.in(c.CanSubscribeGroupID)
 }
 
-var errInvalidChannelID = BadRequest("Invalid channel ID")
+var errInvalidChannelID = noSuch("Invalid channel ID")
 
 // visibleChannel loads a channel the caller may see; any other is answered
 // like a channel that does not exist.
@@ -234,7 +235,7 @@ func (s *Service) GetChannels(ctx context.Context, c Caller, req GetChannelsRequ
 	}
 	includeAll := flag(req.IncludeAll, false) || flag(req.IncludeAllActive, false)
 	if includeAll && cc.me.Role == RoleGuest {
-		return nil, BadRequest("User not authorized for this query")
+		return nil, refused("User not authorized for this query")
 	}
 	// A bot may ask for the channels its owner is subscribed to: it acts
 	// for its owner, who may see them.
@@ -324,7 +325,7 @@ func (s *Service) GetChannelID(ctx context.Context, c Caller, req GetChannelIDRe
 	}
 	ch, err := s.store.GetStreamByName(ctx, cc.realm.ID, strings.TrimSpace(req.Stream))
 	if errors.Is(err, storage.ErrNotFound) || err == nil && !cc.canSee(ch) {
-		return nil, BadRequest("Invalid channel name '%s'", req.Stream)
+		return nil, noSuch("Invalid channel name '%s'", req.Stream)
 	} else if err != nil {
 		return nil, s.internal(ctx, "get channel id", err)
 	}
@@ -350,12 +351,12 @@ func (r *RetentionDays) UnmarshalJSON(b []byte) error {
 			r.Days = nil
 			return nil
 		}
-		return &Error{Kind: KindInvalid, Code: CodeRequestVariableInvalid, Msg: "Bad value for 'message_retention_days': " + word,
+		return &Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeRequestVariableInvalid, Msg: "Bad value for 'message_retention_days': " + word,
 			Fields: map[string]any{"var_name": "message_retention_days", "bad_value": word}}
 	}
 	var n int
 	if err := json.Unmarshal(b, &n); err != nil || n <= 0 {
-		return &Error{Kind: KindInvalid, Code: CodeRequestVariableInvalid, Msg: "Bad value for 'message_retention_days': " + string(b),
+		return &Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeRequestVariableInvalid, Msg: "Bad value for 'message_retention_days': " + string(b),
 			Fields: map[string]any{"var_name": "message_retention_days", "bad_value": string(b)}}
 	}
 	r.Days = &n
@@ -379,7 +380,7 @@ type UpdateChannelRequest struct {
 	CanSubscribeGroup          *GroupSettingUpdate `json:"can_subscribe_group"`
 }
 
-var errCannotAdminister = BadRequest("You do not have permission to administer this channel.")
+var errCannotAdminister = refused("You do not have permission to administer this channel.")
 
 // UpdateChannel changes a channel's name, description, privacy, default
 // status, retention or permissions. Organization administrators and members
@@ -475,7 +476,7 @@ func (s *Service) UpdateChannel(ctx context.Context, c Caller, req UpdateChannel
 		columns = append(columns, "history_public_to_subscribers")
 		err := w.UpdateStream(ctx, &next, slices.Compact(sortedCopy(columns))...)
 		if errors.Is(err, storage.ErrConflict) {
-			return BadRequest("Channel '%s' already exists", next.Name)
+			return clash("Channel '%s' already exists", next.Name)
 		} else if err != nil {
 			return err
 		}
@@ -611,14 +612,15 @@ func (s *Service) ArchiveChannel(ctx context.Context, c Caller, req ArchiveChann
 		return nil, errCannotAdminister
 	}
 	if ch.IsArchived {
-		return nil, BadRequest("Channel is already archived.")
+		return nil, clash("Channel is already archived.")
 	}
 	err = s.write(ctx, cc.realm.ID, func(w *writeTx) error {
 		ch.IsArchived, ch.IsDefault = true, false
 		if err := w.UpdateStream(ctx, ch, "is_archived", "is_default"); err != nil {
 			return err
 		}
-		w.emit(channelAudience(ch), StreamEvent{Op: "delete", Deleted: []streamRef{{ch.ID}}, StreamIDs: []int64{ch.ID}})
+		w.emitChanging(channelAudience(ch), StreamEvent{Op: "delete", Deleted: []streamRef{{ch.ID}}, StreamIDs: []int64{ch.ID}},
+			eventq.Change{DeletedChannels: []int64{ch.ID}})
 		return nil
 	})
 	if err != nil {

@@ -151,15 +151,15 @@ func TestChannelPermissionMatrix(t *testing.T) {
 					require.NoError(t, err)
 					require.NoError(t, errByName)
 				} else {
-					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+					requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 					assert.Equal(t, chat.AsError(errMissing).Msg, chat.AsError(err).Msg, "no existence leak")
-					requireError(t, errByName, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel name '"+name+"'")
+					requireError(t, errByName, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel name '"+name+"'")
 				}
 
 				// Listings: every channel the caller can see (include_all), and subscriptions.
 				all, err := h.Service.GetChannels(ctx, caller.Caller, chat.GetChannelsRequest{IncludeAll: ptr(true), ExcludeArchived: ptr(false)})
 				if want.all == "error" {
-					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "User not authorized for this query")
+					requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "User not authorized for this query")
 				} else {
 					require.NoError(t, err)
 					assert.Equal(t, want.all == "yes", listsChannel(all.Streams, id), "GET /streams include_all")
@@ -184,7 +184,7 @@ func TestChannelPermissionMatrix(t *testing.T) {
 				if want.see {
 					require.NoError(t, err)
 				} else {
-					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+					requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 				}
 
 				// Personal properties need a subscription.
@@ -201,7 +201,7 @@ func TestChannelPermissionMatrix(t *testing.T) {
 				me := strconv.FormatInt(caller.ID, 10)
 				switch want.self {
 				case "refused":
-					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Unable to access channel ("+name+").")
+					requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Unable to access channel ("+name+").")
 				case "already":
 					require.NoError(t, err)
 					assert.Equal(t, []string{name}, resp.AlreadySubscribed[me])
@@ -216,7 +216,7 @@ func TestChannelPermissionMatrix(t *testing.T) {
 				out, err := h.Service.Unsubscribe(ctx, caller.Caller, chat.UnsubscribeRequest{Subscriptions: []string{name}})
 				switch want.unsub {
 				case "missing":
-					e := requireError(t, err, chat.KindInvalid, chat.CodeStreamDoesNotExist, "Channel '"+name+"' does not exist")
+					e := requireError(t, err, chat.KindNotFound, chat.CodeStreamDoesNotExist, "Channel '"+name+"' does not exist")
 					assert.Equal(t, name, e.Fields["stream"])
 				case "removed":
 					require.NoError(t, err)
@@ -243,11 +243,11 @@ func requireOutcome(t *testing.T, err error, want, name string) {
 	case "ok":
 		require.NoError(t, err)
 	case "invisible":
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 	case "denied":
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "You do not have permission to administer this channel.")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "You do not have permission to administer this channel.")
 	case "already":
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Channel is already archived.")
+		requireError(t, err, chat.KindConflict, chat.CodeBadRequest, "Channel is already archived.")
 	default:
 		t.Fatalf("bad expectation %q for %s", want, name)
 	}

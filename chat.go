@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamchat/chat/internal/loop"
+	"github.com/teamchat/chat/internal/presencebuf"
 	"github.com/teamchat/chat/internal/writelane"
 	"github.com/teamchat/chat/storage"
 	"github.com/teamchat/chat/storage/blob"
@@ -142,6 +144,7 @@ type Service struct {
 	callers            *callerCache
 	linkifiers         *linkifierCache
 	messages           *messageCache
+	messageCacheBytes  int
 	markAllBatch       int
 	blobs              blob.Store
 	signingKey         []byte
@@ -161,8 +164,10 @@ type serviceShared struct {
 	publishMu    sync.Mutex                // one transaction's events reach the sinks at a time
 	writes       *writelane.Gate[*writeOp] // the write path's queues (write.go)
 	hub          *eventHub
-	presence     *presenceBuffer
-	scheduler    pollLoop     // RunScheduler's interval and wake-ups (scheduled_delivery.go)
+	busOrigin    string   // this Service on the event bus (event_bus.go)
+	marks        busMarks // its markers on the bus
+	presence     *presencebuf.Buffer
+	scheduler    loop.Loop    // RunScheduler's interval and wake-ups (scheduled_delivery.go)
 	webhooks     webhookState // RunWebhooks' deliverer, interval and wake-ups (outgoing_webhooks.go)
 	notify       notifyState  // RunNotifications' notifier, interval and wake-ups (notifications.go)
 }
@@ -186,14 +191,12 @@ func WithPasswordHasher(h PasswordHasher) Option { return func(s *Service) { s.h
 // New returns a Service on store.
 func New(store storage.Store, opts ...Option) *Service {
 	s := &Service{
-		store:      store,
-		now:        time.Now,
-		log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		hasher:     Argon2id{},
-		callers:    newCallerCache(),
-		linkifiers: &linkifierCache{},
-		messages:   newMessageCache(defaultMessageCacheBytes),
-		shared:     &serviceShared{presence: newPresenceBuffer(), webhooks: webhookState{budget: webhookAttemptBudget}},
+		store:             store,
+		now:               time.Now,
+		log:               slog.New(slog.NewTextHandler(io.Discard, nil)),
+		hasher:            Argon2id{},
+		messageCacheBytes: defaultMessageCacheBytes,
+		shared:            &serviceShared{presence: presencebuf.New(), webhooks: webhookState{budget: webhookAttemptBudget}},
 
 		markAllBatch: 2000,
 	}
@@ -201,6 +204,9 @@ func New(store storage.Store, opts ...Option) *Service {
 		o(s)
 	}
 	s.limits = s.limits.withDefaults()
+	s.callers = newCallerCache(s.now)
+	s.messages = newMessageCache(s.messageCacheBytes, s.now)
+	s.linkifiers = newLinkifierCache(s.callers, s.now)
 	if s.signingKey == nil {
 		s.signingKey = make([]byte, 32)
 		_, _ = rand.Read(s.signingKey)
@@ -208,6 +214,7 @@ func New(store storage.Store, opts ...Option) *Service {
 	s.logins = newAttemptLimiter(s.limits.LoginAttempts, s.limits.LoginWindow)
 	s.queueLimit = s.queueLimit.withDefaults()
 	s.shared.hub = newEventHub(s)
+	s.shared.busOrigin = randomHex(8)
 	s.shared.writes = newWriteLanes(s, writeLimit(store))
 	return s
 }
@@ -221,7 +228,7 @@ func (s *Service) Logger() *slog.Logger { return s.log }
 // Close stops event delivery, ends every pending long poll and releases
 // the store.
 func (s *Service) Close() error {
-	s.shared.hub.stop()
+	s.shared.hub.Stop()
 	s.flushPresence(context.Background())
 	return s.store.Close()
 }
@@ -231,40 +238,39 @@ func (s *Service) Close() error {
 // and stops listening to the event bus. A host calls it as it begins to
 // shut its HTTP server down (http.Server.RegisterOnShutdown), so that the
 // shutdown does not wait for long polls that may last a minute.
-func (s *Service) StopEvents() { s.shared.hub.stop() }
+func (s *Service) StopEvents() { s.shared.hub.Stop() }
 
 // DropEventQueues drops every event queue of this Service and ends their
 // long polls; their clients get BAD_EVENT_QUEUE_ID and register again
 // (reloading their state). Events keep flowing to new queues.
-func (s *Service) DropEventQueues() { s.shared.hub.dropAll() }
+func (s *Service) DropEventQueues() { s.shared.hub.DropAll() }
 
 func (s *Service) nowUnix() int64 { return s.now().UTC().Unix() }
 
 // internal logs an unexpected error with its detail and returns the generic
-// error that is safe to send to a client.
+// error that is safe to send to a client, naming op as the operation that
+// failed. An expected error (a *Error) is returned as it is, naming op
+// unless it names an operation already.
 func (s *Service) internal(ctx context.Context, op string, err error) error {
 	if err == nil {
 		return nil
 	}
 	var e *Error
 	if errors.As(err, &e) {
-		return e
+		return e.withOp(op)
 	}
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		// The caller went away (client disconnect, deadline): not a fault here.
 		s.log.DebugContext(ctx, "operation abandoned", "op", op, "err", err)
-		e := Internal(err)
-		e.logged = true
-		return e
-	}
-	if errors.Is(err, storage.ErrUnavailable) {
+		e = Internal(err)
+	case errors.Is(err, storage.ErrUnavailable):
 		s.log.WarnContext(ctx, "database unavailable", "op", op, "err", err)
 		e = Unavailable(err)
-		e.logged = true
-		return e
+	default:
+		s.log.ErrorContext(ctx, "internal error", "op", op, "err", err)
+		e = Internal(err)
 	}
-	s.log.ErrorContext(ctx, "internal error", "op", op, "err", err)
-	e = Internal(err)
-	e.logged = true
+	e.op, e.logged = op, true
 	return e
 }

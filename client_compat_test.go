@@ -55,7 +55,7 @@ func TestReferenceExtraEmojiType(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []chat.Reaction{{EmojiName: "zulip", EmojiCode: "zulip", ReactionType: "service_extra_emoji", UserID: alice.ID}}, reactionsOf(t, h, alice, msg))
 	_, err = h.Service.AddReaction(ctx, alice.Caller, chat.AddReactionRequest{MessageID: msg, EmojiName: "zulip", EmojiCode: ptr("zulip"), ReactionType: ptr("service_extra_emoji")})
-	requireError(t, err, chat.KindInvalid, chat.CodeReactionAlreadyExists, "Reaction already exists.")
+	requireError(t, err, chat.KindConflict, chat.CodeReactionAlreadyExists, "Reaction already exists.")
 	_, err = h.Service.RemoveReaction(ctx, alice.Caller, chat.RemoveReactionRequest{MessageID: msg, EmojiCode: ptr("zulip"), ReactionType: ptr("zulip_extra_emoji")})
 	require.NoError(t, err)
 	assert.Empty(t, reactionsOf(t, h, alice, msg))

@@ -67,7 +67,7 @@ type DeleteDraftRequest struct {
 type EmptyResponse struct{}
 
 var (
-	errDraftsDisabled = BadRequest("User has disabled synchronizing drafts.")
+	errDraftsDisabled = refused("User has disabled synchronizing drafts.")
 	errNoSuchDraft    = NotFound("Draft does not exist")
 )
 
@@ -233,7 +233,7 @@ func (s *Service) checkDraft(ctx context.Context, me *storage.User, realm *stora
 		for _, id := range *in.To {
 			_, err := s.store.GetUser(ctx, me.RealmID, id)
 			if errors.Is(err, storage.ErrNotFound) {
-				return BadRequest("Invalid user ID %d", id)
+				return noSuch("Invalid user ID %d", id)
 			} else if err != nil {
 				return s.internal(ctx, "check draft", err)
 			}

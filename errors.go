@@ -3,33 +3,75 @@ package chat
 import (
 	"errors"
 	"fmt"
+
+	"github.com/teamchat/chat/internal/wire"
 )
 
-// Kind classifies an error independently of any transport. Transports map a
-// Kind to their own status (transport/rest maps it to an HTTP status).
+// Kind says what an error means, independently of any transport and of
+// the status the reference answers it with: a permission refusal is
+// KindForbidden even where the reference answers 400 (the wire status
+// travels on the Error; transport/rest answers it).
 type Kind int
 
 const (
 	// KindInternal is an unexpected failure; its detail is logged, never shown.
 	KindInternal Kind = iota
-	// KindInvalid is a malformed or unacceptable request (HTTP 400).
+	// KindInvalid is a malformed or unacceptable request.
 	KindInvalid
-	// KindUnauthenticated means the caller could not be identified (HTTP 401).
+	// KindUnauthenticated means the caller could not be identified.
 	KindUnauthenticated
-	// KindForbidden means the caller is known but may not do this (HTTP 403).
+	// KindForbidden means the caller is known but may not do this: a
+	// permission refusal, whatever its wire status.
 	KindForbidden
-	// KindNotFound is a missing resource that the reference answers with 404.
+	// KindNotFound is a missing resource (or one the caller may not know
+	// of), whatever its wire status.
 	KindNotFound
-	// KindConflict is a request that clashes with existing state (HTTP 409).
+	// KindConflict is a request that clashes with existing state (a name
+	// in use, something already done).
 	KindConflict
-	// KindRateLimited means the caller must wait (HTTP 429).
+	// KindRateLimited means the caller must wait.
 	KindRateLimited
-	// KindTooLarge is a request body over the configured limit (HTTP 413).
+	// KindTooLarge is a request body over the configured limit.
 	KindTooLarge
 	// KindUnavailable means the server cannot do it now (its database is
-	// unreachable) but may once it is back (HTTP 503).
+	// unreachable) but may once it is back.
 	KindUnavailable
 )
+
+// Wire statuses (HTTP), without importing net/http into the Service.
+const (
+	statusBadRequest   = 400
+	statusUnauthorized = 401
+	statusForbidden    = 403
+	statusNotFound     = 404
+	statusConflict     = 409
+	statusTooLarge     = 413
+	statusRateLimited  = 429
+	statusInternal     = 500
+	statusUnavailable  = 503
+)
+
+// usualStatus is the status of an error whose constructor set none (an
+// Error literal built outside this package): the one its Kind usually
+// answers.
+var usualStatus = map[Kind]int{
+	KindInvalid: statusBadRequest, KindUnauthenticated: statusUnauthorized, KindForbidden: statusForbidden,
+	KindNotFound: statusNotFound, KindConflict: statusConflict, KindRateLimited: statusRateLimited,
+	KindTooLarge: statusTooLarge, KindInternal: statusInternal, KindUnavailable: statusUnavailable,
+}
+
+func init() { wire.SetReader(wireAnswer) }
+
+// wireAnswer is what err answers beyond its code and message (read by the
+// transports through internal/wire).
+func wireAnswer(err error) wire.Answer {
+	e := AsError(err)
+	status := e.status
+	if status == 0 {
+		status = usualStatus[e.Kind]
+	}
+	return wire.Answer{Status: status, Op: e.op}
+}
 
 func (k Kind) String() string {
 	switch k {
@@ -90,6 +132,13 @@ type Error struct {
 	Code   string
 	Msg    string
 	Fields map[string]any
+	// status is the wire status the reference answers (0: the usual one
+	// for Kind).
+	status int
+	// op names the operation that failed, for logs (Error shows it).
+	op string
+	// wrapped is the error this one adds op to (errors.Is finds it).
+	wrapped *Error
 	// cause is logged for internal errors and never sent to clients.
 	cause error
 	// logged: the Service logged the cause already.
@@ -101,14 +150,35 @@ type Error struct {
 func (e *Error) Logged() bool { return e.logged }
 
 func (e *Error) Error() string {
-	if e.cause != nil {
-		return fmt.Sprintf("%s: %s: %v", e.Code, e.Msg, e.cause)
+	s := e.Code + ": " + e.Msg
+	if e.op != "" {
+		s = e.op + ": " + s
 	}
-	return e.Code + ": " + e.Msg
+	if e.cause != nil {
+		s += fmt.Sprintf(": %v", e.cause)
+	}
+	return s
 }
 
 // Unwrap returns the underlying cause, if any.
-func (e *Error) Unwrap() error { return e.cause }
+func (e *Error) Unwrap() error {
+	if e.wrapped != nil {
+		return e.wrapped
+	}
+	return e.cause
+}
+
+// withOp returns e naming op as the operation that failed, unless it
+// names one already (the innermost operation is the most precise). e is
+// not changed (it may be shared): the result wraps it.
+func (e *Error) withOp(op string) *Error {
+	if e.op != "" || op == "" {
+		return e
+	}
+	c := *e
+	c.op, c.wrapped = op, e
+	return &c
+}
 
 // With returns a copy of e with an extra wire field set.
 func (e *Error) With(key string, value any) *Error {
@@ -131,7 +201,7 @@ func AsError(err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	return &Error{Kind: KindInternal, Code: CodeBadRequest, Msg: "Internal server error", cause: err}
+	return &Error{Kind: KindInternal, Code: CodeBadRequest, Msg: "Internal server error", status: statusInternal, cause: err}
 }
 
 // ErrorKind returns the Kind of err (KindInternal for foreign errors).
@@ -139,22 +209,43 @@ func ErrorKind(err error) Kind { return AsError(err).Kind }
 
 // BadRequest is the reference system's generic error: HTTP 400, BAD_REQUEST.
 func BadRequest(format string, args ...any) *Error {
-	return &Error{Kind: KindInvalid, Code: CodeBadRequest, Msg: sprintf(format, args...)}
+	return &Error{Kind: KindInvalid, Code: CodeBadRequest, Msg: sprintf(format, args...), status: statusBadRequest}
 }
 
 // NotFound is a BAD_REQUEST error that the reference answers with HTTP 404.
 func NotFound(format string, args ...any) *Error {
-	return &Error{Kind: KindNotFound, Code: CodeBadRequest, Msg: sprintf(format, args...)}
+	return &Error{Kind: KindNotFound, Code: CodeBadRequest, Msg: sprintf(format, args...), status: statusNotFound}
 }
 
 // Forbidden is a BAD_REQUEST error with HTTP 403 ("Access denied" and kin).
 func Forbidden(format string, args ...any) *Error {
-	return &Error{Kind: KindForbidden, Code: CodeBadRequest, Msg: sprintf(format, args...)}
+	return &Error{Kind: KindForbidden, Code: CodeBadRequest, Msg: sprintf(format, args...), status: statusForbidden}
+}
+
+// The reference answers most refusals, missing objects and clashes with
+// 400 BAD_REQUEST; their Kind still says what they mean.
+
+// refused is a permission refusal that the reference answers with HTTP
+// 400 (code BAD_REQUEST unless set).
+func refused(format string, args ...any) *Error {
+	return &Error{Kind: KindForbidden, Code: CodeBadRequest, Msg: sprintf(format, args...), status: statusBadRequest}
+}
+
+// noSuch is a missing object (or one the caller may not know of) that the
+// reference answers with HTTP 400.
+func noSuch(format string, args ...any) *Error {
+	return &Error{Kind: KindNotFound, Code: CodeBadRequest, Msg: sprintf(format, args...), status: statusBadRequest}
+}
+
+// clash is a request that clashes with existing state (a name in use,
+// something already done) that the reference answers with HTTP 400.
+func clash(format string, args ...any) *Error {
+	return &Error{Kind: KindConflict, Code: CodeBadRequest, Msg: sprintf(format, args...), status: statusBadRequest}
 }
 
 // MissingArgument reports a required parameter that was not sent.
 func MissingArgument(name string) *Error {
-	return &Error{Kind: KindInvalid, Code: CodeRequestVariableMissing,
+	return &Error{Kind: KindInvalid, Code: CodeRequestVariableMissing, status: statusBadRequest,
 		Msg: fmt.Sprintf("Missing '%s' argument", name), Fields: map[string]any{"var_name": name}}
 }
 
@@ -166,31 +257,31 @@ func InvalidArgument(format string, args ...any) *Error {
 
 // Unauthorized is the 401 answer for missing or wrong credentials.
 func Unauthorized(msg string) *Error {
-	return &Error{Kind: KindUnauthenticated, Code: CodeUnauthorized, Msg: msg}
+	return &Error{Kind: KindUnauthenticated, Code: CodeUnauthorized, Msg: msg, status: statusUnauthorized}
 }
 
 // Internal wraps an unexpected failure; the cause is logged, not shown.
 func Internal(cause error) *Error {
-	return &Error{Kind: KindInternal, Code: CodeBadRequest, Msg: "Internal server error", cause: cause}
+	return &Error{Kind: KindInternal, Code: CodeBadRequest, Msg: "Internal server error", status: statusInternal, cause: cause}
 }
 
 // Unavailable is the 503 answer of a request that may succeed once the
 // database is back (a client may retry after retryAfter seconds).
 func Unavailable(cause error) *Error {
-	return &Error{Kind: KindUnavailable, Code: CodeServiceUnavailable,
+	return &Error{Kind: KindUnavailable, Code: CodeServiceUnavailable, status: statusUnavailable,
 		Msg: "The server cannot reach its database; try again shortly", Fields: map[string]any{"retry-after": 1.0}, cause: cause}
 }
 
 // RateLimited is the 429 answer; retryAfter is in seconds.
 func RateLimited(msg string, retryAfter float64) *Error {
-	return &Error{Kind: KindRateLimited, Code: CodeRateLimitHit, Msg: msg,
+	return &Error{Kind: KindRateLimited, Code: CodeRateLimitHit, Msg: msg, status: statusRateLimited,
 		Fields: map[string]any{"retry-after": retryAfter}}
 }
 
 var (
-	errUserDeactivated  = &Error{Kind: KindUnauthenticated, Code: CodeUserDeactivated, Msg: "Account is deactivated"}
-	errRealmDeactivated = &Error{Kind: KindUnauthenticated, Code: CodeRealmDeactivated, Msg: "This organization has been deactivated"}
-	errAuthFailed       = &Error{Kind: KindUnauthenticated, Code: CodeAuthenticationFailed, Msg: "Your username or password is incorrect"}
+	errUserDeactivated  = &Error{Kind: KindUnauthenticated, status: statusUnauthorized, Code: CodeUserDeactivated, Msg: "Account is deactivated"}
+	errRealmDeactivated = &Error{Kind: KindUnauthenticated, status: statusUnauthorized, Code: CodeRealmDeactivated, Msg: "This organization has been deactivated"}
+	errAuthFailed       = &Error{Kind: KindUnauthenticated, status: statusUnauthorized, Code: CodeAuthenticationFailed, Msg: "Your username or password is incorrect"}
 )
 
 func sprintf(format string, args ...any) string {

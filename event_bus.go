@@ -3,8 +3,10 @@ package chat
 import (
 	"context"
 	"encoding/json"
-	"slices"
+	"errors"
+	"sync"
 
+	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -21,6 +23,9 @@ type busWrite struct {
 	// Forget: these messages' cached forms are stale.
 	Forget []int64     `json:"f,omitempty"`
 	Events []*busEvent `json:"e,omitempty"`
+	// Mark: a marker of the origin (see awaitDelivery), which carries
+	// nothing else.
+	Mark uint64 `json:"m,omitempty"`
 }
 
 // busEvent is one event as it travels to the queues: the reference's JSON
@@ -36,7 +41,7 @@ type busEvent struct {
 	Capability      string `json:"c,omitempty"`
 	CapabilityValue bool   `json:"cv,omitempty"`
 	// State: how the event changes what a queue knows about its user.
-	State *queueStateChange `json:"s,omitempty"`
+	State *eventq.Change `json:"s,omitempty"`
 	// EmptyTopic: a topic field of the event is the empty topic, which
 	// clients without the empty_topic_name capability are shown as
 	// "general chat".
@@ -45,31 +50,19 @@ type busEvent struct {
 
 func isEmpty(p *string) bool { return p != nil && *p == "" }
 
-// queueStateChange is what an event changes in the queues' replica of
-// their user's standing: the channels they receive, their role, whether
-// they are active.
-type queueStateChange struct {
-	Users        []int64 `json:"u,omitempty"`
-	Subscribed   []int64 `json:"+,omitempty"`
-	Unsubscribed []int64 `json:"-,omitempty"`
-	Role         *int    `json:"r,omitempty"`
-	Deactivated  bool    `json:"d,omitempty"`
-	// DeletedChannels are gone for everyone.
-	DeletedChannels []int64 `json:"dc,omitempty"`
-}
-
 // busPayload encodes w's events and invalidations; nil when the write
 // has nothing to tell.
 func (s *Service) busPayload(w *writeTx) ([]byte, error) {
 	if len(w.events) == 0 && w.callersKept && len(w.forgotten) == 0 {
 		return nil, nil
 	}
-	out := busWrite{Origin: s.shared.hub.origin, Realm: w.realmID, Bump: !w.callersKept, Forget: w.forgotten}
-	for _, ev := range w.events {
+	out := busWrite{Origin: s.shared.busOrigin, Realm: w.realmID, Bump: !w.callersKept, Forget: w.forgotten}
+	for i, ev := range w.events {
 		be, err := newBusEvent(ev)
 		if err != nil {
 			return nil, err
 		}
+		be.State = w.changes[i]
 		out.Events = append(out.Events, be)
 	}
 	return json.Marshal(out)
@@ -84,39 +77,6 @@ func newBusEvent(ev Event) (*busEvent, error) {
 	switch b := ev.Body.(type) {
 	case MessageEvent:
 		be.Message = b.variants
-	case SubscriptionEvent:
-		switch b.Op {
-		case "add":
-			st := &queueStateChange{Users: ev.Audience.Users}
-			for _, sub := range b.Subscriptions {
-				st.Subscribed = append(st.Subscribed, sub.StreamID)
-			}
-			be.State = st
-		case "remove":
-			st := &queueStateChange{Users: ev.Audience.Users}
-			for _, r := range b.Removed {
-				st.Unsubscribed = append(st.Unsubscribed, r.StreamID)
-			}
-			be.State = st
-		}
-	case StreamEvent:
-		if b.Op == "delete" {
-			be.State = &queueStateChange{DeletedChannels: b.StreamIDs}
-		}
-	case RealmUserEvent:
-		if person, ok := b.Person.(map[string]any); ok && b.Op == "update" {
-			id, _ := person["user_id"].(int64)
-			st := &queueStateChange{Users: []int64{id}}
-			if role, ok := person["role"].(int); ok {
-				st.Role = &role
-			}
-			if active, ok := person["is_active"].(bool); ok && !active {
-				st.Deactivated = true
-			}
-			if st.Role != nil || st.Deactivated {
-				be.State = st
-			}
-		}
 	case UserGroupEvent:
 		if b.Op == "remove" {
 			be.Capability, be.CapabilityValue = "include_deactivated_groups", false
@@ -144,81 +104,111 @@ func newBusEvent(ev Event) (*busEvent, error) {
 
 // onBusBatch receives every committed write of the database, from this
 // Service and every other one, in commit order.
-func (h *eventHub) onBusBatch(b storage.EventBatch) {
+func (s *Service) onBusBatch(b storage.EventBatch) {
 	if b.Gap {
 		// Writes may have been missed: no queue can be trusted to be
 		// complete. Clients re-register, as after a server restart.
-		h.s.log.Warn("event bus reconnected; dropping every event queue")
-		h.dropAll()
+		s.log.Warn("event bus reconnected; dropping every event queue")
+		s.shared.hub.DropAll()
 		return
 	}
 	for _, p := range b.Payloads {
 		var w busWrite
 		if err := json.Unmarshal(p, &w); err != nil {
-			h.s.log.Error("undecodable event bus payload", "err", err)
+			s.log.Error("undecodable event bus payload", "err", err)
 			continue
 		}
-		if w.Origin != h.origin {
+		if w.Mark != 0 {
+			if w.Origin == s.shared.busOrigin {
+				s.shared.marks.arrived(w.Mark)
+			}
+			continue
+		}
+		if w.Origin != s.shared.busOrigin {
 			if w.Bump {
-				h.s.callers.bump(w.Realm)
+				s.callers.bump(w.Realm)
 			}
 			if len(w.Forget) > 0 {
-				h.s.messages.forget(w.Forget)
+				s.messages.forget(w.Forget)
 			}
 		}
 		if len(w.Events) > 0 {
-			h.deliver(b.Token, w.Realm, w.Events)
+			s.deliver(b.Token, w.Realm, w.Events)
 		}
 	}
 }
 
-// capability reports a queue's client capability by name.
-func (o *queueOptions) capability(name string) bool {
-	switch name {
-	case "include_deactivated_groups":
-		return o.includeDeactivatedGroups
-	case "user_settings_object":
-		return o.userSettingsObject
-	case "stream_typing_notifications":
-		return o.streamTyping
-	}
-	return false
-}
-
-// listening starts the bus listener (once); Run and the first queue call it.
-func (h *eventHub) listening(ctx context.Context) error {
-	h.startMu.Lock()
-	defer h.startMu.Unlock()
-	if h.cancel != nil {
-		return nil
-	}
-	if h.closed {
+// listening starts listening to the event bus, and the collection of idle
+// queues (once); Run and the first queue call it.
+func (s *Service) listening(ctx context.Context) error {
+	err := s.shared.hub.Start(func(lctx context.Context) error { return s.store.ListenEvents(lctx, s.onBusBatch) })
+	if errors.Is(err, eventq.ErrStopped) {
 		return Internal(context.Canceled)
 	}
-	lctx, cancel := context.WithCancel(context.Background())
-	if err := h.s.store.ListenEvents(lctx, h.onBusBatch); err != nil {
-		cancel()
-		return h.s.internal(ctx, "listen for events", err)
+	if err != nil {
+		return s.internal(ctx, "listen for events", err)
 	}
-	h.cancel = cancel
-	go h.collectLoop(lctx)
 	return nil
 }
 
-// subscribedSet is a set of channel IDs.
-type subscribedSet map[int64]struct{}
+// busMarks are the markers this Service has on the event bus, each with
+// the channel closed when it comes back.
+type busMarks struct {
+	mu      sync.Mutex
+	last    uint64
+	waiting map[uint64]chan struct{}
+}
 
-func (s subscribedSet) apply(st *queueStateChange, userID int64) {
-	for _, id := range st.DeletedChannels {
-		delete(s, id)
+func (m *busMarks) add() (uint64, chan struct{}) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.waiting == nil {
+		m.waiting = map[uint64]chan struct{}{}
 	}
-	if !slices.Contains(st.Users, userID) {
-		return
+	m.last++
+	ch := make(chan struct{})
+	m.waiting[m.last] = ch
+	return m.last, ch
+}
+
+func (m *busMarks) arrived(id uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if ch := m.waiting[id]; ch != nil {
+		close(ch)
+		delete(m.waiting, id)
 	}
-	for _, id := range st.Subscribed {
-		s[id] = struct{}{}
+}
+
+func (m *busMarks) drop(id uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.waiting, id)
+}
+
+// awaitDelivery returns once the event bus has delivered to this
+// Service's queues every write committed before it was called: it
+// publishes a marker, which the bus delivers after those writes (in
+// commit order, each to every queue before the next), and waits for it.
+// Tests use it (export_test.go) to wait for what they expect, and to
+// prove that a queue received nothing.
+func (s *Service) awaitDelivery(ctx context.Context, realmID int64) error {
+	if err := s.listening(ctx); err != nil {
+		return err
 	}
-	for _, id := range st.Unsubscribed {
-		delete(s, id)
+	id, arrived := s.shared.marks.add()
+	defer s.shared.marks.drop(id)
+	payload, err := json.Marshal(busWrite{Origin: s.shared.busOrigin, Realm: realmID, Mark: id})
+	if err != nil {
+		return Internal(err)
+	}
+	if err := s.store.InTx(ctx, func(st storage.Store) error { return st.PublishEvents(ctx, payload) }); err != nil {
+		return s.internal(ctx, "publish a marker", err)
+	}
+	select {
+	case <-arrived:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

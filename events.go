@@ -144,6 +144,19 @@ func (s *Service) ResolveAudience(ctx context.Context, ev Event) ([]int64, error
 	return out, nil
 }
 
+// emitWholeList tells everyone a list the write changed, read through the
+// write's transaction and sent whole, as the reference sends the
+// collections a client keeps as one list (linkifiers, playgrounds, custom
+// profile fields).
+func emitWholeList[T any](ctx context.Context, w *writeTx, realmID int64, list func(context.Context, storage.Store, int64) (T, error), event func(T) EventBody) error {
+	v, err := list(ctx, w, realmID)
+	if err != nil {
+		return err
+	}
+	w.emit(everyone, event(v))
+	return nil
+}
+
 // WithEventSink registers fn to receive every event of the writes made
 // through this Service, right after each commits, on the committing
 // goroutine: a transaction's events arrive together and in order, one

@@ -229,14 +229,19 @@ func BenchmarkEventsFanout(b *testing.B) {
 	svc := o.h.Service
 	sender := o.me
 	i := 0
+	// timedSend lets the machine settle, then times one send.
+	timedSend := func() (start time.Time, took time.Duration) {
+		time.Sleep(20 * time.Millisecond) // a quiet machine before each send
+		start = time.Now()
+		sendTo(b, svc, sender, o.channels[0], "f"+strconv.Itoa(i))
+		i++
+		return start, time.Since(start)
+	}
 	timeSends := func(k int) []time.Duration {
 		var ds []time.Duration
 		for range k {
-			time.Sleep(20 * time.Millisecond) // a quiet machine before each send
-			start := time.Now()
-			sendTo(b, svc, sender, o.channels[0], "f"+strconv.Itoa(i))
-			ds = append(ds, time.Since(start))
-			i++
+			_, took := timedSend()
+			ds = append(ds, took)
 		}
 		return ds
 	}
@@ -253,8 +258,10 @@ func BenchmarkEventsFanout(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		before := svc.EventQueueStats().Events
-		start := time.Now()
-		withQueues = append(withQueues, timeSends(1)...)
+		// "Every queue has it" counts from the send's start (after the
+		// quiet pause, which is no part of it).
+		start, took := timedSend()
+		withQueues = append(withQueues, took)
 		for svc.EventQueueStats().Events < before+len(users) {
 			if time.Since(start) > 10*time.Second {
 				b.Fatalf("only %d of %d queues got the message", svc.EventQueueStats().Events-before, len(users))
@@ -270,6 +277,7 @@ func BenchmarkEventsFanout(b *testing.B) {
 	b.ReportMetric(ms(percentile(withQueues, 0.9)), "send-10k-queues-p90-ms")
 	b.ReportMetric(ms(percentile(noQueues, 0.99)), "send-no-queues-p99-ms")
 	b.ReportMetric(ms(percentile(withQueues, 0.99)), "send-10k-queues-p99-ms")
+	b.ReportMetric(ms(percentile(spread, 0.5)), "all-queues-have-it-p50-ms")
 	b.ReportMetric(ms(percentile(spread, 0.99)), "all-queues-have-it-p99-ms")
 	b.ReportMetric(1000, "ceiling-all-queues-ms")
 	b.ReportMetric(float64(runtime.NumCPU()), "cores")

@@ -57,16 +57,8 @@ func TestRegisterIsAtomicWithConcurrentWrites(t *testing.T) {
 			seen[int64(d.(map[string]any)["id"].(float64))]++
 		}
 		inState := len(seen)
-		// Delivery is asynchronous: wait until the queue has caught up.
-		deadline := time.Now().Add(5 * time.Second)
-		for len(seen) < len(made) && time.Now().Before(deadline) {
-			for _, e := range c.poll() {
-				for _, d := range e["drafts"].([]any) {
-					seen[int64(d.(map[string]any)["id"].(float64))]++
-				}
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		// Delivery is asynchronous: settle waits until every draft's
+		// event was delivered.
 		for _, e := range c.settle() {
 			for _, d := range e["drafts"].([]any) {
 				seen[int64(d.(map[string]any)["id"].(float64))]++
@@ -161,9 +153,8 @@ func TestQueueForms(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.Service.UpdateSettings(ctx, alice.Caller, chat.UpdateSettingsRequest{SettingsPatch: chat.SettingsPatch{TwentyFourHourTime: ptr(true)}})
 	require.NoError(t, err)
-	time.Sleep(100 * time.Millisecond)
 
-	evs := modern.poll()
+	evs := modern.settle()
 	// (The channel's first message changes with the deletion.)
 	require.Equal(t, []string{"update_message_flags/add", "stream/update", "delete_message", "user_settings/update"}, types(evs))
 	assert.Equal(t, []any{float64(m1), float64(m2)}, evs[0]["messages"])
@@ -219,20 +210,21 @@ func TestTyping(t *testing.T) {
 		req  chat.TypingRequest
 		code string
 		msg  string
+		kind chat.Kind
 	}{
-		{chat.TypingRequest{Op: "start"}, chat.CodeBadRequest, "Missing 'to' argument"},
-		{chat.TypingRequest{Op: "start", To: &[]int64{}}, chat.CodeBadRequest, "Empty 'to' list"},
-		{chat.TypingRequest{Op: "start", To: &[]int64{999999}}, chat.CodeBadRequest, "Invalid user ID 999999"},
-		{chat.TypingRequest{Type: ptr("stream"), Op: "start", Topic: ptr("x")}, chat.CodeBadRequest, "Missing 'stream_id' argument"},
-		{chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: &id}, chat.CodeBadRequest, "Missing topic"},
-		{chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: ptr(int64(999999)), Topic: ptr("x")}, chat.CodeBadRequest, "Invalid channel ID"},
-		{chat.TypingRequest{To: &[]int64{bob.ID}}, chat.CodeRequestVariableMissing, "Missing 'op' argument"},
+		{chat.TypingRequest{Op: "start"}, chat.CodeBadRequest, "Missing 'to' argument", 0},
+		{chat.TypingRequest{Op: "start", To: &[]int64{}}, chat.CodeBadRequest, "Empty 'to' list", 0},
+		{chat.TypingRequest{Op: "start", To: &[]int64{999999}}, chat.CodeBadRequest, "Invalid user ID 999999", chat.KindNotFound},
+		{chat.TypingRequest{Type: ptr("stream"), Op: "start", Topic: ptr("x")}, chat.CodeBadRequest, "Missing 'stream_id' argument", 0},
+		{chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: &id}, chat.CodeBadRequest, "Missing topic", 0},
+		{chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: ptr(int64(999999)), Topic: ptr("x")}, chat.CodeBadRequest, "Invalid channel ID", chat.KindNotFound},
+		{chat.TypingRequest{To: &[]int64{bob.ID}}, chat.CodeRequestVariableMissing, "Missing 'op' argument", 0},
 	} {
 		_, err := h.Service.SetTyping(ctx, alice.Caller, c.req)
-		requireError(t, err, chat.KindInvalid, c.code, c.msg)
+		requireError(t, err, orInvalid(c.kind), c.code, c.msg)
 	}
 	_, err = h.Service.SetEditTyping(ctx, quiet.Caller, chat.TypingEditRequest{MessageID: msg, Op: "start"})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
 }
 
 // A queue that falls behind its bound is dropped; its client re-registers.
@@ -245,7 +237,7 @@ func TestQueueDroppedWhenBehind(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return h.Service.EventQueueStats().Queues == 0 }, 2*time.Second, 10*time.Millisecond)
 	_, err := h.Service.GetEvents(ctx, h.Owner.Caller, chat.GetEventsRequest{QueueID: &c.queue, LastEventID: ptr(int64(-1))})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+c.queue)
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+c.queue)
 }
 
 // Two Services on one PostgreSQL database deliver each other's events and
@@ -351,8 +343,7 @@ func TestEmptyTopicInEvents(t *testing.T) {
 		}
 		return out
 	}
-	time.Sleep(100 * time.Millisecond)
-	got := topics(modern.poll())
+	got := topics(modern.settle())
 	for _, want := range []string{"message:", "user_topic:", "update:>named", "update:named>", "delete:"} {
 		assert.Contains(t, got, want)
 	}
@@ -463,7 +454,7 @@ func TestChannelTypingNeedsContentAccess(t *testing.T) {
 	admin := h.NewUser(t, chat.RoleAdministrator)
 	id := newChannelBy(t, h, alice, "hush", true)
 	_, err := h.Service.SetTyping(ctx, admin.Caller, chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: &id, Topic: ptr("t")})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 	_, err = h.Service.SetTyping(ctx, alice.Caller, chat.TypingRequest{Type: ptr("stream"), Op: "start", StreamID: &id, Topic: ptr("t")})
 	require.NoError(t, err)
 }

@@ -3,9 +3,10 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
-	"github.com/teamchat/chat/storage"
+	"github.com/teamchat/chat/internal/eventq"
 )
 
 // GetEventsRequest is the input of GetEvents (GET /events). Without a
@@ -27,21 +28,9 @@ type GetEventsResponse struct {
 	QueueID *string           `json:"queue_id,omitempty"`
 }
 
-// queueOf is the user's queue with that ID; nil when there is none (or it
-// is another user's).
-func (h *eventHub) queueOf(id string, me *storage.User) *eventQueue {
-	h.mu.RLock()
-	q := h.queues[id]
-	h.mu.RUnlock()
-	if q == nil || q.userID != me.ID || q.realmID != me.RealmID {
-		return nil
-	}
-	return q
-}
-
 // badQueue is the error for a queue that is gone or not the caller's.
 func badQueue(id string) *Error {
-	return (&Error{Kind: KindInvalid, Code: CodeBadEventQueueID, Msg: "Bad event queue ID: " + id}).With("queue_id", id)
+	return (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeBadEventQueueID, Msg: "Bad event queue ID: " + id}).With("queue_id", id)
 }
 
 // GetEvents returns the caller's queued events newer than LastEventID
@@ -67,72 +56,33 @@ func (s *Service) GetEvents(ctx context.Context, c Caller, req GetEventsRequest)
 		if err != nil {
 			return nil, err
 		}
-		return &GetEventsResponse{Events: []json.RawMessage{}, QueueID: &start.queue.id}, nil
+		id := start.queue.ID()
+		return &GetEventsResponse{Events: []json.RawMessage{}, QueueID: &id}, nil
 	}
 	if req.LastEventID == nil {
 		return nil, BadRequest("Missing 'last_event_id' argument")
 	}
 	id, last := *req.QueueID, *req.LastEventID
-	hub := s.shared.hub
-	q := hub.queueOf(id, me)
+	q := s.shared.hub.Find(id, me.RealmID, me.ID)
 	if q == nil {
 		return nil, badQueue(id)
 	}
-	q.mu.Lock()
-	if q.dropped {
-		q.mu.Unlock()
-		return nil, badQueue(id)
-	}
-	if last < q.prunedID {
-		q.mu.Unlock()
-		return nil, BadRequest("An event newer than %d has already been pruned!", last)
-	}
-	q.prune(hub, last)
-	if last != q.prunedID {
-		q.mu.Unlock()
-		return nil, BadRequest("Event %d was not in this queue", last)
-	}
-	q.touched = time.Now()
-	if len(q.events) > 0 || dontBlock {
-		out := q.contents(hub)
-		q.mu.Unlock()
-		return &GetEventsResponse{Events: out}, nil
-	}
-	if q.poll != nil {
-		q.poll.superseded = true
-		q.poll.signal()
-	}
-	p := &pendingPoll{wake: make(chan struct{})}
-	q.poll = p
-	q.mu.Unlock()
-
-	timer := time.NewTimer(hub.heartbeatAfter())
-	defer timer.Stop()
-	heartbeat := false
-	select {
-	case <-p.wake:
-	case <-timer.C:
-		heartbeat = true
-	case <-ctx.Done():
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.poll == p {
-		q.poll = nil
-		q.touched = time.Now()
-	}
+	events, waited, err := s.shared.hub.Poll(ctx, q, last, dontBlock)
 	switch {
-	case q.dropped:
+	case errors.Is(err, eventq.ErrNoQueue):
 		return nil, badQueue(id)
-	case p.superseded:
-		return &GetEventsResponse{Events: []json.RawMessage{}, QueueID: &q.id}, nil
-	case ctx.Err() != nil && len(q.events) == 0:
-		return nil, ctx.Err()
+	case errors.Is(err, eventq.ErrPruned):
+		return nil, BadRequest("An event newer than %d has already been pruned!", last)
+	case errors.Is(err, eventq.ErrNotInQueue):
+		return nil, BadRequest("Event %d was not in this queue", last)
+	case err != nil:
+		return nil, err
 	}
-	if heartbeat && len(q.events) == 0 {
-		q.push(hub, []byte(`{"type":"heartbeat"}`), nil)
+	resp := &GetEventsResponse{Events: events}
+	if waited {
+		resp.QueueID = &id
 	}
-	return &GetEventsResponse{Events: q.contents(hub), QueueID: &q.id}, nil
+	return resp, nil
 }
 
 // DeleteEventsRequest is the input of DeleteEvents (DELETE /events).
@@ -149,12 +99,11 @@ func (s *Service) DeleteEvents(ctx context.Context, c Caller, req DeleteEventsRe
 	if req.QueueID == nil {
 		return nil, MissingArgument("queue_id")
 	}
-	hub := s.shared.hub
-	q := hub.queueOf(*req.QueueID, me)
+	q := s.shared.hub.Find(*req.QueueID, me.RealmID, me.ID)
 	if q == nil {
 		return nil, badQueue(*req.QueueID)
 	}
-	hub.remove(q)
+	s.shared.hub.Remove(q)
 	return &EmptyResponse{}, nil
 }
 
@@ -169,22 +118,10 @@ type EventQueueStats struct {
 
 // EventQueueStats counts the Service's queues and what they hold.
 func (s *Service) EventQueueStats() EventQueueStats {
-	hub := s.shared.hub
-	st := EventQueueStats{Bytes: hub.bytes.Load()}
-	for _, q := range hub.list(0) {
-		q.mu.Lock()
-		if !q.dropped {
-			st.Queues++
-			st.Events += len(q.events)
-			if q.poll != nil {
-				st.Waiting++
-			}
-		}
-		q.mu.Unlock()
-	}
-	return st
+	st := s.shared.hub.Stats()
+	return EventQueueStats{Queues: st.Queues, Waiting: st.Waiting, Events: st.Events, Bytes: st.Bytes}
 }
 
 // CollectIdleQueues drops the queues that nobody polled within their
 // lifespan, as of now (Run does it every minute); it returns how many.
-func (s *Service) CollectIdleQueues(now time.Time) int { return s.shared.hub.collect(now) }
+func (s *Service) CollectIdleQueues(now time.Time) int { return s.shared.hub.Collect(now) }

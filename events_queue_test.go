@@ -90,17 +90,22 @@ func (c *client) get(dontBlock bool) []event {
 	return out
 }
 
-// settle waits until the event bus has delivered what was committed, then
-// polls.
+// settle returns the queue's events once every write committed so far has
+// been delivered to it: a marker sent through the event bus after those
+// writes has come back (chat.AwaitEventDelivery). What it returns is then
+// all those writes will ever give this client, so an empty answer proves
+// that they gave it nothing.
 func (c *client) settle() []event {
 	c.t.Helper()
-	var out []event
-	deadline := time.Now().Add(150 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		out = append(out, c.poll()...)
-		time.Sleep(10 * time.Millisecond)
-	}
-	return out
+	require.NoError(c.t, chat.AwaitEventDelivery(c.svc, c.as.Caller.RealmID))
+	return c.poll()
+}
+
+// awaitWaiting returns once n long polls of svc wait for events.
+func awaitWaiting(t *testing.T, svc *chat.Service, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return svc.EventQueueStats().Waiting >= n }, 10*time.Second, time.Millisecond,
+		"%d long polls waiting", n)
 }
 
 func types(evs []event) []string {
@@ -134,7 +139,7 @@ func TestRegisterAndPollMessage(t *testing.T) {
 	// Bob waits; Alice's message ends his wait.
 	got := make(chan []event, 1)
 	go func() { got <- b.wait() }()
-	time.Sleep(20 * time.Millisecond)
+	awaitWaiting(t, h.Service, 1)
 	msgID := send(t, h, alice, chat.SendMessageRequest{Type: "stream", To: chat.ToChannelID(id), Topic: ptr("lunch"), Content: "Hello **team**"})
 	var evs []event
 	select {
@@ -172,17 +177,17 @@ func TestGetEventsErrors(t *testing.T) {
 	e := requireError(t, func() error {
 		_, err := h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: ptr("nope"), LastEventID: ptr(int64(-1))})
 		return err
-	}(), chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: nope")
+	}(), chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: nope")
 	assert.Equal(t, "nope", e.Fields["queue_id"])
 	_, err = h.Service.GetEvents(ctx, bob.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: ptr(int64(-1)), DontBlock: ptr(true)})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
 
 	// Three events, then acknowledge the first.
 	for _, name := range []string{"one", "two", "three"} {
 		_, err := h.Service.CreateDrafts(ctx, alice.Caller, chat.CreateDraftsRequest{Drafts: []chat.DraftInput{{Type: ptr(""), To: &[]int64{}, Topic: ptr(""), Content: ptr(name)}}})
 		require.NoError(t, err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, chat.AwaitEventDelivery(h.Service, h.RealmID))
 	all, err := h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: ptr(int64(-1)), DontBlock: ptr(true)})
 	require.NoError(t, err)
 	require.Len(t, all.Events, 3)
@@ -200,15 +205,15 @@ func TestGetEventsErrors(t *testing.T) {
 
 	// DELETE /events.
 	_, err = h.Service.DeleteEvents(ctx, bob.Caller, chat.DeleteEventsRequest{QueueID: &a.queue})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
 	_, err = h.Service.DeleteEvents(ctx, alice.Caller, chat.DeleteEventsRequest{})
 	requireError(t, err, chat.KindInvalid, chat.CodeRequestVariableMissing, "Missing 'queue_id' argument")
 	_, err = h.Service.DeleteEvents(ctx, alice.Caller, chat.DeleteEventsRequest{QueueID: &a.queue})
 	require.NoError(t, err)
 	_, err = h.Service.GetEvents(ctx, alice.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: ptr(int64(-1)), DontBlock: ptr(true)})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
 	_, err = h.Service.DeleteEvents(ctx, alice.Caller, chat.DeleteEventsRequest{QueueID: &a.queue})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
 }
 
 func TestGetEventsCreatesQueueWithDontBlock(t *testing.T) {
@@ -240,7 +245,7 @@ func TestLongPollSupersededHeartbeatAndCollection(t *testing.T) {
 		assert.NoError(t, err)
 		first <- resp
 	}()
-	time.Sleep(30 * time.Millisecond)
+	awaitWaiting(t, h.Service, 1)
 	start := time.Now()
 	evs := a.wait()
 	select {
@@ -260,14 +265,16 @@ func TestLongPollSupersededHeartbeatAndCollection(t *testing.T) {
 	_, err := h.Service.GetEvents(cctx, h.Owner.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: &a.last})
 	assert.ErrorIs(t, err, context.Canceled)
 
-	// Idle queues are collected after 10 minutes, or their lifespan.
+	// Idle queues are collected after 10 minutes, or their lifespan, of
+	// the Service's clock.
 	long := register(t, h, h.Owner, chat.RegisterRequest{QueueParams: chat.QueueParams{QueueLifespanSecs: ptr(3600)}})
-	assert.Equal(t, 0, h.Service.CollectIdleQueues(time.Now().Add(9*time.Minute)))
-	assert.Equal(t, 1, h.Service.CollectIdleQueues(time.Now().Add(11*time.Minute)))
+	now := h.Clock.Now()
+	assert.Equal(t, 0, h.Service.CollectIdleQueues(now.Add(9*time.Minute)))
+	assert.Equal(t, 1, h.Service.CollectIdleQueues(now.Add(11*time.Minute)))
 	_, err = h.Service.GetEvents(ctx, h.Owner.Caller, chat.GetEventsRequest{QueueID: &a.queue, LastEventID: &a.last, DontBlock: ptr(true)})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+a.queue)
 	assert.Empty(t, long.poll())
-	assert.Equal(t, 1, h.Service.CollectIdleQueues(time.Now().Add(61*time.Minute)))
+	assert.Equal(t, 1, h.Service.CollectIdleQueues(now.Add(61*time.Minute)))
 }
 
 func TestRegisterParameterErrors(t *testing.T) {
@@ -275,7 +282,7 @@ func TestRegisterParameterErrors(t *testing.T) {
 	h := chattest.New(t)
 	guest := h.NewUser(t, chat.RoleGuest)
 	_, err := h.Service.Register(ctx, guest.Caller, chat.RegisterRequest{QueueParams: chat.QueueParams{AllPublicStreams: ptr(true)}})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "User not authorized for this query")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "User not authorized for this query")
 	_, err = h.Service.Register(ctx, guest.Caller, chat.RegisterRequest{QueueParams: chat.QueueParams{ClientCapabilities: &chat.ClientCapabilities{}}})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, `client_capabilities["notification_settings_null"] field is missing: Field required`)
 	_, err = h.Service.Register(ctx, guest.Caller, chat.RegisterRequest{QueueParams: chat.QueueParams{Narrow: ptr(`[["search","x"]]`)}})

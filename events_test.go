@@ -361,10 +361,10 @@ func TestEventsRolledBackChangePublishesNothing(t *testing.T) {
 
 	// "fresh" is created (and its events queued) before "closed" is refused.
 	_, err = h.Service.Subscribe(ctx, alice.Caller, chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "fresh"}, {Name: "closed"}}})
-	requireError(t, err, chat.KindInvalid, "BAD_REQUEST", "Unable to access channel (closed).")
+	requireError(t, err, chat.KindForbidden, "BAD_REQUEST", "Unable to access channel (closed).")
 	assert.Empty(t, h.Events.Take())
 	_, err = h.Service.GetChannelID(ctx, alice.Caller, chat.GetChannelIDRequest{Stream: "fresh"})
-	requireError(t, err, chat.KindInvalid, "BAD_REQUEST", "Invalid channel name 'fresh'")
+	requireError(t, err, chat.KindNotFound, "BAD_REQUEST", "Invalid channel name 'fresh'")
 }
 
 // A private channel's events reach the members of its metadata groups; a

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,14 +15,54 @@ import (
 	"github.com/teamchat/chat/chattest"
 )
 
+// visibility is who receives what in TestEventVisibilityMatrix, written
+// out from the reference's rules rather than computed by the code under
+// test: for each action (and the kind of channel it concerns), the
+// people who receive each event kind; everyone else receives nothing.
+// "member in" and "guest in" are subscribed to every channel from the
+// start; the moderator joins each channel at its peer_add, after its
+// first messages (so of a private channel, whose history is not shared,
+// they never see those); administrators see every channel's metadata but
+// not a private channel's messages; a guest sees no public channel they
+// are not in, but sees web-public ones.
+var visibility = map[string]map[string][]string{
+	"message public":            {"message/": {"member in", "guest in"}},
+	"reaction public":           {"reaction/add": {"member in", "guest in"}},
+	"edit public":               {"update_message/": {"member in", "guest in"}},
+	"flags public":              {"update_message_flags/add": {"member in"}},
+	"channel update public":     {"stream/update": {"owner", "admin", "moderator", "member in", "member out", "guest in"}},
+	"peer_add public":           {"subscription/peer_add": {"owner", "admin", "member in", "member out", "guest in"}, "subscription/add": {"moderator"}},
+	"delete public":             {"delete_message/": {"moderator", "member in", "guest in"}},
+	"message private":           {"message/": {"member in", "guest in"}},
+	"reaction private":          {"reaction/add": {"member in", "guest in"}},
+	"edit private":              {"update_message/": {"member in", "guest in"}},
+	"flags private":             {"update_message_flags/add": {"member in"}},
+	"channel update private":    {"stream/update": {"owner", "admin", "member in", "guest in"}},
+	"peer_add private":          {"subscription/peer_add": {"owner", "admin", "member in", "guest in"}, "subscription/add": {"moderator"}},
+	"delete private":            {"delete_message/": {"member in", "guest in"}},
+	"message web-public":        {"message/": {"member in", "guest in"}},
+	"reaction web-public":       {"reaction/add": {"member in", "guest in"}},
+	"edit web-public":           {"update_message/": {"member in", "guest in"}},
+	"flags web-public":          {"update_message_flags/add": {"member in"}},
+	"channel update web-public": {"stream/update": {"owner", "admin", "moderator", "member in", "member out", "guest in", "guest out"}},
+	"peer_add web-public":       {"subscription/peer_add": {"owner", "admin", "member in", "member out", "guest in", "guest out"}, "subscription/add": {"moderator"}},
+	"delete web-public":         {"delete_message/": {"moderator", "member in", "guest in"}},
+	"direct message":            {"message/": {"member in", "guest in"}},
+	"typing":                    {"typing/start": {"member in", "guest in"}},
+	"user group":                {"user_group/add": {"owner", "admin", "moderator", "member in", "member out", "guest in", "guest out"}},
+	"realm setting":             {"realm/update": {"owner", "admin", "moderator", "member in", "member out", "guest in", "guest out"}},
+	"settings":                  {"user_settings/update": {"member out"}},
+}
+
 // The visibility matrix: for each kind of change (event types) in each
 // kind of channel, with a queue for a user of every role, subscribed or
-// not, every queue gets exactly the events the database says its user may
-// see (ResolveAudience, which reads subscriptions, roles and groups as
-// they are), and the rules hold outright: a private channel's events
-// never reach a non-subscriber who is not an administrator, a direct
-// message's never reach a non-participant, a guest hears nothing of a
-// public channel they are not in.
+// not, every queue gets exactly the events the visibility table says its
+// user may see, and so does ResolveAudience (which reads subscriptions,
+// roles and groups as the database has them); the rules also hold
+// outright: a private channel's events never reach a non-subscriber who
+// is not an administrator, a direct message's never reach a
+// non-participant, a guest hears nothing of a public channel they are
+// not in.
 func TestEventVisibilityMatrix(t *testing.T) {
 	ctx := context.Background()
 	h := chattest.New(t)
@@ -131,10 +171,24 @@ func TestEventVisibilityMatrix(t *testing.T) {
 		}},
 	)
 
+	byName := map[string]int64{}
+	for _, p := range people {
+		byName[p.name] = p.u.ID
+	}
 	for _, a := range actions {
 		a.run(t)
-		// What the database says each user may see of what was published.
+		key := strings.TrimSpace(a.name + " " + a.channel)
+		table, ok := visibility[key]
+		require.True(t, ok, "no visibility row for %q", key)
 		want := map[int64][]string{}
+		for kind, names := range table {
+			for _, name := range names {
+				require.Contains(t, byName, name, key)
+				want[byName[name]] = append(want[byName[name]], kind)
+			}
+		}
+		// ResolveAudience agrees with the table.
+		resolved := map[int64][]string{}
 		for _, ev := range h.Events.Take() {
 			raw, err := ev.MarshalJSON()
 			require.NoError(t, err)
@@ -144,10 +198,15 @@ func TestEventVisibilityMatrix(t *testing.T) {
 			to, err := h.Service.ResolveAudience(ctx, ev)
 			require.NoError(t, err)
 			for _, id := range to {
-				want[id] = append(want[id], eventKind(raw))
+				resolved[id] = append(resolved[id], eventKind(raw))
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
+		for _, p := range people {
+			assert.ElementsMatch(t, want[p.u.ID], resolved[p.u.ID], "%s: ResolveAudience for %s", key, p.name)
+		}
+		// Every queue has what the table says once the writes are
+		// delivered (a marker sent after them came back).
+		require.NoError(t, chat.AwaitEventDelivery(h.Service, h.RealmID))
 		for _, p := range people {
 			var got []string
 			for _, e := range clients[p.u.ID].poll() {

@@ -1,10 +1,23 @@
 package chat
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // SetWebhookAttemptBudget shortens how long after its claim a webhook
 // attempt may run (webhookAttemptBudget), for tests.
 func SetWebhookAttemptBudget(s *Service, d time.Duration) { s.shared.webhooks.budget = d }
+
+// AwaitEventDelivery returns once the event bus has delivered to s's
+// queues every write of the organization committed before the call (a
+// marker sent through the bus after them has come back): a queue polled
+// then holds every event those writes will ever give it.
+func AwaitEventDelivery(s *Service, realmID int64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return s.awaitDelivery(ctx, realmID)
+}
 
 // SetNotifier replaces the Service's Notifier (a benchmark counts each
 // phase apart).

@@ -119,11 +119,11 @@ func TestUpdateMessageFlags(t *testing.T) {
 	// Messages one may not see: "Invalid message(s)" where a row would be
 	// created, silently nothing where the default already says so.
 	_, err = h.Service.UpdateMessageFlags(ctx, bob.Caller, chat.UpdateMessageFlagsRequest{Messages: []int64{secret}, Op: "add", Flag: "starred"})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
 	_, err = h.Service.UpdateMessageFlags(ctx, guest.Caller, chat.UpdateMessageFlagsRequest{Messages: []int64{m[0]}, Op: "add", Flag: "collapsed"})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
 	_, err = h.Service.UpdateMessageFlags(ctx, bob.Caller, chat.UpdateMessageFlagsRequest{Messages: []int64{m[4] + 1000}, Op: "add", Flag: "starred"})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
 	updateFlags(t, h, bob, "add", "read", secret, m[4]+1000)
 
 	// Marking unread ignores channels one is not subscribed to.
@@ -252,11 +252,11 @@ func TestMarkAsRead(t *testing.T) {
 	assert.Empty(t, flagEvents(h.Events.Take()), "nothing left to mark")
 
 	_, err = h.Service.MarkStreamAsRead(ctx, bob.Caller, chat.MarkStreamAsReadRequest{StreamID: channelID(t, h, h.Owner, "secret")})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 	_, err = h.Service.MarkStreamAsRead(ctx, bob.Caller, chat.MarkStreamAsReadRequest{StreamID: 99999})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 	_, err = h.Service.MarkTopicAsRead(ctx, bob.Caller, chat.MarkTopicAsReadRequest{StreamID: channelID(t, h, h.Owner, "random"), TopicName: "nowhere"})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such topic 'nowhere'")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such topic 'nowhere'")
 
 	// mark_all_as_read in batches of two: four direct messages and one
 	// channel take three batches, then it is complete.

@@ -85,7 +85,7 @@ func (s *Service) changeGroup(ctx context.Context, c Caller, req UpdateUserGroup
 				return errInsufficient
 			}
 			if slices.Contains(direct, id) {
-				return BadRequest("User %d is already a member of this group", id)
+				return clash("User %d is already a member of this group", id)
 			}
 		}
 		if err := s.checkActiveUsers(ctx, w, realm.ID, add); err != nil {
@@ -103,7 +103,7 @@ func (s *Service) changeGroup(ctx context.Context, c Caller, req UpdateUserGroup
 				return errInsufficient
 			}
 			if !slices.Contains(direct, id) {
-				return BadRequest("There is no member '%d' in this user group", id)
+				return noSuch("There is no member '%d' in this user group", id)
 			}
 		}
 		if (len(addSubs) > 0 || len(delSubs) > 0) && !manage {
@@ -116,9 +116,9 @@ func (s *Service) changeGroup(ctx context.Context, c Caller, req UpdateUserGroup
 			sg := scope.named(id)
 			switch {
 			case sg == nil || sg.Deactivated:
-				return BadRequest("Invalid user group ID: %d", id)
+				return noSuch("Invalid user group ID: %d", id)
 			case slices.Contains(scope.subs[group.ID], id):
-				return BadRequest("User group %d is already a subgroup of this group.", id)
+				return clash("User group %d is already a subgroup of this group.", id)
 			}
 			// The check runs under the realm's write lock, so no
 			// concurrent change can close a cycle behind it.
@@ -132,7 +132,7 @@ func (s *Service) changeGroup(ctx context.Context, c Caller, req UpdateUserGroup
 		}
 		for _, id := range delSubs {
 			if !slices.Contains(scope.subs[group.ID], id) {
-				return BadRequest("User group %d is not a subgroup of this group.", id)
+				return noSuch("User group %d is not a subgroup of this group.", id)
 			}
 		}
 		for _, ch := range []struct {

@@ -89,7 +89,7 @@ func nonNil(ids []int64) []int64 {
 	return ids
 }
 
-var errExpectationMismatch = &Error{Kind: KindInvalid, Code: "EXPECTATION_MISMATCH", Msg: "'old' value does not match the expected value."}
+var errExpectationMismatch = &Error{Kind: KindInvalid, status: statusBadRequest, Code: "EXPECTATION_MISMATCH", Msg: "'old' value does not match the expected value."}
 
 // maxGroupSettingIDs bounds the users or groups listed in one value.
 const maxGroupSettingIDs = 1000
@@ -105,7 +105,7 @@ func (s *Service) storeGroupSetting(ctx context.Context, st storage.Store, realm
 			return 0, err
 		}
 		if len(gs) == 0 || gs[0].Name == "" || gs[0].Deactivated {
-			return 0, BadRequest("Invalid user group ID: %d", *v.GroupID)
+			return 0, noSuch("Invalid user group ID: %d", *v.GroupID)
 		}
 		return gs[0].ID, nil
 	}
@@ -118,7 +118,7 @@ func (s *Service) storeGroupSetting(ctx context.Context, st storage.Store, realm
 		return 0, err
 	}
 	if missing, ok := firstMissing(members, users, func(u storage.User) int64 { return u.ID }); ok {
-		return 0, BadRequest("Invalid user ID: %d", missing)
+		return 0, noSuch("Invalid user ID: %d", missing)
 	}
 	groups, err := st.GetGroupsByID(ctx, realmID, subgroups)
 	if err != nil {
@@ -126,7 +126,7 @@ func (s *Service) storeGroupSetting(ctx context.Context, st storage.Store, realm
 	}
 	named := slices.DeleteFunc(groups, func(g storage.UserGroup) bool { return g.Name == "" })
 	if missing, ok := firstMissing(subgroups, named, func(g storage.UserGroup) int64 { return g.ID }); ok {
-		return 0, BadRequest("Invalid user group ID: %d", missing)
+		return 0, noSuch("Invalid user group ID: %d", missing)
 	}
 	now := s.nowUnix()
 	g := &storage.UserGroup{RealmID: realmID, Description: "anonymous group for " + setting, DateCreated: &now}

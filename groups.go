@@ -71,7 +71,7 @@ func settingIDs[R any](sets []settingDescriptor[R], recs ...*R) []int64 {
 }
 
 // errBotRequest answers bots on endpoints meant for humans.
-var errBotRequest = BadRequest("This endpoint does not accept bot requests.")
+var errBotRequest = refused("This endpoint does not accept bot requests.")
 
 // requireMemberOrAdmin refuses guests and bots, as the reference's
 // member-or-admin endpoints do.
@@ -233,7 +233,7 @@ func (s *Service) CreateUserGroup(ctx context.Context, c Caller, req CreateUserG
 		}
 		for _, id := range subgroups {
 			if sg := scope.named(id); sg == nil || sg.Deactivated {
-				return BadRequest("Invalid user group ID: %d", id)
+				return noSuch("Invalid user group ID: %d", id)
 			}
 		}
 		for i, set := range userGroupSettings {
@@ -245,7 +245,7 @@ func (s *Service) CreateUserGroup(ctx context.Context, c Caller, req CreateUserG
 		}
 		if err := w.CreateGroup(ctx, group); err != nil {
 			if errors.Is(err, storage.ErrConflict) {
-				return BadRequest("User group '%s' already exists.", name)
+				return clash("User group '%s' already exists.", name)
 			}
 			return err
 		}
@@ -322,12 +322,12 @@ func (s *Service) checkActiveUsers(ctx context.Context, st storage.Store, realmI
 		return err
 	}
 	if missing, ok := firstMissing(ids, users, func(u storage.User) int64 { return u.ID }); ok {
-		return BadRequest("Invalid user ID: %d", missing)
+		return noSuch("Invalid user ID: %d", missing)
 	}
 	return nil
 }
 
-var errNoSuchGroup = BadRequest("Invalid user group")
+var errNoSuchGroup = noSuch("Invalid user group")
 
 // groupForUpdate loads a named, non-system group of the realm, its direct
 // members and subgroups, the groups of its settings, and the caller's
@@ -435,7 +435,7 @@ func (s *Service) UpdateUserGroup(ctx context.Context, c Caller, req UpdateUserG
 		}
 		err = w.UpdateGroup(ctx, &next, columns...)
 		if errors.Is(err, storage.ErrConflict) {
-			return BadRequest("User group '%s' already exists.", next.Name)
+			return clash("User group '%s' already exists.", next.Name)
 		} else if err != nil {
 			return err
 		}
@@ -474,14 +474,14 @@ func (s *Service) DeactivateUserGroup(ctx context.Context, c Caller, req Deactiv
 			return errInsufficient
 		}
 		if group.Deactivated {
-			return BadRequest("User group is already deactivated.")
+			return clash("User group is already deactivated.")
 		}
 		objections, err := s.groupObjections(ctx, w, realm, group.ID)
 		if err != nil {
 			return err
 		}
 		if len(objections) > 0 {
-			return &Error{Kind: KindInvalid, Code: "CANNOT_DEACTIVATE_GROUP_IN_USE",
+			return &Error{Kind: KindConflict, status: statusBadRequest, Code: "CANNOT_DEACTIVATE_GROUP_IN_USE",
 				Msg: "Cannot deactivate user group in use.", Fields: map[string]any{"objections": objections}}
 		}
 		next := *group

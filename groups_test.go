@@ -81,35 +81,36 @@ func TestCreateUserGroup(t *testing.T) {
 		name string
 		req  chat.CreateUserGroupRequest
 		msg  string
+		kind chat.Kind
 	}{
-		{"empty name", chat.CreateUserGroupRequest{Name: " ", Members: []int64{}}, "User group name can't be empty."},
-		{"long name", chat.CreateUserGroupRequest{Name: strings.Repeat("g", 101), Members: []int64{}}, "User group name cannot exceed 100 characters."},
-		{"role: prefix", chat.CreateUserGroupRequest{Name: "role:admins", Members: []int64{}}, "User group name cannot start with 'role:'."},
-		{"@ prefix", chat.CreateUserGroupRequest{Name: "@team", Members: []int64{}}, "User group name cannot start with '@'."},
-		{"channel: prefix", chat.CreateUserGroupRequest{Name: "channel:x", Members: []int64{}}, "User group name cannot start with 'channel:'."},
-		{"taken", chat.CreateUserGroupRequest{Name: "backend", Members: []int64{}}, "User group 'backend' already exists."},
-		{"unknown member", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{9999}}, "Invalid user ID: 9999"},
+		{"empty name", chat.CreateUserGroupRequest{Name: " ", Members: []int64{}}, "User group name can't be empty.", 0},
+		{"long name", chat.CreateUserGroupRequest{Name: strings.Repeat("g", 101), Members: []int64{}}, "User group name cannot exceed 100 characters.", 0},
+		{"role: prefix", chat.CreateUserGroupRequest{Name: "role:admins", Members: []int64{}}, "User group name cannot start with 'role:'.", 0},
+		{"@ prefix", chat.CreateUserGroupRequest{Name: "@team", Members: []int64{}}, "User group name cannot start with '@'.", 0},
+		{"channel: prefix", chat.CreateUserGroupRequest{Name: "channel:x", Members: []int64{}}, "User group name cannot start with 'channel:'.", 0},
+		{"taken", chat.CreateUserGroupRequest{Name: "backend", Members: []int64{}}, "User group 'backend' already exists.", chat.KindConflict},
+		{"unknown member", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{9999}}, "Invalid user ID: 9999", chat.KindNotFound},
 		// Zero and negative IDs are users that do not exist, not an
 		// internal error (issue 22).
-		{"zero member", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{0}}, "Invalid user ID: 0"},
-		{"negative member", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{-3, 1}}, "Invalid user ID: -3"},
-		{"zero in a setting", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{0}, DirectSubgroups: []int64{}}}, "Invalid user ID: 0"},
-		{"zero subgroup in a setting", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{}, DirectSubgroups: []int64{0}}}, "Invalid user group ID: 0"},
-		{"deactivated member", chat.CreateUserGroupRequest{Name: "x2", Members: []int64{gone.ID}}, "Invalid user ID: " + itoa(gone.ID)},
-		{"unknown subgroup", chat.CreateUserGroupRequest{Name: "x3", Members: []int64{}, Subgroups: &[]int64{9999}}, "Invalid user group ID: 9999"},
-		{"manage by everyone", chat.CreateUserGroupRequest{Name: "x4", Members: []int64{}, CanManageGroup: &chat.GroupSettingValue{GroupID: &everyone}}, "'can_manage_group' setting cannot be set to 'role:everyone' group."},
-		{"manage by internet", chat.CreateUserGroupRequest{Name: "x5", Members: []int64{}, CanManageGroup: &chat.GroupSettingValue{GroupID: &internet}}, "'can_manage_group' setting cannot be set to 'role:internet' group."},
-		{"join by everyone", chat.CreateUserGroupRequest{Name: "x6", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{GroupID: &everyone}}, "'can_join_group' setting cannot be set to 'role:everyone' group."},
-		{"mention by internet", chat.CreateUserGroupRequest{Name: "x7", Members: []int64{}, CanMentionGroup: &chat.GroupSettingValue{GroupID: &internet}}, "'can_mention_group' setting cannot be set to 'role:internet' group."},
-		{"mention by owners", chat.CreateUserGroupRequest{Name: "x7", Members: []int64{}, CanMentionGroup: &chat.GroupSettingValue{GroupID: ptr(groupID(t, h, chat.GroupOwners))}}, "'can_mention_group' setting cannot be set to 'role:owners' group."},
-		{"unknown setting group", chat.CreateUserGroupRequest{Name: "x8", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{GroupID: ptr(int64(9999))}}, "Invalid user group ID: 9999"},
-		{"unknown setting member", chat.CreateUserGroupRequest{Name: "x9", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{9999}, DirectSubgroups: []int64{}}}, "Invalid user ID: 9999"},
+		{"zero member", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{0}}, "Invalid user ID: 0", chat.KindNotFound},
+		{"negative member", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{-3, 1}}, "Invalid user ID: -3", chat.KindNotFound},
+		{"zero in a setting", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{0}, DirectSubgroups: []int64{}}}, "Invalid user ID: 0", chat.KindNotFound},
+		{"zero subgroup in a setting", chat.CreateUserGroupRequest{Name: "x1", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{}, DirectSubgroups: []int64{0}}}, "Invalid user group ID: 0", chat.KindNotFound},
+		{"deactivated member", chat.CreateUserGroupRequest{Name: "x2", Members: []int64{gone.ID}}, "Invalid user ID: " + itoa(gone.ID), chat.KindNotFound},
+		{"unknown subgroup", chat.CreateUserGroupRequest{Name: "x3", Members: []int64{}, Subgroups: &[]int64{9999}}, "Invalid user group ID: 9999", chat.KindNotFound},
+		{"manage by everyone", chat.CreateUserGroupRequest{Name: "x4", Members: []int64{}, CanManageGroup: &chat.GroupSettingValue{GroupID: &everyone}}, "'can_manage_group' setting cannot be set to 'role:everyone' group.", 0},
+		{"manage by internet", chat.CreateUserGroupRequest{Name: "x5", Members: []int64{}, CanManageGroup: &chat.GroupSettingValue{GroupID: &internet}}, "'can_manage_group' setting cannot be set to 'role:internet' group.", 0},
+		{"join by everyone", chat.CreateUserGroupRequest{Name: "x6", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{GroupID: &everyone}}, "'can_join_group' setting cannot be set to 'role:everyone' group.", 0},
+		{"mention by internet", chat.CreateUserGroupRequest{Name: "x7", Members: []int64{}, CanMentionGroup: &chat.GroupSettingValue{GroupID: &internet}}, "'can_mention_group' setting cannot be set to 'role:internet' group.", 0},
+		{"mention by owners", chat.CreateUserGroupRequest{Name: "x7", Members: []int64{}, CanMentionGroup: &chat.GroupSettingValue{GroupID: ptr(groupID(t, h, chat.GroupOwners))}}, "'can_mention_group' setting cannot be set to 'role:owners' group.", 0},
+		{"unknown setting group", chat.CreateUserGroupRequest{Name: "x8", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{GroupID: ptr(int64(9999))}}, "Invalid user group ID: 9999", chat.KindNotFound},
+		{"unknown setting member", chat.CreateUserGroupRequest{Name: "x9", Members: []int64{}, CanJoinGroup: &chat.GroupSettingValue{DirectMembers: []int64{9999}, DirectSubgroups: []int64{}}}, "Invalid user ID: 9999", chat.KindNotFound},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before, err := h.Service.GetUserGroups(ctx, alice.Caller, chat.GetUserGroupsRequest{})
 			require.NoError(t, err)
 			_, err = h.Service.CreateUserGroup(ctx, alice.Caller, c.req)
-			requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, c.msg)
+			requireError(t, err, orInvalid(c.kind), chat.CodeBadRequest, c.msg)
 			after, err := h.Service.GetUserGroups(ctx, alice.Caller, chat.GetUserGroupsRequest{})
 			require.NoError(t, err)
 			assert.Equal(t, before, after, "nothing was created")
@@ -122,11 +123,11 @@ func TestCreateUserGroup(t *testing.T) {
 			require.NoError(t, err)
 		}
 		_, err := h.Service.CreateUserGroup(ctx, h.NewUser(t, chat.RoleGuest).Caller, chat.CreateUserGroupRequest{Name: "by guest", Members: []int64{}})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Not allowed for guest users")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Not allowed for guest users")
 		_, err = h.Service.GetUserGroups(ctx, h.NewUser(t, chat.RoleGuest).Caller, chat.GetUserGroupsRequest{})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Not allowed for guest users")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Not allowed for guest users")
 		_, err = h.Service.GetUserGroups(ctx, h.NewBot(t, alice).Caller, chat.GetUserGroupsRequest{})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "This endpoint does not accept bot requests.")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "This endpoint does not accept bot requests.")
 	})
 }
 
@@ -147,14 +148,14 @@ func TestUserGroupMembership(t *testing.T) {
 		return resp.Members
 	}
 	// can_join_group defaults to nobody: alice cannot join herself.
-	requireError(t, change(alice, chat.UpdateUserGroupMembersRequest{Add: &[]int64{alice.ID}}), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, change(alice, chat.UpdateUserGroupMembersRequest{Add: &[]int64{alice.ID}}), chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 	// The creator (can_add_members_group) may add her.
 	require.NoError(t, change(creator, chat.UpdateUserGroupMembersRequest{Add: &[]int64{alice.ID}}))
 	assert.Equal(t, []int64{alice.ID, bob.ID}, members())
 	// can_leave_group defaults to everyone: bob leaves.
 	require.NoError(t, change(bob, chat.UpdateUserGroupMembersRequest{Delete: &[]int64{bob.ID}}))
 	// Removing others takes can_remove_members_group (nobody) or managing.
-	requireError(t, change(bob, chat.UpdateUserGroupMembersRequest{Delete: &[]int64{alice.ID}}), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, change(bob, chat.UpdateUserGroupMembersRequest{Delete: &[]int64{alice.ID}}), chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 	require.NoError(t, change(admin, chat.UpdateUserGroupMembersRequest{Delete: &[]int64{alice.ID}}))
 	assert.Empty(t, members())
 
@@ -165,26 +166,27 @@ func TestUserGroupMembership(t *testing.T) {
 		CanJoinGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &membersGroup}}})
 	require.NoError(t, err)
 	require.NoError(t, change(alice, chat.UpdateUserGroupMembersRequest{Add: &[]int64{alice.ID}}))
-	requireError(t, change(alice, chat.UpdateUserGroupMembersRequest{Add: &[]int64{bob.ID}}), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, change(alice, chat.UpdateUserGroupMembersRequest{Add: &[]int64{bob.ID}}), chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 
 	for _, c := range []struct {
-		req chat.UpdateUserGroupMembersRequest
-		msg string
+		req  chat.UpdateUserGroupMembersRequest
+		msg  string
+		kind chat.Kind
 	}{
-		{chat.UpdateUserGroupMembersRequest{Add: &[]int64{alice.ID}}, "User " + itoa(alice.ID) + " is already a member of this group"},
-		{chat.UpdateUserGroupMembersRequest{Delete: &[]int64{bob.ID}}, "There is no member '" + itoa(bob.ID) + "' in this user group"},
-		{chat.UpdateUserGroupMembersRequest{Add: &[]int64{9999}}, "Invalid user ID: 9999"},
-		{chat.UpdateUserGroupMembersRequest{Add: &[]int64{0}}, "Invalid user ID: 0"},
-		{chat.UpdateUserGroupMembersRequest{}, "Nothing to do. Specify at least one of 'add', 'delete', 'add_subgroups' or 'delete_subgroups'."},
+		{chat.UpdateUserGroupMembersRequest{Add: &[]int64{alice.ID}}, "User " + itoa(alice.ID) + " is already a member of this group", chat.KindConflict},
+		{chat.UpdateUserGroupMembersRequest{Delete: &[]int64{bob.ID}}, "There is no member '" + itoa(bob.ID) + "' in this user group", chat.KindNotFound},
+		{chat.UpdateUserGroupMembersRequest{Add: &[]int64{9999}}, "Invalid user ID: 9999", chat.KindNotFound},
+		{chat.UpdateUserGroupMembersRequest{Add: &[]int64{0}}, "Invalid user ID: 0", chat.KindNotFound},
+		{chat.UpdateUserGroupMembersRequest{}, "Nothing to do. Specify at least one of 'add', 'delete', 'add_subgroups' or 'delete_subgroups'.", 0},
 	} {
 		before := members()
-		requireError(t, change(creator, c.req), chat.KindInvalid, chat.CodeBadRequest, c.msg)
+		requireError(t, change(creator, c.req), orInvalid(c.kind), chat.CodeBadRequest, c.msg)
 		assert.Equal(t, before, members())
 	}
 	_, err = h.Service.UpdateUserGroupMembers(ctx, admin.Caller, chat.UpdateUserGroupMembersRequest{UserGroupID: groupID(t, h, chat.GroupMembers), Add: &[]int64{alice.ID}})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 	_, err = h.Service.UpdateUserGroupMembers(ctx, admin.Caller, chat.UpdateUserGroupMembersRequest{UserGroupID: 9999, Add: &[]int64{alice.ID}})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid user group")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid user group")
 }
 
 func TestUserGroupSubgroupsAndNesting(t *testing.T) {
@@ -207,8 +209,8 @@ func TestUserGroupSubgroupsAndNesting(t *testing.T) {
 		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "")
 		assert.Contains(t, err.Error(), "cycle", "or already a subgroup")
 	}
-	requireError(t, addSubs(creator, top, mid), chat.KindInvalid, chat.CodeBadRequest, "User group "+itoa(mid)+" is already a subgroup of this group.")
-	requireError(t, addSubs(a, top, leaf), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, addSubs(creator, top, mid), chat.KindConflict, chat.CodeBadRequest, "User group "+itoa(mid)+" is already a subgroup of this group.")
+	requireError(t, addSubs(a, top, leaf), chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 
 	members, err := h.Service.GetUserGroupMembers(ctx, a.Caller, chat.GetUserGroupMembersRequest{UserGroupID: top})
 	require.NoError(t, err)
@@ -237,7 +239,7 @@ func TestUserGroupSubgroupsAndNesting(t *testing.T) {
 		assert.Equal(t, tc.want, resp.IsUserGroupMember)
 	}
 	_, err = h.Service.IsUserGroupMember(ctx, b.Caller, chat.IsUserGroupMemberRequest{UserGroupID: top, UserID: 9999})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 	// Guests may read memberships.
 	guest := h.NewUser(t, chat.RoleGuest)
 	_, err = h.Service.GetUserGroupMembers(ctx, guest.Caller, chat.GetUserGroupMembersRequest{UserGroupID: top})
@@ -252,7 +254,7 @@ func TestUserGroupSubgroupsAndNesting(t *testing.T) {
 	assert.False(t, resp.IsUserGroupMember, "guests are not members")
 
 	_, err = h.Service.UpdateUserGroupSubgroups(ctx, creator.Caller, chat.UpdateUserGroupSubgroupsRequest{UserGroupID: top, Delete: &[]int64{leaf}})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "User group "+itoa(leaf)+" is not a subgroup of this group.")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "User group "+itoa(leaf)+" is not a subgroup of this group.")
 	_, err = h.Service.UpdateUserGroupSubgroups(ctx, creator.Caller, chat.UpdateUserGroupSubgroupsRequest{UserGroupID: top, Delete: &[]int64{mid}})
 	require.NoError(t, err)
 
@@ -279,9 +281,9 @@ func TestUpdateUserGroup(t *testing.T) {
 	got := findGroup(t, h, g)
 	assert.Equal(t, "design team", got.Name)
 	assert.Equal(t, "Pixels", got.Description)
-	requireError(t, update(other, chat.UpdateUserGroupRequest{Name: ptr("mine")}), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, update(other, chat.UpdateUserGroupRequest{Name: ptr("mine")}), chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 	require.NoError(t, update(h.Owner, chat.UpdateUserGroupRequest{Description: ptr("Admins manage every group")}))
-	requireError(t, update(creator, chat.UpdateUserGroupRequest{Name: ptr("taken")}), chat.KindInvalid, chat.CodeBadRequest, "User group 'taken' already exists.")
+	requireError(t, update(creator, chat.UpdateUserGroupRequest{Name: ptr("taken")}), chat.KindConflict, chat.CodeBadRequest, "User group 'taken' already exists.")
 	requireError(t, update(creator, chat.UpdateUserGroupRequest{}), chat.KindInvalid, chat.CodeBadRequest, "No new data supplied")
 	requireError(t, update(creator, chat.UpdateUserGroupRequest{Name: ptr("role:x")}), chat.KindInvalid, chat.CodeBadRequest, "User group name cannot start with 'role:'.")
 
@@ -305,11 +307,11 @@ func TestUpdateUserGroup(t *testing.T) {
 	require.NoError(t, update(creator, chat.UpdateUserGroupRequest{CanManageGroup: &chat.GroupSettingUpdate{
 		New: &chat.GroupSettingValue{DirectMembers: []int64{other.ID}, DirectSubgroups: []int64{}},
 		Old: &chat.GroupSettingValue{DirectMembers: []int64{creator.ID}, DirectSubgroups: []int64{}}}}))
-	requireError(t, update(creator, chat.UpdateUserGroupRequest{Name: ptr("back")}), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, update(creator, chat.UpdateUserGroupRequest{Name: ptr("back")}), chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 	require.NoError(t, update(other, chat.UpdateUserGroupRequest{Name: ptr("other's now")}))
 
 	_, err := h.Service.UpdateUserGroup(ctx, h.Owner.Caller, chat.UpdateUserGroupRequest{UserGroupID: groupID(t, h, chat.GroupMembers), Name: ptr("renamed")})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 }
 
 func TestDeactivateUserGroup(t *testing.T) {
@@ -335,7 +337,7 @@ func TestDeactivateUserGroup(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = h.Service.DeactivateUserGroup(ctx, creator.Caller, chat.DeactivateUserGroupRequest{UserGroupID: g})
-	e := requireError(t, err, chat.KindInvalid, "CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.")
+	e := requireError(t, err, chat.KindConflict, "CANNOT_DEACTIVATE_GROUP_IN_USE", "Cannot deactivate user group in use.")
 	assert.Equal(t, []map[string]any{
 		{"type": "subgroup", "supergroup_ids": []int64{super}},
 		{"type": "channel", "channel_id": ch, "settings": []string{"can_add_subscribers_group", "can_send_message_group"}},
@@ -359,7 +361,7 @@ func TestDeactivateUserGroup(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = h.Service.DeactivateUserGroup(ctx, h.NewUser(t, chat.RoleMember).Caller, chat.DeactivateUserGroupRequest{UserGroupID: g})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 	resp, err := h.Service.DeactivateUserGroup(ctx, creator.Caller, chat.DeactivateUserGroupRequest{UserGroupID: g})
 	require.NoError(t, err)
 	checkSchema(t, "POST", "/user_groups/{user_group_id}/deactivate", resp)
@@ -370,11 +372,11 @@ func TestDeactivateUserGroup(t *testing.T) {
 		assert.NotEqual(t, g, x.ID, "deactivated groups are listed only on request")
 	}
 	_, err = h.Service.DeactivateUserGroup(ctx, creator.Caller, chat.DeactivateUserGroupRequest{UserGroupID: g})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "User group is already deactivated.")
+	requireError(t, err, chat.KindConflict, chat.CodeBadRequest, "User group is already deactivated.")
 	_, err = h.Service.UpdateUserGroupMembers(ctx, creator.Caller, chat.UpdateUserGroupMembersRequest{UserGroupID: g, Add: &[]int64{creator.ID}})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "You can't make changes to a deactivated user group.")
 	_, err = h.Service.DeactivateUserGroup(ctx, h.Owner.Caller, chat.DeactivateUserGroupRequest{UserGroupID: groupID(t, h, chat.GroupModerators)})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 }
 
 func TestPromoteFullMembers(t *testing.T) {

@@ -37,6 +37,16 @@ func requireError(t *testing.T, err error, kind chat.Kind, code, msg string) *ch
 
 func ptr[T any](v T) *T { return &v }
 
+// orInvalid is a table row's expected Kind: KindInvalid unless the row
+// says otherwise (a refusal is KindForbidden, a missing object
+// KindNotFound, a clash KindConflict, whatever the wire status).
+func orInvalid(k chat.Kind) chat.Kind {
+	if k == chat.KindInternal {
+		return chat.KindInvalid
+	}
+	return k
+}
+
 // testSeed is the seed of a randomized test: 20261125, or the value of
 // the environment variable env.
 func testSeed(t *testing.T, env string) uint64 {

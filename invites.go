@@ -184,10 +184,10 @@ const CodeInvitationFailed = "INVITATION_FAILED"
 
 // Texts of the reference.
 var (
-	errNoSuchInvitation    = BadRequest("No such invitation")
-	errInviteAdminRequired = BadRequest("Must be an organization administrator")
+	errNoSuchInvitation    = noSuch("No such invitation")
+	errInviteAdminRequired = refused("Must be an organization administrator")
 	errNoEmails            = BadRequest("You must specify at least one email address.")
-	errNoSubscribeOthers   = BadRequest("You do not have permission to subscribe other users to channels.")
+	errNoSubscribeOthers   = refused("You do not have permission to subscribe other users to channels.")
 )
 
 // inviteRoles are the roles an invitation may give.
@@ -199,7 +199,7 @@ func invitationFailed(msg string, errs [][]any, sent bool) *Error {
 	if errs == nil {
 		errs = [][]any{}
 	}
-	return &Error{Kind: KindInvalid, Code: CodeInvitationFailed, Msg: msg, Fields: map[string]any{
+	return &Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeInvitationFailed, Msg: msg, Fields: map[string]any{
 		"errors": errs, "sent_invitations": sent, "license_limit_reached": false, "daily_limit_reached": false}}
 }
 
@@ -258,7 +258,7 @@ func checkInviteRole(me *storage.User, role int) error {
 	case role == RoleAdministrator && !isAdmin(me):
 		return errInviteAdminRequired
 	case role < me.Role:
-		return BadRequest("Must be an organization moderator")
+		return refused("Must be an organization moderator")
 	}
 	return nil
 }
@@ -310,7 +310,7 @@ func (s *Service) inviteChannels(ctx context.Context, cc *channelCtx, ids []int6
 	for _, id := range ordered {
 		ch := byID[id]
 		if ch == nil || ch.IsArchived || !cc.canSee(ch) {
-			return nil, BadRequest("Invalid channel ID %d. No invites were sent.", id)
+			return nil, noSuch("Invalid channel ID %d. No invites were sent.", id)
 		}
 	}
 	for _, id := range ordered {
@@ -609,7 +609,7 @@ func (s *Service) manageableInvite(ctx context.Context, st storage.Store, me *st
 		}
 	}
 	if inv.Status == storage.InviteRevoked {
-		return nil, BadRequest("Invitation has already been revoked")
+		return nil, clash("Invitation has already been revoked")
 	}
 	return inv, nil
 }

@@ -43,8 +43,8 @@ var (
 	errInviteInvalid = BadRequest("The invitation link is malformed or invalid.")
 	errInviteExpired = BadRequest("The invitation link has expired.")
 	errInviteRevoked = BadRequest("The invitation link has been revoked.")
-	errInviteUsed    = BadRequest("The invitation link has already been used.")
-	errInviteEmail   = BadRequest("This invitation is for another email address.")
+	errInviteUsed    = clash("The invitation link has already been used.")
+	errInviteEmail   = refused("This invitation is for another email address.")
 )
 
 // inviteKey is the key of a key or a link.
@@ -175,7 +175,7 @@ func (s *Service) AcceptInvitation(ctx context.Context, realmID int64, req Accep
 		return nil
 	})
 	if errors.Is(err, storage.ErrConflict) {
-		return nil, BadRequest("Email is already in use.")
+		return nil, clash("Email is already in use.")
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "accept invitation", err)

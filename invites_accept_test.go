@@ -127,7 +127,7 @@ func TestAcceptInviteLink(t *testing.T) {
 	second := accept(t, h, chat.AcceptInvitationRequest{Key: strings.TrimPrefix(link, "http://chat.example.com/join/"), Email: ptr("second@example.com"), FullName: "Second", Password: chattest.Password})
 	assert.NotEqual(t, first.UserID, second.UserID)
 	_, err = h.Service.AcceptInvitation(ctx, h.RealmID, chat.AcceptInvitationRequest{Key: link, Email: ptr("NEWCOMER@example.com"), FullName: "Again", Password: chattest.Password})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Email is already in use.")
+	requireError(t, err, chat.KindConflict, chat.CodeBadRequest, "Email is already in use.")
 	assert.Len(t, getInvites(t, h, h.Owner), 1, "still listed")
 
 	// A link without channels or groups gives the role's groups only,
@@ -158,7 +158,7 @@ func TestAcceptEmailInvite(t *testing.T) {
 	takeEvents(t, h)
 
 	_, err := h.Service.AcceptInvitation(ctx, h.RealmID, chat.AcceptInvitationRequest{Key: mail.Key, Email: ptr("someone.else@example.com"), FullName: "Invited", Password: chattest.Password})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "This invitation is for another email address.")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "This invitation is for another email address.")
 
 	resp := accept(t, h, chat.AcceptInvitationRequest{Key: mail.Key, Email: ptr("INVITED@example.com"), FullName: "Invited Person", Password: chattest.Password})
 	assert.Equal(t, "Invited@Example.com", resp.Email, "the invited address")
@@ -188,7 +188,7 @@ func TestAcceptEmailInvite(t *testing.T) {
 
 	// Used, and bob's invitation of the same address spent with it.
 	_, err = h.Service.AcceptInvitation(ctx, h.RealmID, chat.AcceptInvitationRequest{Key: mail.Key, FullName: "Invited Again", Password: chattest.Password})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "The invitation link has already been used.")
+	requireError(t, err, chat.KindConflict, chat.CodeBadRequest, "The invitation link has already been used.")
 	_, err = h.Service.AcceptInvitation(ctx, h.RealmID, chat.AcceptInvitationRequest{Key: bobs.Key, FullName: "Invited Again", Password: chattest.Password})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "The invitation link has been revoked.")
 	assert.Empty(t, getInvites(t, h, h.Owner))
@@ -219,27 +219,28 @@ func TestAcceptInviteErrors(t *testing.T) {
 		code    string
 		msg     string
 		realmID int64
+		kind    chat.Kind
 	}{
-		{chat.AcceptInvitationRequest{Key: "", Email: ptr("a@example.com"), FullName: "A Person", Password: chattest.Password}, chat.CodeRequestVariableMissing, "Missing 'key' argument", 0},
-		{chat.AcceptInvitationRequest{Key: "not-a-key", Email: ptr("a@example.com"), FullName: "A Person", Password: chattest.Password}, chat.CodeBadRequest, "The invitation link is malformed or invalid.", 0},
-		{chat.AcceptInvitationRequest{Key: strings.ToUpper(mail.Key), FullName: "A Person", Password: chattest.Password}, chat.CodeBadRequest, "The invitation link is malformed or invalid.", 0},
-		{chat.AcceptInvitationRequest{Key: link, FullName: "A Person", Password: chattest.Password}, chat.CodeRequestVariableMissing, "Missing 'email' argument", 0},
-		{chat.AcceptInvitationRequest{Key: link, Email: ptr("not an address"), FullName: "A Person", Password: chattest.Password}, chat.CodeBadRequest, "Bad name or username", 0},
-		{chat.AcceptInvitationRequest{Key: link, Email: ptr(h.Owner.Email), FullName: "A Person", Password: chattest.Password}, chat.CodeBadRequest, "Email is already in use.", 0},
-		{chat.AcceptInvitationRequest{Key: link, Email: ptr("a@example.com"), FullName: "A", Password: chattest.Password}, chat.CodeBadRequest, "Name too short!", 0},
-		{chat.AcceptInvitationRequest{Key: link, Email: ptr("a@example.com"), FullName: "A*Person", Password: chattest.Password}, chat.CodeBadRequest, "Invalid characters in name!", 0},
-		{chat.AcceptInvitationRequest{Key: link, Email: ptr("a@example.com"), FullName: "A Person", Password: ""}, chat.CodeBadRequest, "The password is too weak.", 0},
-		{chat.AcceptInvitationRequest{Key: mail.Key, FullName: "A Person", Password: "abc"}, chat.CodeBadRequest, "The password is too weak.", 0},
+		{chat.AcceptInvitationRequest{Key: "", Email: ptr("a@example.com"), FullName: "A Person", Password: chattest.Password}, chat.CodeRequestVariableMissing, "Missing 'key' argument", 0, 0},
+		{chat.AcceptInvitationRequest{Key: "not-a-key", Email: ptr("a@example.com"), FullName: "A Person", Password: chattest.Password}, chat.CodeBadRequest, "The invitation link is malformed or invalid.", 0, 0},
+		{chat.AcceptInvitationRequest{Key: strings.ToUpper(mail.Key), FullName: "A Person", Password: chattest.Password}, chat.CodeBadRequest, "The invitation link is malformed or invalid.", 0, 0},
+		{chat.AcceptInvitationRequest{Key: link, FullName: "A Person", Password: chattest.Password}, chat.CodeRequestVariableMissing, "Missing 'email' argument", 0, 0},
+		{chat.AcceptInvitationRequest{Key: link, Email: ptr("not an address"), FullName: "A Person", Password: chattest.Password}, chat.CodeBadRequest, "Bad name or username", 0, 0},
+		{chat.AcceptInvitationRequest{Key: link, Email: ptr(h.Owner.Email), FullName: "A Person", Password: chattest.Password}, chat.CodeBadRequest, "Email is already in use.", 0, chat.KindConflict},
+		{chat.AcceptInvitationRequest{Key: link, Email: ptr("a@example.com"), FullName: "A", Password: chattest.Password}, chat.CodeBadRequest, "Name too short!", 0, 0},
+		{chat.AcceptInvitationRequest{Key: link, Email: ptr("a@example.com"), FullName: "A*Person", Password: chattest.Password}, chat.CodeBadRequest, "Invalid characters in name!", 0, 0},
+		{chat.AcceptInvitationRequest{Key: link, Email: ptr("a@example.com"), FullName: "A Person", Password: ""}, chat.CodeBadRequest, "The password is too weak.", 0, 0},
+		{chat.AcceptInvitationRequest{Key: mail.Key, FullName: "A Person", Password: "abc"}, chat.CodeBadRequest, "The password is too weak.", 0, 0},
 		// Another organization's key.
-		{chat.AcceptInvitationRequest{Key: link, Email: ptr("a@example.com"), FullName: "A Person", Password: chattest.Password}, chat.CodeBadRequest, "The invitation link is malformed or invalid.", elsewhere.RealmID},
-		{chat.AcceptInvitationRequest{Key: link, Email: ptr("a@example.com"), FullName: "A Person", Password: chattest.Password}, chat.CodeBadRequest, "Invalid organization", 99999},
+		{chat.AcceptInvitationRequest{Key: link, Email: ptr("a@example.com"), FullName: "A Person", Password: chattest.Password}, chat.CodeBadRequest, "The invitation link is malformed or invalid.", elsewhere.RealmID, 0},
+		{chat.AcceptInvitationRequest{Key: link, Email: ptr("a@example.com"), FullName: "A Person", Password: chattest.Password}, chat.CodeBadRequest, "Invalid organization", 99999, 0},
 	} {
 		realm := h.RealmID
 		if tc.realmID != 0 {
 			realm = tc.realmID
 		}
 		_, err := h.Service.AcceptInvitation(ctx, realm, tc.req)
-		requireError(t, err, chat.KindInvalid, tc.code, tc.msg)
+		requireError(t, err, orInvalid(tc.kind), tc.code, tc.msg)
 	}
 	assert.Empty(t, takeEvents(t, h))
 	assert.Len(t, getInvites(t, h, h.Owner), 2)

@@ -175,7 +175,7 @@ func TestInviteSettings(t *testing.T) {
 	}
 	// Only administrators change them.
 	_, err = h.Service.UpdateRealm(ctx, member.Caller, chat.UpdateRealmRequest{CanInviteUsersGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &members}}})
-	requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+	requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 }
 
 // Who may create links and send invitations: members and above in the
@@ -205,11 +205,11 @@ func TestInvitePermissions(t *testing.T) {
 			if allowed[u] {
 				require.NoError(t, fn(*u), "role %d", u.Role)
 			} else {
-				requireError(t, fn(*u), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+				requireError(t, fn(*u), chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 			}
 		}
-		requireError(t, fn(guest), chat.KindInvalid, chat.CodeBadRequest, "Not allowed for guest users")
-		requireError(t, fn(bot), chat.KindInvalid, chat.CodeBadRequest, "This endpoint does not accept bot requests.")
+		requireError(t, fn(guest), chat.KindForbidden, chat.CodeBadRequest, "Not allowed for guest users")
+		requireError(t, fn(bot), chat.KindForbidden, chat.CodeBadRequest, "This endpoint does not accept bot requests.")
 	}
 	all := map[*chattest.User]bool{&owner: true, &admin: true, &moderator: true, &member: true}
 	adminsOnly := map[*chattest.User]bool{&owner: true, &admin: true}
@@ -232,9 +232,9 @@ func TestInvitePermissions(t *testing.T) {
 	_, err := h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{CreateMultiuseInviteGroup: &chat.GroupSettingUpdate{
 		New: &chat.GroupSettingValue{DirectMembers: []int64{guest.ID, member.ID}, DirectSubgroups: []int64{}}}})
 	require.NoError(t, err)
-	requireError(t, linkBy(guest), chat.KindInvalid, chat.CodeBadRequest, "Not allowed for guest users")
+	requireError(t, linkBy(guest), chat.KindForbidden, chat.CodeBadRequest, "Not allowed for guest users")
 	require.NoError(t, linkBy(member))
-	requireError(t, linkBy(admin), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, linkBy(admin), chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 }
 
 // invite_as: the five roles; owners invite owners, administrators invite
@@ -248,15 +248,15 @@ func TestInviteRoles(t *testing.T) {
 	member := h.NewUser(t, chat.RoleMember)
 	ownerOnly := func(err error) {
 		t.Helper()
-		requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner")
+		requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner")
 	}
 	adminOnly := func(err error) {
 		t.Helper()
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Must be an organization administrator")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Must be an organization administrator")
 	}
 	moderatorOnly := func(err error) {
 		t.Helper()
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Must be an organization moderator")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Must be an organization moderator")
 	}
 	ok := func(err error) {
 		t.Helper()
@@ -327,20 +327,21 @@ func TestInviteChannelsAndGroups(t *testing.T) {
 	for _, tc := range []struct {
 		streams, groups []int64
 		msg             string
+		kind            chat.Kind
 	}{
-		{[]int64{public, 99999}, nil, invalid(99999)},
-		{[]int64{public, private}, nil, invalid(private)}, // not visible to the member
-		{[]int64{archived}, nil, invalid(archived)},
-		{[]int64{public}, []int64{99999}, "Invalid user group"},
-		{nil, []int64{members}, "Insufficient permission"}, // a system group
-		{nil, []int64{crew}, "Insufficient permission"},
-		{nil, []int64{open, gone}, "User group is deactivated."},
-		{[]int64{99999}, []int64{99999}, invalid(99999)}, // channels first
+		{[]int64{public, 99999}, nil, invalid(99999), chat.KindNotFound},
+		{[]int64{public, private}, nil, invalid(private), chat.KindNotFound}, // not visible to the member
+		{[]int64{archived}, nil, invalid(archived), chat.KindNotFound},
+		{[]int64{public}, []int64{99999}, "Invalid user group", chat.KindNotFound},
+		{nil, []int64{members}, "Insufficient permission", chat.KindForbidden}, // a system group
+		{nil, []int64{crew}, "Insufficient permission", chat.KindForbidden},
+		{nil, []int64{open, gone}, "User group is deactivated.", 0},
+		{[]int64{99999}, []int64{99999}, invalid(99999), chat.KindNotFound}, // channels first
 	} {
 		_, err := h.Service.CreateInviteLink(ctx, member.Caller, chat.CreateInviteLinkRequest{StreamIDs: &tc.streams, GroupIDs: &tc.groups})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, tc.msg)
+		requireError(t, err, orInvalid(tc.kind), chat.CodeBadRequest, tc.msg)
 		_, err = h.Service.SendInvites(ctx, member.Caller, chat.SendInvitesRequest{InviteeEmails: "x@example.com", StreamIDs: tc.streams, GroupIDs: &tc.groups})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, tc.msg)
+		requireError(t, err, orInvalid(tc.kind), chat.CodeBadRequest, tc.msg)
 	}
 	assert.Empty(t, getInvites(t, h, member), "nothing was created")
 	assert.Empty(t, box.take(), "nor mailed")
@@ -355,7 +356,7 @@ func TestInviteChannelsAndGroups(t *testing.T) {
 	admin := h.NewUser(t, chat.RoleAdministrator)
 	createLink(t, h, admin, chat.CreateInviteLinkRequest{StreamIDs: &[]int64{private}, GroupIDs: &[]int64{crew}})
 	_, err = h.Service.CreateInviteLink(ctx, admin.Caller, chat.CreateInviteLinkRequest{GroupIDs: &[]int64{members}})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 	// A default channel may be named whoever can see it.
 	_, err = h.Service.UpdateChannel(ctx, h.Owner.Caller, chat.UpdateChannelRequest{StreamID: public, IsDefaultStream: ptr(true)})
 	require.NoError(t, err)
@@ -485,7 +486,7 @@ func TestInviteExpiry(t *testing.T) {
 	_, err = h.Service.AcceptInvitation(ctx, h.RealmID, chat.AcceptInvitationRequest{Key: mail.Key, FullName: "Mail Person", Password: chattest.Password})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "The invitation link has expired.")
 	_, err = h.Service.ResendEmailInvite(ctx, h.Owner.Caller, chat.InviteIDRequest{InviteID: mail.InviteID})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such invitation")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such invitation")
 
 	h.Clock.Set(time.Unix(start+3600, 0)) // the last valid second of the hour
 	accepted, err := h.Service.AcceptInvitation(ctx, h.RealmID, chat.AcceptInvitationRequest{Key: hour, Email: ptr("b@example.com"), FullName: "B Person", Password: chattest.Password})
@@ -552,7 +553,7 @@ func TestGetInvitesVisibility(t *testing.T) {
 		findInvite(t, all, bobLink)
 	}
 	_, err := h.Service.GetInvites(ctx, guest.Caller)
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Not allowed for guest users")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Not allowed for guest users")
 
 	h.Deactivate(t, bob)
 	assert.Len(t, getInvites(t, h, admin), 3)
@@ -588,13 +589,13 @@ func TestRevokeInvites(t *testing.T) {
 		_, err := h.Service.RevokeInviteLink(ctx, as.Caller, chat.InviteIDRequest{InviteID: id})
 		return err
 	}
-	requireError(t, revoke(bob, one.InviteID), chat.KindInvalid, chat.CodeBadRequest, "Must be an organization administrator")
-	requireError(t, revokeLink(bob, linkID), chat.KindInvalid, chat.CodeBadRequest, "Must be an organization administrator")
-	requireError(t, revoke(guest, one.InviteID), chat.KindInvalid, chat.CodeBadRequest, "Not allowed for guest users")
-	requireError(t, revoke(alice, linkID), chat.KindInvalid, chat.CodeBadRequest, "No such invitation")
-	requireError(t, revokeLink(alice, one.InviteID), chat.KindInvalid, chat.CodeBadRequest, "No such invitation")
-	requireError(t, revoke(alice, 99999), chat.KindInvalid, chat.CodeBadRequest, "No such invitation")
-	requireError(t, revokeLink(admin, ownerLinkID), chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner")
+	requireError(t, revoke(bob, one.InviteID), chat.KindForbidden, chat.CodeBadRequest, "Must be an organization administrator")
+	requireError(t, revokeLink(bob, linkID), chat.KindForbidden, chat.CodeBadRequest, "Must be an organization administrator")
+	requireError(t, revoke(guest, one.InviteID), chat.KindForbidden, chat.CodeBadRequest, "Not allowed for guest users")
+	requireError(t, revoke(alice, linkID), chat.KindNotFound, chat.CodeBadRequest, "No such invitation")
+	requireError(t, revokeLink(alice, one.InviteID), chat.KindNotFound, chat.CodeBadRequest, "No such invitation")
+	requireError(t, revoke(alice, 99999), chat.KindNotFound, chat.CodeBadRequest, "No such invitation")
+	requireError(t, revokeLink(admin, ownerLinkID), chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner")
 	assert.Empty(t, takeEvents(t, h))
 
 	resp, err := h.Service.RevokeEmailInvite(ctx, alice.Caller, chat.InviteIDRequest{InviteID: one.InviteID})
@@ -604,13 +605,13 @@ func TestRevokeInvites(t *testing.T) {
 	assert.Equal(t, ids(h.Owner, admin, alice), ev.To)
 	require.NoError(t, revoke(admin, two.InviteID), "an administrator revokes another's")
 	assert.Equal(t, ids(h.Owner, admin, alice), only(t, takeEvents(t, h), "invites_changed", "").To)
-	requireError(t, revoke(alice, one.InviteID), chat.KindInvalid, chat.CodeBadRequest, "No such invitation")
+	requireError(t, revoke(alice, one.InviteID), chat.KindNotFound, chat.CodeBadRequest, "No such invitation")
 
 	resp, err = h.Service.RevokeInviteLink(ctx, admin.Caller, chat.InviteIDRequest{InviteID: linkID})
 	require.NoError(t, err)
 	checkSchema(t, "DELETE", "/invites/multiuse/{invite_id}", resp)
 	assert.Equal(t, ids(h.Owner, admin, alice), only(t, takeEvents(t, h), "invites_changed", "").To)
-	requireError(t, revokeLink(alice, linkID), chat.KindInvalid, chat.CodeBadRequest, "Invitation has already been revoked")
+	requireError(t, revokeLink(alice, linkID), chat.KindConflict, chat.CodeBadRequest, "Invitation has already been revoked")
 	require.NoError(t, revokeLink(h.Owner, ownerLinkID))
 	assert.Empty(t, getInvites(t, h, h.Owner))
 
@@ -620,7 +621,7 @@ func TestRevokeInvites(t *testing.T) {
 		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "The invitation link has been revoked.")
 	}
 	_, err = h.Service.ResendEmailInvite(ctx, alice.Caller, chat.InviteIDRequest{InviteID: one.InviteID})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such invitation")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such invitation")
 }
 
 // Resending: the creator or an administrator, email invitations only,
@@ -652,11 +653,11 @@ func TestResendInvite(t *testing.T) {
 	assert.Equal(t, alice.ID, byAdmin[0].InviterID, "still from its creator")
 
 	_, err = h.Service.ResendEmailInvite(ctx, bob.Caller, chat.InviteIDRequest{InviteID: first.InviteID})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Must be an organization administrator")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Must be an organization administrator")
 	_, err = h.Service.ResendEmailInvite(ctx, admin.Caller, chat.InviteIDRequest{InviteID: boss.InviteID})
-	requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner")
+	requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner")
 	_, err = h.Service.ResendEmailInvite(ctx, h.Owner.Caller, chat.InviteIDRequest{InviteID: findInviteByLink(t, h, link)})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such invitation")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such invitation")
 	assert.Empty(t, box.take())
 	assert.Empty(t, takeEvents(t, h), "resending changes no invitation")
 
@@ -664,5 +665,5 @@ func TestResendInvite(t *testing.T) {
 	_, err = h.Service.AcceptInvitation(ctx, h.RealmID, chat.AcceptInvitationRequest{Key: first.Key, FullName: "New Person", Password: chattest.Password})
 	require.NoError(t, err)
 	_, err = h.Service.ResendEmailInvite(ctx, alice.Caller, chat.InviteIDRequest{InviteID: first.InviteID})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such invitation")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such invitation")
 }

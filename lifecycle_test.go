@@ -40,7 +40,7 @@ func TestDeactivateUser(t *testing.T) {
 			before := userRow(t, h, target.ID)
 			err := deactivate(caller, target.ID)
 			if !c.allowed {
-				requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", c.msg)
+				requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", c.msg)
 				assert.Equal(t, before, userRow(t, h, target.ID))
 				continue
 			}
@@ -54,9 +54,9 @@ func TestDeactivateUser(t *testing.T) {
 	})
 	t.Run("errors", func(t *testing.T) {
 		admin := h.NewUser(t, chat.RoleAdministrator)
-		requireError(t, deactivate(admin, 9999), chat.KindInvalid, chat.CodeBadRequest, "No such user")
+		requireError(t, deactivate(admin, 9999), chat.KindNotFound, chat.CodeBadRequest, "No such user")
 		bot := h.NewBot(t, admin)
-		requireError(t, deactivate(admin, bot.ID), chat.KindInvalid, chat.CodeBadRequest, "No such user")
+		requireError(t, deactivate(admin, bot.ID), chat.KindNotFound, chat.CodeBadRequest, "No such user")
 		gone := h.NewUser(t, chat.RoleMember)
 		require.NoError(t, deactivate(admin, gone.ID))
 		requireError(t, deactivate(admin, gone.ID), chat.KindInvalid, chat.CodeBadRequest, "User is deactivated")
@@ -67,7 +67,7 @@ func TestDeactivateUser(t *testing.T) {
 	t.Run("the only owner", func(t *testing.T) {
 		h := chattest.New(t)
 		err := deactivateIn(h, h.Owner, h.Owner.ID)
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Cannot deactivate the only organization owner")
+		requireError(t, err, chat.KindConflict, chat.CodeBadRequest, "Cannot deactivate the only organization owner")
 	})
 	t.Run("bots go with their owner", func(t *testing.T) {
 		owner := h.NewUser(t, chat.RoleMember)
@@ -90,7 +90,7 @@ func TestReactivateUser(t *testing.T) {
 	require.NoError(t, deactivateIn(h, h.Owner, u.ID))
 	for _, role := range []int{chat.RoleModerator, chat.RoleMember, chat.RoleGuest} {
 		_, err := h.Service.ReactivateUser(ctx, h.NewUser(t, role).Caller, chat.ReactivateUserRequest{UserID: u.ID})
-		requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+		requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 	}
 	admin := h.NewUser(t, chat.RoleAdministrator)
 	resp, err := h.Service.ReactivateUser(ctx, admin.Caller, chat.ReactivateUserRequest{UserID: u.ID})
@@ -99,9 +99,9 @@ func TestReactivateUser(t *testing.T) {
 	_, err = h.Service.Authenticate(ctx, h.RealmID, u.Email, u.APIKey)
 	require.NoError(t, err, "the old key works again")
 	_, err = h.Service.ReactivateUser(ctx, admin.Caller, chat.ReactivateUserRequest{UserID: u.ID})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "User is already active")
+	requireError(t, err, chat.KindConflict, chat.CodeBadRequest, "User is already active")
 	_, err = h.Service.ReactivateUser(ctx, admin.Caller, chat.ReactivateUserRequest{UserID: 9999})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 
 	owner := h.NewUser(t, chat.RoleMember)
 	bot := h.NewBot(t, owner)
@@ -119,7 +119,7 @@ func TestDeactivateOwnUser(t *testing.T) {
 	t.Run("last user", func(t *testing.T) {
 		h := chattest.New(t)
 		_, err := h.Service.DeactivateOwnUser(ctx, h.Owner.Caller)
-		e := requireError(t, err, chat.KindInvalid, "CANNOT_DEACTIVATE_LAST_USER", "Cannot deactivate the only user.")
+		e := requireError(t, err, chat.KindConflict, "CANNOT_DEACTIVATE_LAST_USER", "Cannot deactivate the only user.")
 		assert.Equal(t, false, e.Fields["is_last_owner"])
 		assert.Equal(t, "user", e.Fields["entity"])
 	})
@@ -127,7 +127,7 @@ func TestDeactivateOwnUser(t *testing.T) {
 	member := h.NewUser(t, chat.RoleMember)
 	t.Run("last owner", func(t *testing.T) {
 		_, err := h.Service.DeactivateOwnUser(ctx, h.Owner.Caller)
-		e := requireError(t, err, chat.KindInvalid, "CANNOT_DEACTIVATE_LAST_USER", "Cannot deactivate the only organization owner.")
+		e := requireError(t, err, chat.KindConflict, "CANNOT_DEACTIVATE_LAST_USER", "Cannot deactivate the only organization owner.")
 		assert.Equal(t, true, e.Fields["is_last_owner"])
 		assert.Equal(t, "organization owner", e.Fields["entity"])
 	})
@@ -142,7 +142,7 @@ func TestDeactivateOwnUser(t *testing.T) {
 	_, err := h.Service.DeactivateOwnUser(ctx, h.Owner.Caller)
 	require.NoError(t, err, "another owner remains")
 	_, err = h.Service.DeactivateOwnUser(ctx, second.Caller)
-	requireError(t, err, chat.KindInvalid, "CANNOT_DEACTIVATE_LAST_USER", "")
+	requireError(t, err, chat.KindConflict, "CANNOT_DEACTIVATE_LAST_USER", "")
 }
 
 // A deactivated user is nobody's member while deactivated (the reference
@@ -201,7 +201,7 @@ func TestDeactivatedUsersLeaveGroupViewsAndComeBack(t *testing.T) {
 		{UserGroupID: team, Add: &[]int64{u.ID}},
 	} {
 		_, err = h.Service.UpdateUserGroupMembers(ctx, h.Owner.Caller, req)
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, fmt.Sprintf("Invalid user ID: %d", u.ID))
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, fmt.Sprintf("Invalid user ID: %d", u.ID))
 	}
 
 	_, err = h.Service.ReactivateUser(ctx, h.Owner.Caller, chat.ReactivateUserRequest{UserID: u.ID})

@@ -370,13 +370,9 @@ func re2ErrorText(err error) string {
 	return code + ": " + se.Expr
 }
 
+// emitLinkifiers tells everyone the organization's new linkifier list.
 func (s *Service) emitLinkifiers(ctx context.Context, w *writeTx, realmID int64) error {
-	list, err := s.realmLinkifiers(ctx, w, realmID)
-	if err != nil {
-		return err
-	}
-	w.emit(everyone, RealmLinkifiersEvent{RealmLinkifiers: list})
-	return nil
+	return emitWholeList(ctx, w, realmID, s.realmLinkifiers, func(l []Linkifier) EventBody { return RealmLinkifiersEvent{RealmLinkifiers: l} })
 }
 
 // realmLinkifiers lists the organization's linkifiers in order, as

@@ -34,7 +34,7 @@ func TestMandatoryTopics(t *testing.T) {
 	takeEvents(t, h)
 
 	_, err := h.Service.UpdateRealm(ctx, alice.Caller, chat.UpdateRealmRequest{MandatoryTopics: ptr(true)})
-	requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+	requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 	_, err = h.Service.UpdateRealm(ctx, admin.Caller, chat.UpdateRealmRequest{MandatoryTopics: ptr(true)})
 	require.NoError(t, err)
 	ev := only(t, takeEvents(t, h), "realm", "update")
@@ -49,7 +49,7 @@ func TestMandatoryTopics(t *testing.T) {
 	}
 	// The channel's own checks come first, as in the reference.
 	_, err = h.Service.SendMessage(ctx, alice.Caller, chat.SendMessageRequest{Type: "channel", To: chat.ToChannelID(999999), Topic: ptr(""), Content: "x"})
-	requireError(t, err, chat.KindInvalid, chat.CodeStreamDoesNotExist, "Channel with ID '999999' does not exist")
+	requireError(t, err, chat.KindNotFound, chat.CodeStreamDoesNotExist, "Channel with ID '999999' does not exist")
 	named := send(t, h, alice, toOps("status"))
 	send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(bob.ID), Content: "no topic here"})
 

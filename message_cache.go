@@ -2,33 +2,30 @@ package chat
 
 import (
 	"context"
-	"sync"
 	"time"
 
+	"github.com/teamchat/chat/internal/cache"
 	"github.com/teamchat/chat/storage"
 )
 
 // messageCache keeps recently read messages by ID, as the reference keeps
 // message dictionaries in its cache: the messages of a busy conversation
 // are read by everyone in it, and a window of them then costs the store
-// only an index scan for their IDs. Entries expire after a few seconds
-// (as cached callers do), which bounds how long a change made by another
-// server on the same database can go unseen; a write that changes
-// messages (edits, moves, deletions) must forget them when it commits.
-// The cache holds at most
-// maxBytes of message text; when full it starts again empty.
+// only an index scan for their IDs. It is an internal/cache bounded by
+// the bytes of message text it holds, without generations: a write that
+// changes messages (edits, moves, deletions, reactions) forgets them when
+// it commits, here and through the event bus on other servers. Entries
+// also expire after a few seconds of the Service's clock (as cached
+// callers do), which bounds how long a change written to the store
+// directly can go unseen.
 type messageCache struct {
-	mu       sync.Mutex
-	entries  map[int64]cachedMessage
-	bytes    int
-	maxBytes int
+	c *cache.Cache[int64, cachedMessage]
 }
 
 type cachedMessage struct {
-	msg     storage.Message
-	expires time.Time
-	// reactions, once loaded (a write that changes them forgets the
-	// message, as edits do).
+	msg storage.Message
+	// reactions, once loaded (attached to a live entry only, so a list
+	// read before a change forgot the message is not kept).
 	reactions       []storage.Reaction
 	reactionsLoaded bool
 }
@@ -42,11 +39,16 @@ const (
 // WithMessageCache sets how many bytes of message text the Service keeps
 // in memory to serve reads (default 32 MiB); 0 turns the cache off.
 func WithMessageCache(bytes int) Option {
-	return func(s *Service) { s.messages = newMessageCache(bytes) }
+	return func(s *Service) { s.messageCacheBytes = bytes }
 }
 
-func newMessageCache(maxBytes int) *messageCache {
-	return &messageCache{entries: map[int64]cachedMessage{}, maxBytes: maxBytes}
+// newMessageCache is a cache of maxBytes (none for 0) on the clock now.
+func newMessageCache(maxBytes int, now func() time.Time) *messageCache {
+	if maxBytes <= 0 {
+		return &messageCache{} // a nil cache holds nothing
+	}
+	return &messageCache{c: cache.New[int64, cachedMessage](cache.Config[cachedMessage]{
+		TTL: messageCacheTTL, MaxBytes: maxBytes, Size: entryBytes, Now: now})}
 }
 
 func messageBytes(m *storage.Message) int {
@@ -62,72 +64,35 @@ func reactionBytes(rs []storage.Reaction) int {
 	return n
 }
 
-func entryBytes(e *cachedMessage) int { return messageBytes(&e.msg) + reactionBytes(e.reactions) }
+func entryBytes(e cachedMessage) int { return messageBytes(&e.msg) + reactionBytes(e.reactions) }
 
-// get returns the live cached messages of the realm among ids.
-func (c *messageCache) get(realmID int64, ids []int64, out map[int64]storage.Message) {
-	if c.maxBytes <= 0 {
-		return
-	}
-	now := time.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, id := range ids {
-		if e, ok := c.entries[id]; ok && e.msg.RealmID == realmID && now.Before(e.expires) {
-			out[id] = e.msg
-		}
-	}
+// get adds to out the live cached messages of the realm among ids.
+func (m *messageCache) get(realmID int64, ids []int64, out map[int64]storage.Message) {
+	m.c.GetMany(realmID, ids, func(id int64, e cachedMessage) { out[id] = e.msg })
 }
 
-func (c *messageCache) put(ms []storage.Message) {
-	if c.maxBytes <= 0 {
-		return
-	}
-	expires := time.Now().Add(messageCacheTTL)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (m *messageCache) put(ms []storage.Message) {
 	for i := range ms {
-		n := messageBytes(&ms[i])
-		if n > c.maxBytes {
-			continue // larger than the whole cache
-		}
-		if c.bytes+n > c.maxBytes {
-			clear(c.entries)
-			c.bytes = 0
-		}
-		if old, ok := c.entries[ms[i].ID]; ok {
-			c.bytes -= entryBytes(&old)
-		}
-		c.entries[ms[i].ID] = cachedMessage{msg: ms[i], expires: expires}
-		c.bytes += n
+		m.c.Put(ms[i].RealmID, 0, ms[i].ID, cachedMessage{msg: ms[i]})
 	}
 }
 
 // forget drops messages (after a change to them commits).
-func (c *messageCache) forget(ids []int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, id := range ids {
-		if old, ok := c.entries[id]; ok {
-			c.bytes -= entryBytes(&old)
-			delete(c.entries, id)
-		}
-	}
-}
+func (m *messageCache) forget(ids []int64) { m.c.Forget(ids...) }
 
 // getReactions sets out[id] for the live cached messages among ids whose
 // reactions are loaded (an empty list for none) and returns the others.
-func (c *messageCache) getReactions(realmID int64, ids []int64, out map[int64][]storage.Reaction) (missing []int64) {
-	if c.maxBytes <= 0 {
-		return ids
-	}
-	now := time.Now()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, id := range ids {
-		if e, ok := c.entries[id]; ok && e.msg.RealmID == realmID && now.Before(e.expires) && e.reactionsLoaded {
+func (m *messageCache) getReactions(realmID int64, ids []int64, out map[int64][]storage.Reaction) (missing []int64) {
+	m.c.GetMany(realmID, ids, func(id int64, e cachedMessage) {
+		if e.reactionsLoaded {
 			out[id] = e.reactions
-		} else {
+		}
+	})
+	if len(out) == len(ids) {
+		return nil
+	}
+	for _, id := range ids {
+		if _, ok := out[id]; !ok {
 			missing = append(missing, id)
 		}
 	}
@@ -136,24 +101,15 @@ func (c *messageCache) getReactions(realmID int64, ids []int64, out map[int64][]
 
 // putReactions records the reactions of cached messages (by message;
 // ids without any have none).
-func (c *messageCache) putReactions(realmID int64, ids []int64, byMessage map[int64][]storage.Reaction) {
-	if c.maxBytes <= 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
+func (m *messageCache) putReactions(realmID int64, ids []int64, byMessage map[int64][]storage.Reaction) {
 	for _, id := range ids {
-		e, ok := c.entries[id]
-		if !ok || e.msg.RealmID != realmID || e.reactionsLoaded {
-			continue
-		}
-		rs := byMessage[id]
-		if c.bytes+reactionBytes(rs) > c.maxBytes {
-			return
-		}
-		e.reactions, e.reactionsLoaded = rs, true
-		c.entries[id] = e
-		c.bytes += reactionBytes(rs)
+		m.c.Update(realmID, id, func(e cachedMessage) (cachedMessage, bool) {
+			if e.reactionsLoaded {
+				return e, false
+			}
+			e.reactions, e.reactionsLoaded = byMessage[id], true
+			return e, true
+		})
 	}
 }
 

@@ -27,7 +27,7 @@ type DeleteMessageEvent struct {
 // EventType implements EventBody.
 func (DeleteMessageEvent) EventType() string { return "delete_message" }
 
-var errNoDeletePermission = BadRequest("You don't have permission to delete this message")
+var errNoDeletePermission = refused("You don't have permission to delete this message")
 
 // DeleteMessage deletes a message: members of can_delete_any_message_group
 // any; the others their own (or their bots') within the organization's
@@ -60,7 +60,7 @@ func (s *Service) DeleteMessage(ctx context.Context, c Caller, req DeleteMessage
 				return errNoDeletePermission
 			}
 			if lim := realm.MessageContentDeleteLimitSeconds; lim != nil && s.nowUnix()-m.DateSent > *lim {
-				return BadRequest("The time limit for deleting this message has passed")
+				return refused("The time limit for deleting this message has passed")
 			}
 		}
 		return s.deleteMessagesIn(ctx, w, realm, me, m)
@@ -140,7 +140,7 @@ func (s *Service) GetMessageHistory(ctx context.Context, c Caller, req GetMessag
 	}
 	policy := realm.MessageEditHistoryVisibilityPolicy
 	if policy == 3 {
-		return nil, BadRequest("Message edit history is disabled in this organization")
+		return nil, refused("Message edit history is disabled in this organization")
 	}
 	m, err := s.store.GetMessage(ctx, realm.ID, req.MessageID)
 	if err != nil {
@@ -234,7 +234,7 @@ func (s *Service) GetReadReceipts(ctx context.Context, c Caller, req GetReadRece
 		return nil, errInvalidMessage
 	}
 	if !realm.EnableReadReceipts {
-		return nil, BadRequest("Read receipts are disabled in this organization.")
+		return nil, refused("Read receipts are disabled in this organization.")
 	}
 	readers, err := s.store.MessageReaders(ctx, realm.ID, m)
 	if err != nil {

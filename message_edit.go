@@ -172,13 +172,13 @@ func (s *Service) checkEdit(ctx context.Context, e *edit, req UpdateMessageReque
 	age := s.nowUnix() - m.DateSent
 	if req.Content != nil {
 		if !realm.AllowMessageEditing {
-			return BadRequest("Your organization has turned off message editing")
+			return refused("Your organization has turned off message editing")
 		}
 		if m.SenderID != me.ID {
-			return BadRequest("You don't have permission to edit this message")
+			return refused("You don't have permission to edit this message")
 		}
 		if lim := realm.MessageContentEditLimitSeconds; lim != nil && age > *lim+editLimitBuffer {
-			return BadRequest("The time limit for editing this message has passed")
+			return refused("The time limit for editing this message has passed")
 		}
 	}
 	var topic *string
@@ -273,14 +273,14 @@ func (s *Service) checkEdit(ctx context.Context, e *edit, req UpdateMessageReque
 	if e.topic != nil {
 		if e.resolved || e.unresolved {
 			if !e.scope.in(realm.CanResolveTopicsGroupID) {
-				return BadRequest("You don't have permission to resolve topics.")
+				return refused("You don't have permission to resolve topics.")
 			}
 		} else {
 			if !e.scope.in(realm.CanMoveMessagesBetweenTopicsGroupID) {
-				return BadRequest("You don't have permission to edit this message")
+				return refused("You don't have permission to edit this message")
 			}
 			if lim := realm.MoveMessagesWithinStreamLimitSeconds; lim != nil && !moderator && age > *lim+editLimitBuffer {
-				return BadRequest("The time limit for editing this message's topic has passed.")
+				return refused("The time limit for editing this message's topic has passed.")
 			}
 		}
 	}
@@ -298,13 +298,13 @@ func (s *Service) checkEdit(ctx context.Context, e *edit, req UpdateMessageReque
 	}
 	if e.to != e.from {
 		if !e.scope.in(realm.CanMoveMessagesBetweenChannelsGroupID) {
-			return BadRequest("You don't have permission to move this message")
+			return refused("You don't have permission to move this message")
 		}
 		if _, err := s.checkCanSendToChannel(ctx, me, e.to); err != nil {
 			return err
 		}
 		if lim := realm.MoveMessagesBetweenStreamsLimitSeconds; lim != nil && !moderator && age > *lim+editLimitBuffer {
-			return BadRequest("The time limit for editing this message's channel has passed")
+			return refused("The time limit for editing this message's channel has passed")
 		}
 	}
 	if e.mode == "change_all" && !moderator && e.moved() && !e.resolved && !e.unresolved {
@@ -352,7 +352,7 @@ func (s *Service) checkChangeAllLimit(ctx context.Context, e *edit) error {
 	if len(allowed) > 0 {
 		first = allowed[0]
 	}
-	return (&Error{Kind: KindInvalid, Code: CodeMoveMessagesTimeLimitExceeded,
+	return (&Error{Kind: KindForbidden, status: statusBadRequest, Code: CodeMoveMessagesTimeLimitExceeded,
 		Msg: fmt.Sprintf("You only have permission to move the %d/%d most recent messages in this topic.", len(allowed), len(msgs))}).
 		With("first_message_id_allowed_to_move", first).
 		With("total_messages_allowed_to_move", len(allowed)).With("total_messages_in_topic", len(msgs))

@@ -79,33 +79,34 @@ func TestEditContent(t *testing.T) {
 
 	dm := send(t, h, alice, chat.SendMessageRequest{Type: "direct", To: chat.ToUsers(bob.ID), Content: "psst"})
 	for _, tc := range []struct {
-		as  chattest.User
-		req chat.UpdateMessageRequest
-		msg string
+		as   chattest.User
+		req  chat.UpdateMessageRequest
+		msg  string
+		kind chat.Kind
 	}{
-		{bob, chat.UpdateMessageRequest{MessageID: id, Content: ptr("mine now")}, "You don't have permission to edit this message"},
-		{alice, chat.UpdateMessageRequest{MessageID: id}, "Nothing to change"},
-		{alice, chat.UpdateMessageRequest{MessageID: id, Topic: ptr("t")}, "Nothing to change"},
-		{alice, chat.UpdateMessageRequest{MessageID: dm, Topic: ptr("x")}, "Direct messages cannot have topics."},
-		{alice, chat.UpdateMessageRequest{MessageID: dm, StreamID: ptr(int64(1))}, "Direct messages cannot be moved to channels."},
-		{alice, chat.UpdateMessageRequest{MessageID: id, Content: ptr("x"), PropagateMode: ptr("change_all")}, "Invalid propagate_mode without topic edit"},
-		{alice, chat.UpdateMessageRequest{MessageID: id, Content: ptr("x"), StreamID: ptr(channelID(t, h, alice, "general") + 1000)}, "Cannot change message content while changing channel"},
-		{alice, chat.UpdateMessageRequest{MessageID: id, Topic: ptr("✔ general chat")}, "General chat cannot be marked as resolved"},
-		{alice, chat.UpdateMessageRequest{MessageID: id, Topic: ptr("x"), PropagateMode: ptr("sideways")}, "Invalid propagate_mode"},
-		{carol, chat.UpdateMessageRequest{MessageID: dm, Content: ptr("x")}, "Invalid message(s)"},
+		{bob, chat.UpdateMessageRequest{MessageID: id, Content: ptr("mine now")}, "You don't have permission to edit this message", chat.KindForbidden},
+		{alice, chat.UpdateMessageRequest{MessageID: id}, "Nothing to change", 0},
+		{alice, chat.UpdateMessageRequest{MessageID: id, Topic: ptr("t")}, "Nothing to change", 0},
+		{alice, chat.UpdateMessageRequest{MessageID: dm, Topic: ptr("x")}, "Direct messages cannot have topics.", 0},
+		{alice, chat.UpdateMessageRequest{MessageID: dm, StreamID: ptr(int64(1))}, "Direct messages cannot be moved to channels.", 0},
+		{alice, chat.UpdateMessageRequest{MessageID: id, Content: ptr("x"), PropagateMode: ptr("change_all")}, "Invalid propagate_mode without topic edit", 0},
+		{alice, chat.UpdateMessageRequest{MessageID: id, Content: ptr("x"), StreamID: ptr(channelID(t, h, alice, "general") + 1000)}, "Cannot change message content while changing channel", 0},
+		{alice, chat.UpdateMessageRequest{MessageID: id, Topic: ptr("✔ general chat")}, "General chat cannot be marked as resolved", 0},
+		{alice, chat.UpdateMessageRequest{MessageID: id, Topic: ptr("x"), PropagateMode: ptr("sideways")}, "Invalid propagate_mode", 0},
+		{carol, chat.UpdateMessageRequest{MessageID: dm, Content: ptr("x")}, "Invalid message(s)", chat.KindNotFound},
 	} {
 		err := editMessage(t, h, tc.as, tc.req)
 		require.Error(t, err, tc.msg)
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, tc.msg)
+		requireError(t, err, orInvalid(tc.kind), chat.CodeBadRequest, tc.msg)
 	}
 	require.NoError(t, editMessage(t, h, alice, chat.UpdateMessageRequest{MessageID: dm, Content: ptr("psst, edited")}))
 	h.Clock.Advance(11 * time.Minute)
 	requireError(t, editMessage(t, h, alice, chat.UpdateMessageRequest{MessageID: dm, Content: ptr("late")}),
-		chat.KindInvalid, chat.CodeBadRequest, "The time limit for editing this message has passed")
+		chat.KindForbidden, chat.CodeBadRequest, "The time limit for editing this message has passed")
 	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{AllowMessageEditing: ptr(false)})
 	require.NoError(t, err)
 	requireError(t, editMessage(t, h, alice, chat.UpdateMessageRequest{MessageID: dm, Content: ptr("x")}),
-		chat.KindInvalid, chat.CodeBadRequest, "Your organization has turned off message editing")
+		chat.KindForbidden, chat.CodeBadRequest, "Your organization has turned off message editing")
 }
 
 func TestMoveTopic(t *testing.T) {
@@ -182,9 +183,9 @@ func TestMoveTopic(t *testing.T) {
 		CanResolveTopicsGroup:             &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &admins}}})
 	require.NoError(t, err)
 	requireError(t, editMessage(t, h, bob, chat.UpdateMessageRequest{MessageID: m[0], Topic: ptr("mine")}),
-		chat.KindInvalid, chat.CodeBadRequest, "You don't have permission to edit this message")
+		chat.KindForbidden, chat.CodeBadRequest, "You don't have permission to edit this message")
 	requireError(t, editMessage(t, h, bob, chat.UpdateMessageRequest{MessageID: m[0], Topic: ptr("✔ new")}),
-		chat.KindInvalid, chat.CodeBadRequest, "You don't have permission to resolve topics.")
+		chat.KindForbidden, chat.CodeBadRequest, "You don't have permission to resolve topics.")
 	require.NoError(t, editMessage(t, h, h.Owner, chat.UpdateMessageRequest{MessageID: m[0], Topic: ptr("owner's")}))
 	everyone := groupID(t, h, "role:everyone")
 	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{
@@ -192,7 +193,7 @@ func TestMoveTopic(t *testing.T) {
 	require.NoError(t, err)
 	h.Clock.Advance(8 * 24 * time.Hour)
 	requireError(t, editMessage(t, h, bob, chat.UpdateMessageRequest{MessageID: m[0], Topic: ptr("late")}),
-		chat.KindInvalid, chat.CodeBadRequest, "The time limit for editing this message's topic has passed.")
+		chat.KindForbidden, chat.CodeBadRequest, "The time limit for editing this message's topic has passed.")
 }
 
 // change_all by a member past the limit for some messages of the topic.
@@ -204,7 +205,7 @@ func TestMoveTimeLimitExceeded(t *testing.T) {
 	h.Clock.Advance(8 * 24 * time.Hour)
 	recent := send(t, h, alice, chat.SendMessageRequest{Type: "channel", To: chat.ToChannel("general"), Topic: ptr("t"), Content: "new"})
 	err := editMessage(t, h, alice, chat.UpdateMessageRequest{MessageID: recent, Topic: ptr("t2"), PropagateMode: ptr("change_all")})
-	e := requireError(t, err, chat.KindInvalid, chat.CodeMoveMessagesTimeLimitExceeded, "You only have permission to move the 1/2 most recent messages in this topic.")
+	e := requireError(t, err, chat.KindForbidden, chat.CodeMoveMessagesTimeLimitExceeded, "You only have permission to move the 1/2 most recent messages in this topic.")
 	assert.Equal(t, recent, e.Fields["first_message_id_allowed_to_move"])
 	assert.Equal(t, 1, e.Fields["total_messages_allowed_to_move"])
 	assert.Equal(t, 2, e.Fields["total_messages_in_topic"])
@@ -232,7 +233,7 @@ func TestMoveBetweenChannels(t *testing.T) {
 	b := channelID(t, h, alice, "b")
 
 	requireError(t, editMessage(t, h, onlyA, chat.UpdateMessageRequest{MessageID: m[0], StreamID: &b}),
-		chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+		chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 	h.Events.Take()
 	require.NoError(t, editMessage(t, h, alice, chat.UpdateMessageRequest{MessageID: m[0], StreamID: &b, PropagateMode: ptr("change_all")}))
 	inB := topicIDs(t, h, both, "b", "t")
@@ -248,7 +249,7 @@ func TestMoveBetweenChannels(t *testing.T) {
 		assert.Equal(t, []string{"read"}, f, "received only in b: read")
 	}
 	_, err := h.Service.GetMessage(ctx, onlyA.Caller, chat.GetMessageRequest{MessageID: m[0]})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
 	u, err := h.Service.GetUnreadMessages(ctx, onlyA.Caller, chat.GetUnreadMessagesRequest{})
 	require.NoError(t, err)
 	assert.Equal(t, 0, u.Count, "moved away from onlyA")
@@ -272,7 +273,7 @@ func TestMoveBetweenChannels(t *testing.T) {
 	require.NoError(t, err)
 	a := channelID(t, h, alice, "a")
 	requireError(t, editMessage(t, h, both, chat.UpdateMessageRequest{MessageID: m[0], StreamID: &a}),
-		chat.KindInvalid, chat.CodeBadRequest, "You don't have permission to move this message")
+		chat.KindForbidden, chat.CodeBadRequest, "You don't have permission to move this message")
 }
 
 func TestDeleteMessage(t *testing.T) {
@@ -290,7 +291,7 @@ func TestDeleteMessage(t *testing.T) {
 		_, err := h.Service.DeleteMessage(ctx, u.Caller, chat.DeleteMessageRequest{MessageID: id})
 		return err
 	}
-	requireError(t, del(bob, first), chat.KindInvalid, chat.CodeBadRequest, "You don't have permission to delete this message")
+	requireError(t, del(bob, first), chat.KindForbidden, chat.CodeBadRequest, "You don't have permission to delete this message")
 	h.Events.Take()
 	require.NoError(t, del(alice, first))
 	evs := h.Events.Take()
@@ -302,8 +303,8 @@ func TestDeleteMessage(t *testing.T) {
 	}
 	assert.Equal(t, chat.DeleteMessageEvent{MessageIDs: []int64{first}, MessageType: "stream", StreamID: ptr(channelID(t, h, alice, "general")), Topic: ptr("t")}, dev)
 	_, err = h.Service.GetMessage(ctx, bob.Caller, chat.GetMessageRequest{MessageID: first})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
-	requireError(t, del(alice, first), chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, del(alice, first), chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
 	ch, err := h.Service.GetChannel(ctx, alice.Caller, chat.GetChannelRequest{StreamID: channelID(t, h, alice, "general")})
 	require.NoError(t, err)
 	assert.Equal(t, second, *ch.Stream.FirstMessageID, "the channel's first message moved on")
@@ -311,7 +312,7 @@ func TestDeleteMessage(t *testing.T) {
 	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{MessageContentDeleteLimitSeconds: timeLimit(t, "60")})
 	require.NoError(t, err)
 	h.Clock.Advance(2 * time.Minute)
-	requireError(t, del(alice, second), chat.KindInvalid, chat.CodeBadRequest, "The time limit for deleting this message has passed")
+	requireError(t, del(alice, second), chat.KindForbidden, chat.CodeBadRequest, "The time limit for deleting this message has passed")
 	require.NoError(t, del(h.Owner, second), "administrators may delete any message")
 }
 
@@ -349,9 +350,9 @@ func TestReadReceipts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{bob.ID}, receipts(alice))
 	_, err = h.Service.GetReadReceipts(ctx, outsider.Caller, chat.GetReadReceiptsRequest{MessageID: id})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
 	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{EnableReadReceipts: ptr(false)})
 	require.NoError(t, err)
 	_, err = h.Service.GetReadReceipts(ctx, bob.Caller, chat.GetReadReceiptsRequest{MessageID: id})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Read receipts are disabled in this organization.")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Read receipts are disabled in this organization.")
 }

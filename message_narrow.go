@@ -61,7 +61,7 @@ func (r *narrowResolver) fail(err error) {
 }
 
 func (r *narrowResolver) ChannelByName(name string) (int64, bool) {
-	ch, err := r.s.store.GetStreamByName(r.ctx, r.realm.ID, strings.TrimSpace(name))
+	ch, err := r.s.channelByName(r.ctx, r.realm.ID, strings.TrimSpace(name))
 	r.fail(err)
 	if err != nil {
 		return 0, false
@@ -103,7 +103,7 @@ func narrowError(err error) error {
 	}
 	switch ne.Code {
 	case narrow.CodeBadNarrow:
-		return &Error{Kind: KindInvalid, Code: "BAD_NARROW", Msg: ne.Msg, Fields: map[string]any{"desc": ne.Desc}}
+		return &Error{Kind: KindInvalid, status: statusBadRequest, Code: "BAD_NARROW", Msg: ne.Msg, Fields: map[string]any{"desc": ne.Desc}}
 	case narrow.CodeUnauthorized:
 		return Unauthorized(ne.Msg)
 	}
@@ -116,7 +116,7 @@ func errNarrowNotYet(t narrow.Term) error {
 	if t.Negated {
 		desc = fmt.Sprintf("negated '%s' is not supported by this server yet", t.Operator)
 	}
-	return &Error{Kind: KindInvalid, Code: "BAD_NARROW", Msg: "Invalid narrow operator: " + desc, Fields: map[string]any{"desc": desc}}
+	return &Error{Kind: KindInvalid, status: statusBadRequest, Code: "BAD_NARROW", Msg: "Invalid narrow operator: " + desc, Fields: map[string]any{"desc": desc}}
 }
 
 // compileNarrow turns the narrow into the reader's scope and filter. With

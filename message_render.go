@@ -338,7 +338,7 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 			return s.internal(ctx, "send message", err)
 		}
 		if n > wildcardMentionThreshold {
-			return &Error{Kind: KindInvalid, Code: CodeStreamWildcardMentionNotAllowed,
+			return &Error{Kind: KindForbidden, status: statusBadRequest, Code: CodeStreamWildcardMentionNotAllowed,
 				Msg: "You do not have permission to use channel wildcard mentions in this channel."}
 		}
 	}
@@ -352,7 +352,7 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 			o.mentions.topicParticipants[id] = true
 		}
 		if len(o.mentions.topicParticipants) > wildcardMentionThreshold && !manyAllowed {
-			return &Error{Kind: KindInvalid, Code: CodeTopicWildcardMentionNotAllowed,
+			return &Error{Kind: KindForbidden, status: statusBadRequest, Code: CodeTopicWildcardMentionNotAllowed,
 				Msg: "You do not have permission to use topic wildcard mentions in this topic."}
 		}
 	}
@@ -363,7 +363,7 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 		}
 		for _, g := range groups {
 			if !scope.in(g.CanMentionGroupID) {
-				return BadRequest("You are not allowed to mention user group '%s'.", g.Name)
+				return refused("You are not allowed to mention user group '%s'.", g.Name)
 			}
 		}
 		for _, g := range groups {

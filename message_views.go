@@ -288,7 +288,7 @@ type GetMessageResponse struct {
 	RawContent string `json:"raw_content"`
 }
 
-var errInvalidMessage = BadRequest("Invalid message(s)")
+var errInvalidMessage = noSuch("Invalid message(s)")
 
 // GetMessage returns one message the caller may read, with their flags;
 // a missing message and one they may not read answer alike.

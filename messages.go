@@ -244,7 +244,7 @@ func (s *Service) normalizeTopic(topic string) (string, error) {
 // the older way, "subject" (not both).
 func topicParam(topic, subject *string) (*string, error) {
 	if topic != nil && subject != nil {
-		return nil, (&Error{Kind: KindInvalid, Code: CodeRequestConfusingVar,
+		return nil, (&Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeRequestConfusingVar,
 			Msg: "Can't decide between 'topic' and 'subject' arguments"}).With("var_name1", "topic").With("var_name2", "subject")
 	}
 	if topic == nil {
@@ -370,7 +370,7 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 	if byID {
 		ch, err = s.channelByID(ctx, o.realm.ID, id)
 		if errors.Is(err, storage.ErrNotFound) {
-			return (&Error{Kind: KindInvalid, Code: CodeStreamDoesNotExist,
+			return (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeStreamDoesNotExist,
 				Msg: fmt.Sprintf("Channel with ID '%d' does not exist", id)}).With("stream_id", id)
 		}
 	} else {
@@ -378,9 +378,9 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 		if err != nil {
 			return err
 		}
-		ch, err = s.store.GetStreamByName(ctx, o.realm.ID, name)
+		ch, err = s.channelByName(ctx, o.realm.ID, name)
 		if errors.Is(err, storage.ErrNotFound) {
-			return (&Error{Kind: KindInvalid, Code: CodeStreamDoesNotExist,
+			return (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeStreamDoesNotExist,
 				Msg: fmt.Sprintf("Channel '%s' does not exist", name)}).With("stream", name)
 		}
 	}
@@ -426,15 +426,15 @@ func (s *Service) checkCanSendToChannel(ctx context.Context, me *storage.User, c
 	}
 	if !ok {
 		if owner == nil {
-			return nil, BadRequest("You do not have permission to post in this channel.")
+			return nil, refused("You do not have permission to post in this channel.")
 		}
 		if ok, _, err = inGroup(owner); err != nil {
 			return nil, err
 		} else if !ok {
-			return nil, BadRequest("You do not have permission to post in this channel.")
+			return nil, refused("You do not have permission to post in this channel.")
 		}
 	}
-	errNotAuthorized := BadRequest("Not authorized to send to channel '%s'", ch.Name)
+	errNotAuthorized := refused("Not authorized to send to channel '%s'", ch.Name)
 	if ch.IsArchived {
 		return nil, errNotAuthorized
 	}
@@ -488,8 +488,8 @@ func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
 	for _, email := range emails {
 		u, err := s.userByAPIOrRealEmail(ctx, o.realm, o.me, email)
 		if err != nil {
-			if AsError(err) == errNoSuchUser {
-				return BadRequest("Invalid email '%s'", email)
+			if errors.Is(err, errNoSuchUser) {
+				return noSuch("Invalid email '%s'", email)
 			}
 			return err
 		}
@@ -501,7 +501,7 @@ func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
 			return s.internal(ctx, "send message", err)
 		}
 		if missing, ok := firstMissing(ids, found, func(u storage.User) int64 { return u.ID }); ok {
-			return BadRequest("Invalid user ID %d", missing)
+			return noSuch("Invalid user ID %d", missing)
 		}
 		for i := range found {
 			users = append(users, &found[i])
@@ -578,9 +578,9 @@ func (s *Service) checkCanSendDirect(ctx context.Context, o *outgoing, participa
 		}
 		if !allowed {
 			if nameOf(permission) == GroupNobody {
-				return BadRequest("Direct messages are disabled in this organization.")
+				return refused("Direct messages are disabled in this organization.")
 			}
-			return BadRequest("This conversation does not include any users who can authorize it.")
+			return refused("This conversation does not include any users who can authorize it.")
 		}
 	}
 	if initiator := o.realm.DirectMessageInitiatorGroupID; nameOf(initiator) != GroupEveryone {
@@ -591,7 +591,7 @@ func (s *Service) checkCanSendDirect(ctx context.Context, o *outgoing, participa
 		// Replying in a conversation that already has messages is fine.
 		conv, err := s.store.FindDirectConversation(ctx, o.realm.ID, participants)
 		if errors.Is(err, storage.ErrNotFound) {
-			return BadRequest("You do not have permission to initiate direct message conversations.")
+			return refused("You do not have permission to initiate direct message conversations.")
 		} else if err != nil {
 			return s.internal(ctx, "send message", err)
 		}
@@ -601,7 +601,7 @@ func (s *Service) checkCanSendDirect(ctx context.Context, o *outgoing, participa
 			return s.internal(ctx, "send message", err)
 		}
 		if len(older) == 0 {
-			return BadRequest("You do not have permission to initiate direct message conversations.")
+			return refused("You do not have permission to initiate direct message conversations.")
 		}
 	}
 	return nil
@@ -833,11 +833,8 @@ func (s *Service) autoTopicPolicy(ctx context.Context, st storage.Store, o *outg
 		return 0, nil
 	}
 	m := &o.msg
-	current := TopicPolicyNone
-	ut, err := st.GetUserTopic(ctx, o.realm.ID, o.me.ID, o.channel.ID, m.Topic)
-	if err == nil {
-		current = ut.VisibilityPolicy
-	} else if !errors.Is(err, storage.ErrNotFound) {
+	current, err := s.topicPolicy(ctx, st, o.realm.ID, o.me.ID, o.channel.ID, m.Topic)
+	if err != nil {
 		return 0, err
 	}
 	if current == TopicPolicyFollowed {

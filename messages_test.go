@@ -94,29 +94,30 @@ func TestSendChannelMessageErrors(t *testing.T) {
 		msg  string
 		// fields are the error's extra wire members.
 		fields map[string]any
+		kind   chat.Kind
 	}{
-		{"bad type", chat.SendMessageRequest{Type: "stream_message", To: to("general"), Topic: ptr("t"), Content: "x"}, chat.CodeBadRequest, "Invalid type", nil},
+		{"bad type", chat.SendMessageRequest{Type: "stream_message", To: to("general"), Topic: ptr("t"), Content: "x"}, chat.CodeBadRequest, "Invalid type", nil, 0},
 		{"topic and subject", chat.SendMessageRequest{Type: "channel", To: to("general"), Topic: ptr("t"), Subject: ptr("t"), Content: "x"},
-			chat.CodeRequestConfusingVar, "Can't decide between 'topic' and 'subject' arguments", map[string]any{"var_name1": "topic", "var_name2": "subject"}},
-		{"no channel", chat.SendMessageRequest{Type: "channel", Topic: ptr("t"), Content: "x"}, chat.CodeBadRequest, "Missing channel", nil},
-		{"no topic", chat.SendMessageRequest{Type: "channel", To: to("general"), Content: "x"}, chat.CodeBadRequest, "Missing topic", nil},
-		{"two channels", chat.SendMessageRequest{Type: "channel", To: to(`["a","b"]`), Topic: ptr("t"), Content: "x"}, chat.CodeBadRequest, "Expected exactly one channel", nil},
-		{"object", chat.SendMessageRequest{Type: "channel", To: to(`{"a":1}`), Topic: ptr("t"), Content: "x"}, chat.CodeBadRequest, "Invalid data type for channel", nil},
-		{"empty content", chat.SendMessageRequest{Type: "channel", To: to("general"), Topic: ptr("t"), Content: " \n\t "}, chat.CodeBadRequest, "Message must not be empty", nil},
-		{"NUL", chat.SendMessageRequest{Type: "channel", To: to("general"), Topic: ptr("t"), Content: "a\x00b"}, chat.CodeBadRequest, "Message must not contain null bytes", nil},
-		{"bad topic", chat.SendMessageRequest{Type: "channel", To: to("general"), Topic: ptr("a\x07b"), Content: "x"}, chat.CodeBadRequest, "Invalid character in topic, at position 2!", nil},
-		{"empty name", chat.SendMessageRequest{Type: "channel", To: to(" "), Topic: ptr("t"), Content: "x"}, chat.CodeBadRequest, "Channel name can't be empty.", nil},
-		{"empty JSON name", chat.SendMessageRequest{Type: "channel", To: to(`[""]`), Topic: ptr("t"), Content: "x"}, chat.CodeBadRequest, "Channel name can't be empty.", nil},
+			chat.CodeRequestConfusingVar, "Can't decide between 'topic' and 'subject' arguments", map[string]any{"var_name1": "topic", "var_name2": "subject"}, 0},
+		{"no channel", chat.SendMessageRequest{Type: "channel", Topic: ptr("t"), Content: "x"}, chat.CodeBadRequest, "Missing channel", nil, 0},
+		{"no topic", chat.SendMessageRequest{Type: "channel", To: to("general"), Content: "x"}, chat.CodeBadRequest, "Missing topic", nil, 0},
+		{"two channels", chat.SendMessageRequest{Type: "channel", To: to(`["a","b"]`), Topic: ptr("t"), Content: "x"}, chat.CodeBadRequest, "Expected exactly one channel", nil, 0},
+		{"object", chat.SendMessageRequest{Type: "channel", To: to(`{"a":1}`), Topic: ptr("t"), Content: "x"}, chat.CodeBadRequest, "Invalid data type for channel", nil, 0},
+		{"empty content", chat.SendMessageRequest{Type: "channel", To: to("general"), Topic: ptr("t"), Content: " \n\t "}, chat.CodeBadRequest, "Message must not be empty", nil, 0},
+		{"NUL", chat.SendMessageRequest{Type: "channel", To: to("general"), Topic: ptr("t"), Content: "a\x00b"}, chat.CodeBadRequest, "Message must not contain null bytes", nil, 0},
+		{"bad topic", chat.SendMessageRequest{Type: "channel", To: to("general"), Topic: ptr("a\x07b"), Content: "x"}, chat.CodeBadRequest, "Invalid character in topic, at position 2!", nil, 0},
+		{"empty name", chat.SendMessageRequest{Type: "channel", To: to(" "), Topic: ptr("t"), Content: "x"}, chat.CodeBadRequest, "Channel name can't be empty.", nil, 0},
+		{"empty JSON name", chat.SendMessageRequest{Type: "channel", To: to(`[""]`), Topic: ptr("t"), Content: "x"}, chat.CodeBadRequest, "Channel name can't be empty.", nil, 0},
 		{"channel 0", chat.SendMessageRequest{Type: "channel", To: to("0"), Topic: ptr("t"), Content: "x"},
-			chat.CodeStreamDoesNotExist, "Channel with ID '0' does not exist", map[string]any{"stream_id": int64(0)}},
+			chat.CodeStreamDoesNotExist, "Channel with ID '0' does not exist", map[string]any{"stream_id": int64(0)}, chat.KindNotFound},
 		{"missing name", chat.SendMessageRequest{Type: "channel", To: to("nope"), Topic: ptr("t"), Content: "x"},
-			chat.CodeStreamDoesNotExist, "Channel 'nope' does not exist", map[string]any{"stream": "nope"}},
+			chat.CodeStreamDoesNotExist, "Channel 'nope' does not exist", map[string]any{"stream": "nope"}, chat.KindNotFound},
 		{"missing ID", chat.SendMessageRequest{Type: "channel", To: chat.ToChannelID(id + 100), Topic: ptr("t"), Content: "x"},
-			chat.CodeStreamDoesNotExist, fmt.Sprintf("Channel with ID '%d' does not exist", id+100), map[string]any{"stream_id": id + 100}},
+			chat.CodeStreamDoesNotExist, fmt.Sprintf("Channel with ID '%d' does not exist", id+100), map[string]any{"stream_id": id + 100}, chat.KindNotFound},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := h.Service.SendMessage(ctx, alice.Caller, c.req)
-			e := requireError(t, err, chat.KindInvalid, c.code, c.msg)
+			e := requireError(t, err, orInvalid(c.kind), c.code, c.msg)
 			for k, v := range c.fields {
 				assert.Equal(t, v, e.Fields[k], k)
 			}
@@ -171,7 +172,7 @@ func TestSendChannelMessagePermissions(t *testing.T) {
 		if c.msg == "" {
 			assert.NoError(t, err, "user %d to %d", c.who.ID, c.channel)
 		} else {
-			requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, c.msg)
+			requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, c.msg)
 		}
 	}
 }
@@ -194,7 +195,7 @@ func TestSendDirectMessage(t *testing.T) {
 	}, m.DisplayRecipient)
 	assert.Empty(t, m.Flags, "unread for bob")
 	_, err := h.Service.GetMessage(ctx, carol.Caller, chat.GetMessageRequest{MessageID: one})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
 
 	// The same conversation whatever the form of "to".
 	for _, to := range []string{fmt.Sprintf(`["%s"]`, strings.ToUpper(bob.Email)), bob.Email, fmt.Sprintf(" %s , ,%s", bob.Email, bob.Email)} {
@@ -219,19 +220,20 @@ func TestSendDirectMessage(t *testing.T) {
 	h.Deactivate(t, gone)
 	for _, c := range []struct {
 		to, msg string
+		kind    chat.Kind
 	}{
-		{"[]", "Message must have recipients"},
-		{"", "Message must have recipients"},
-		{`{"a": 1}`, "Invalid data type for recipients"},
-		{fmt.Sprintf(`[%d, "%s"]`, bob.ID, bob.Email), "Recipient lists may contain emails or user IDs, but not both."},
-		{fmt.Sprintf(`["%s", %d]`, bob.Email, bob.ID), "Recipient lists may contain emails or user IDs, but not both."},
-		{"[true]", "Invalid data type for recipients"},
-		{"nobody@example.com", "Invalid email 'nobody@example.com'"},
-		{"[999999]", "Invalid user ID 999999"},
-		{fmt.Sprintf("[%d]", gone.ID), fmt.Sprintf("'%s' is no longer using Zulip.", gone.Email)},
+		{"[]", "Message must have recipients", 0},
+		{"", "Message must have recipients", 0},
+		{`{"a": 1}`, "Invalid data type for recipients", 0},
+		{fmt.Sprintf(`[%d, "%s"]`, bob.ID, bob.Email), "Recipient lists may contain emails or user IDs, but not both.", 0},
+		{fmt.Sprintf(`["%s", %d]`, bob.Email, bob.ID), "Recipient lists may contain emails or user IDs, but not both.", 0},
+		{"[true]", "Invalid data type for recipients", 0},
+		{"nobody@example.com", "Invalid email 'nobody@example.com'", chat.KindNotFound},
+		{"[999999]", "Invalid user ID 999999", chat.KindNotFound},
+		{fmt.Sprintf("[%d]", gone.ID), fmt.Sprintf("'%s' is no longer using Zulip.", gone.Email), 0},
 	} {
 		_, err := h.Service.SendMessage(ctx, alice.Caller, chat.SendMessageRequest{Type: "direct", To: &c.to, Content: "x"})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, c.msg)
+		requireError(t, err, orInvalid(c.kind), chat.CodeBadRequest, c.msg)
 	}
 	_, err = h.Service.SendMessage(ctx, alice.Caller, chat.SendMessageRequest{Type: "direct", Content: "x"})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Message must have recipients")
@@ -261,7 +263,7 @@ func TestReadChannelMessageAccess(t *testing.T) {
 	invalid := func(who chattest.User, id int64) {
 		t.Helper()
 		_, err := h.Service.GetMessage(ctx, who.Caller, chat.GetMessageRequest{MessageID: id})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
 	}
 	// A public channel's history is open to members, not to guests.
 	assert.Equal(t, []string{"read", "historical"}, getMessage(t, h, bob, inPublic).Flags)
@@ -348,7 +350,7 @@ func TestDirectMessagePolicy(t *testing.T) {
 	require.NoError(t, dm(alice, bob.ID))
 
 	setPolicy(chat.GroupAdministrators, chat.GroupEveryone)
-	requireError(t, dm(alice, bob.ID), chat.KindInvalid, chat.CodeBadRequest, "This conversation does not include any users who can authorize it.")
+	requireError(t, dm(alice, bob.ID), chat.KindForbidden, chat.CodeBadRequest, "This conversation does not include any users who can authorize it.")
 	assert.NoError(t, dm(alice, admin.ID), "an administrator takes part")
 	assert.NoError(t, dm(alice, bob.ID, admin.ID), "a group DM with an administrator")
 	assert.NoError(t, dm(admin, bob.ID))
@@ -357,11 +359,11 @@ func TestDirectMessagePolicy(t *testing.T) {
 	assert.NoError(t, dm(bot, bob.ID), "bots may")
 
 	setPolicy(chat.GroupNobody, chat.GroupEveryone)
-	requireError(t, dm(alice, admin.ID), chat.KindInvalid, chat.CodeBadRequest, "Direct messages are disabled in this organization.")
+	requireError(t, dm(alice, admin.ID), chat.KindForbidden, chat.CodeBadRequest, "Direct messages are disabled in this organization.")
 
 	setPolicy(chat.GroupEveryone, chat.GroupAdministrators)
 	carol := h.NewUser(t, chat.RoleMember)
-	requireError(t, dm(alice, carol.ID), chat.KindInvalid, chat.CodeBadRequest, "You do not have permission to initiate direct message conversations.")
+	requireError(t, dm(alice, carol.ID), chat.KindForbidden, chat.CodeBadRequest, "You do not have permission to initiate direct message conversations.")
 	assert.NoError(t, dm(alice, bob.ID), "alice and bob's conversation already has messages")
 	assert.NoError(t, dm(admin, carol.ID), "an administrator starts one")
 	assert.NoError(t, dm(carol, admin.ID), "and carol may answer")

@@ -53,16 +53,9 @@ func mutedUsers(ctx context.Context, st storage.Store, realmID, userID int64) ([
 // mutedSenders is the set of users userID muted (cached with the
 // callers: a mute is a write that refreshes them).
 func (s *Service) mutedSenders(ctx context.Context, realmID, userID int64) (map[int64]bool, error) {
-	if m, ok := cacheGet(s.callers, s.callers.mutes, realmID, userID); ok {
-		return m, nil
-	}
-	gen := s.callers.generation(realmID)
-	set, err := muteSet(ctx, s.store, realmID, userID)
-	if err != nil {
-		return nil, err
-	}
-	cachePut(s.callers, s.callers.mutes, gen, realmID, userID, set)
-	return set, nil
+	return s.callers.mutes.Load(realmID, userID, func() (map[int64]bool, error) {
+		return muteSet(ctx, s.store, realmID, userID)
+	})
 }
 
 // muteSet reads the users userID muted, as a set.
@@ -99,7 +92,7 @@ func (s *Service) muteTarget(ctx context.Context, c Caller, id int64) (*storage.
 	}
 	target, err := s.store.GetUser(ctx, realm.ID, id)
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil, nil, BadRequest("No such user")
+		return nil, nil, nil, noSuch("No such user")
 	}
 	if err != nil {
 		return nil, nil, nil, s.internal(ctx, "mute user", err)
@@ -121,7 +114,7 @@ func (s *Service) MuteUser(ctx context.Context, c Caller, req MuteUserRequest) (
 		}
 		err := w.AddUserMute(ctx, &storage.UserMute{RealmID: realm.ID, UserID: me.ID, MutedUserID: target.ID, DateMuted: s.nowUnix()})
 		if errors.Is(err, storage.ErrConflict) {
-			return BadRequest("User already muted")
+			return clash("User already muted")
 		}
 		if err != nil {
 			return err
@@ -144,7 +137,7 @@ func (s *Service) UnmuteUser(ctx context.Context, c Caller, req MuteUserRequest)
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
 		err := w.RemoveUserMute(ctx, realm.ID, me.ID, target.ID)
 		if errors.Is(err, storage.ErrNotFound) {
-			return BadRequest("User is not muted")
+			return noSuch("User is not muted")
 		}
 		if err != nil {
 			return err
@@ -202,16 +195,9 @@ func (s *Service) markReadFrom(ctx context.Context, w *writeTx, realm *storage.R
 // mute is a write that refreshes them), reading from st: the write
 // transaction that needs them.
 func (s *Service) muters(ctx context.Context, st storage.Store, realmID, sender int64) ([]int64, error) {
-	if ids, ok := cacheGet(s.callers, s.callers.muters, realmID, sender); ok {
-		return ids, nil
-	}
-	gen := s.callers.generation(realmID)
-	ids, err := st.ListMuters(ctx, realmID, sender)
-	if err != nil {
-		return nil, err
-	}
-	cachePut(s.callers, s.callers.muters, gen, realmID, sender, ids)
-	return ids, nil
+	return s.callers.muters.Load(realmID, sender, func() ([]int64, error) {
+		return st.ListMuters(ctx, realmID, sender)
+	})
 }
 
 // applyMutes finds the recipients who muted the sender (usually nobody;

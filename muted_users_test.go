@@ -48,9 +48,9 @@ func TestMuteUserStates(t *testing.T) {
 		return err
 	}
 	requireError(t, mute(alice.ID), chat.KindInvalid, chat.CodeBadRequest, "Cannot mute self")
-	requireError(t, mute(999999), chat.KindInvalid, chat.CodeBadRequest, "No such user")
-	requireError(t, mute(stranger.ID), chat.KindInvalid, chat.CodeBadRequest, "No such user")
-	requireError(t, unmute(bob.ID), chat.KindInvalid, chat.CodeBadRequest, "User is not muted")
+	requireError(t, mute(999999), chat.KindNotFound, chat.CodeBadRequest, "No such user")
+	requireError(t, mute(stranger.ID), chat.KindNotFound, chat.CodeBadRequest, "No such user")
+	requireError(t, unmute(bob.ID), chat.KindNotFound, chat.CodeBadRequest, "User is not muted")
 	require.Empty(t, takeEvents(t, h), "refusals change nothing")
 
 	t0 := h.Clock.Now().Unix()
@@ -58,7 +58,7 @@ func TestMuteUserStates(t *testing.T) {
 	ev := only(t, takeEvents(t, h), "muted_users", "")
 	assert.Equal(t, []int64{alice.ID}, ev.To, "only the muter is told")
 	assert.Equal(t, []any{map[string]any{"id": float64(bob.ID), "timestamp": float64(t0)}}, ev.JSON["muted_users"])
-	requireError(t, mute(bob.ID), chat.KindInvalid, chat.CodeBadRequest, "User already muted")
+	requireError(t, mute(bob.ID), chat.KindConflict, chat.CodeBadRequest, "User already muted")
 
 	// Bots and deactivated users can be muted too; the event carries the
 	// whole list.
@@ -74,7 +74,7 @@ func TestMuteUserStates(t *testing.T) {
 	require.NoError(t, unmute(bot.ID))
 	ev = only(t, takeEvents(t, h), "muted_users", "")
 	assert.Len(t, ev.JSON["muted_users"], 2)
-	requireError(t, unmute(bot.ID), chat.KindInvalid, chat.CodeBadRequest, "User is not muted")
+	requireError(t, unmute(bot.ID), chat.KindNotFound, chat.CodeBadRequest, "User is not muted")
 }
 
 // Muting marks the target's messages read; while it lasts their new

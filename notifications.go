@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/teamchat/chat/internal/loop"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -70,7 +71,7 @@ func WithNotifier(n Notifier) Option {
 // between looks at the pending notifications (default 5 s; sends through
 // this Service wake it at once).
 func WithNotificationInterval(d time.Duration) Option {
-	return func(s *Service) { s.shared.notify.every = d }
+	return func(s *Service) { s.shared.notify.Every = d }
 }
 
 // NotificationConversation is where the notified messages are.
@@ -175,10 +176,10 @@ const (
 // notifyState is RunNotifications' notifier and loop.
 type notifyState struct {
 	notifier Notifier
-	pollLoop
+	loop.Loop
 }
 
-func (s *Service) wakeNotifications() { s.shared.notify.poke() }
+func (s *Service) wakeNotifications() { s.shared.notify.Poke() }
 
 // notifyCase is what decides whether a message notifies one recipient.
 type notifyCase struct {
@@ -566,32 +567,20 @@ func (s *Service) isAway(ctx context.Context, realm *storage.Realm, user *storag
 	}
 	times := presenceTimes{}
 	if len(rows) > 0 {
-		times = presenceTimes{active: rows[0].LastActive, connected: rows[0].LastConnected}
+		times = presenceTimes{Active: rows[0].LastActive, Connected: rows[0].LastConnected}
 	}
-	b := s.shared.presence
-	b.mu.Lock()
-	if known, ok := b.known[presenceKey{realm.ID, userID}]; ok {
-		times = times.merge(known)
+	if held, ok := s.shared.presence.Held(presenceKey(realm.ID, userID)); ok {
+		times = times.Merge(held)
 	}
-	b.mu.Unlock()
-	return times.active == nil || s.nowUnix()-*times.active > presenceOfflineThresholdSeconds, nil
+	return times.Active == nil || s.nowUnix()-*times.Active > presenceOfflineThresholdSeconds, nil
 }
 
 // userHasMessageQueue reports whether the user has an event queue on this
 // server that accepts message events (the reference's accepts_messages).
 func (s *Service) userHasMessageQueue(realmID, userID int64) bool {
-	for _, q := range s.shared.hub.list(realmID) {
-		if q.userID != userID || q.opts.eventTypes != nil && !q.opts.eventTypes["message"] {
-			continue
-		}
-		q.mu.Lock()
-		live := !q.dropped
-		q.mu.Unlock()
-		if live {
-			return true
-		}
-	}
-	return false
+	return s.shared.hub.UserHasQueue(realmID, userID, func(o *queueOptions) bool {
+		return o.eventTypes == nil || o.eventTypes["message"]
+	})
 }
 
 // errNotificationClaimLost rolls back a transaction of a deliverer whose

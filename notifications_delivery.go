@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamchat/chat/internal/loop"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -51,7 +52,7 @@ func (s *Service) RunNotifications(ctx context.Context) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	return s.shared.notify.run(ctx, defaultNotifyInterval, func(ctx context.Context) time.Duration {
+	return s.shared.notify.Run(ctx, defaultNotifyInterval, func(ctx context.Context) time.Duration {
 		if _, claimed, _ := s.notificationRound(ctx); claimed {
 			return 0 // more may be due
 		}
@@ -62,7 +63,7 @@ func (s *Service) RunNotifications(ctx context.Context) error {
 		case ok:
 			return max(time.Unix(at, 0).Sub(s.now()), 10*time.Millisecond)
 		}
-		return noSooner
+		return loop.NoSooner
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamchat/chat/internal/loop"
 	"github.com/teamchat/chat/markdown"
 	"github.com/teamchat/chat/storage"
 )
@@ -128,7 +129,7 @@ func WithWebhookDeliverer(d WebhookDeliverer) Option {
 // WithWebhookInterval sets how long RunWebhooks waits at most between looks
 // at the outbox (default 5 s).
 func WithWebhookInterval(d time.Duration) Option {
-	return func(s *Service) { s.shared.webhooks.every = d }
+	return func(s *Service) { s.shared.webhooks.Every = d }
 }
 
 // webhookState is RunWebhooks' deliverer and loop.
@@ -136,10 +137,10 @@ type webhookState struct {
 	deliverer WebhookDeliverer
 	// budget is webhookAttemptBudget (set by New; tests shorten it).
 	budget time.Duration
-	pollLoop
+	loop.Loop
 }
 
-func (s *Service) wakeWebhooks() { s.shared.webhooks.poke() }
+func (s *Service) wakeWebhooks() { s.shared.webhooks.Poke() }
 
 // botService is a bot's service as GET /bots and realm_bot events show it.
 type botService struct {
@@ -274,7 +275,7 @@ func isOutgoingBot(u *storage.User) bool {
 // then it returns ctx's error. Run starts it; several loops, on this
 // server or others sharing the database, deliver each trigger once.
 func (s *Service) RunWebhooks(ctx context.Context) error {
-	return s.shared.webhooks.run(ctx, defaultWebhookInterval, func(ctx context.Context) time.Duration {
+	return s.shared.webhooks.Run(ctx, defaultWebhookInterval, func(ctx context.Context) time.Duration {
 		if n, _ := s.DeliverDueWebhooks(ctx); n == webhookBatch { // failures are logged where they happen
 			return 0 // more may be due
 		}
@@ -285,7 +286,7 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 		case ok:
 			return max(time.Unix(at, 0).Sub(s.now()), 10*time.Millisecond)
 		}
-		return noSooner
+		return loop.NoSooner
 	})
 }
 

@@ -206,13 +206,9 @@ func (s *Service) RemovePlayground(ctx context.Context, c Caller, req RemovePlay
 	return &EmptyResponse{}, nil
 }
 
+// emitPlaygrounds tells everyone the organization's new playground list.
 func (s *Service) emitPlaygrounds(ctx context.Context, w *writeTx, realmID int64) error {
-	list, err := s.realmPlaygrounds(ctx, w, realmID)
-	if err != nil {
-		return err
-	}
-	w.emit(everyone, RealmPlaygroundsEvent{RealmPlaygrounds: list})
-	return nil
+	return emitWholeList(ctx, w, realmID, s.realmPlaygrounds, func(l []Playground) EventBody { return RealmPlaygroundsEvent{RealmPlaygrounds: l} })
 }
 
 // realmPlaygrounds lists the organization's playgrounds by ID, as

@@ -99,14 +99,14 @@ func TestPlaygroundsPermissions(t *testing.T) {
 	takeEvents(t, h)
 	for _, u := range others {
 		_, err := h.Service.AddPlayground(ctx, u.Caller, chat.AddPlaygroundRequest{Name: "Mine", PygmentsLanguage: "Go", URLTemplate: "{code}"})
-		requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+		requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 		_, err = h.Service.RemovePlayground(ctx, u.Caller, chat.RemovePlaygroundRequest{PlaygroundID: id})
-		requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+		requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 		// Even with invalid input the role is checked first.
 		_, err = h.Service.AddPlayground(ctx, u.Caller, chat.AddPlaygroundRequest{PygmentsLanguage: "a$b"})
-		requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+		requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 		_, err = h.Service.RemovePlayground(ctx, u.Caller, chat.RemovePlaygroundRequest{PlaygroundID: id + 1000})
-		requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+		requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 	}
 	assert.Empty(t, takeEvents(t, h))
 	c := register(t, h, member, chat.RegisterRequest{FetchEventTypes: &[]string{"realm_playgrounds"}})
@@ -116,7 +116,7 @@ func TestPlaygroundsPermissions(t *testing.T) {
 	_, err := h.Service.UpdateUser(ctx, h.Owner.Caller, chat.UpdateUserRequest{UserID: admin.ID, UserUpdate: chat.UserUpdate{Role: ptr(chat.RoleMember)}})
 	require.NoError(t, err)
 	_, err = h.Service.RemovePlayground(ctx, admin.Caller, chat.RemovePlaygroundRequest{PlaygroundID: id})
-	requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+	requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 }
 
 // The reference's validation, each error with its text (and, for the

@@ -59,7 +59,7 @@ func (s *Service) GetUserStatus(ctx context.Context, c Caller, req GetUserStatus
 	}
 	target, err := s.store.GetUser(ctx, realm.ID, req.UserID)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && !target.IsActive {
-		return nil, BadRequest("No such user")
+		return nil, noSuch("No such user")
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "get user status", err)
@@ -265,11 +265,11 @@ func (PresenceEvent) EventType() string { return "presence" }
 // set is the user's date_joined.
 func presenceDefaults(t presenceTimes, dateJoined int64) (active, connected int64) {
 	active, connected = dateJoined, dateJoined
-	if t.active != nil {
-		active = *t.active
+	if t.Active != nil {
+		active = *t.Active
 	}
-	if t.connected != nil {
-		connected = *t.connected
+	if t.Connected != nil {
+		connected = *t.Connected
 	}
 	return active, connected
 }
@@ -336,7 +336,7 @@ func (s *Service) presences(ctx context.Context, realm *storage.Realm, q presenc
 	}
 	for _, r := range rows {
 		last = max(last, r.LastUpdateID)
-		active, connected := presenceDefaults(presenceTimes{active: r.LastActive, connected: r.LastConnected}, r.DateJoined)
+		active, connected := presenceDefaults(presenceTimes{Active: r.LastActive, Connected: r.LastConnected}, r.DateJoined)
 		if q.slim {
 			out[strconv.FormatInt(r.UserID, 10)] = ModernPresence{ActiveTimestamp: active, IdleTimestamp: connected}
 			continue
@@ -469,7 +469,7 @@ func (s *Service) GetUserPresence(ctx context.Context, c Caller, req GetUserPres
 		target, err = s.userByAPIOrRealEmail(ctx, realm, me, req.UserIDOrEmail)
 	}
 	if errors.Is(err, storage.ErrNotFound) || err == nil && !target.IsActive {
-		return nil, BadRequest("No such user")
+		return nil, noSuch("No such user")
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "get user presence", err)
@@ -484,7 +484,7 @@ func (s *Service) GetUserPresence(ctx context.Context, c Caller, req GetUserPres
 	if len(rows) == 0 {
 		return nil, BadRequest("No presence data for %s", req.UserIDOrEmail)
 	}
-	active, connected := presenceDefaults(presenceTimes{active: rows[0].LastActive, connected: rows[0].LastConnected}, target.DateJoined)
+	active, connected := presenceDefaults(presenceTimes{Active: rows[0].LastActive, Connected: rows[0].LastConnected}, target.DateJoined)
 	if flag(req.SlimPresence, false) {
 		return &GetUserPresenceResponse{Presence: ModernPresence{ActiveTimestamp: active, IdleTimestamp: connected}}, nil
 	}

@@ -2,9 +2,10 @@ package chat
 
 import (
 	"context"
-	"sync"
 	"time"
 
+	"github.com/teamchat/chat/internal/loop"
+	"github.com/teamchat/chat/internal/presencebuf"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -45,9 +46,7 @@ func WithPresenceFlushInterval(d time.Duration) Option {
 }
 
 // presenceTimes is a user's presence as this server knows it.
-type presenceTimes struct {
-	active, connected *int64
-}
+type presenceTimes = presencebuf.Times
 
 // presenceChange is what a report does to a user's presence.
 type presenceChange struct {
@@ -67,78 +66,45 @@ type presenceChange struct {
 func applyPresenceReport(cur presenceTimes, exists, active bool, now int64) presenceChange {
 	if !exists {
 		c := presenceChange{changed: true, creating: true, becameOnline: active}
-		c.next.connected = &now
+		c.next.Connected = &now
 		if active {
-			c.next.active = &now
+			c.next.Active = &now
 		}
 		return c
 	}
 	const day = 86400
 	sinceActive, sinceConnected := int64(day), int64(day)
-	if cur.active != nil {
-		sinceActive = now - *cur.active
+	if cur.Active != nil {
+		sinceActive = now - *cur.Active
 	}
-	if cur.connected != nil {
-		sinceConnected = now - *cur.connected
+	if cur.Connected != nil {
+		sinceConnected = now - *cur.Connected
 	}
 	c := presenceChange{next: cur}
 	c.becameOnline = active && sinceActive > presenceOfflineThresholdSeconds-presencePingIntervalSeconds-10
 	if sinceConnected > presenceUpdateMinFreqSeconds {
-		c.next.connected, c.changed = &now, true
+		c.next.Connected, c.changed = &now, true
 	}
 	if active && sinceActive > presenceUpdateMinFreqSeconds {
-		c.next.active, c.changed = &now, true
-		if c.next.connected == nil || now > *c.next.connected {
-			c.next.connected = &now
+		c.next.Active, c.changed = &now, true
+		if c.next.Connected == nil || now > *c.next.Connected {
+			c.next.Connected = &now
 		}
 	}
 	return c
 }
 
-// later returns the later of two optional times.
-func later(a, b *int64) *int64 {
-	switch {
-	case a == nil:
-		return b
-	case b == nil || *a >= *b:
-		return a
-	}
-	return b
+// presenceKey names a user in the presence buffer.
+func presenceKey(realmID, userID int64) presencebuf.Key {
+	return presencebuf.Key{Realm: realmID, User: userID}
 }
 
-// merge is the later of each time of p and q.
-func (p presenceTimes) merge(q presenceTimes) presenceTimes {
-	return presenceTimes{active: later(p.active, q.active), connected: later(p.connected, q.connected)}
-}
-
-func (p presenceTimes) equal(q presenceTimes) bool {
-	eq := func(a, b *int64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
-	return eq(p.active, q.active) && eq(p.connected, q.connected)
-}
-
-type presenceKey struct{ realm, user int64 }
-
-// presenceBuffer holds the presence of the users who reported it to this
-// server, and which of them changed since the last flush.
-type presenceBuffer struct {
-	mu    sync.Mutex
-	known map[presenceKey]presenceTimes
-	dirty map[presenceKey]bool
-
-	flushMu sync.Mutex // one flush at a time
-}
-
-func newPresenceBuffer() *presenceBuffer {
-	return &presenceBuffer{known: map[presenceKey]presenceTimes{}, dirty: map[presenceKey]bool{}}
-}
-
-// reportPresence records a report of me's presence at now.
+// reportPresence records a report of me's presence at now: in the buffer,
+// unless it must be written (and told) at once.
 func (s *Service) reportPresence(ctx context.Context, realm *storage.Realm, me *storage.User, active bool, now int64) error {
 	b := s.shared.presence
-	key := presenceKey{realm.ID, me.ID}
-	b.mu.Lock()
-	cur, ok := b.known[key]
-	b.mu.Unlock()
+	key := presenceKey(realm.ID, me.ID)
+	cur, ok := b.Held(key)
 	if !ok {
 		rows, err := s.store.GetPresences(ctx, realm.ID, []int64{me.ID})
 		if err != nil {
@@ -148,23 +114,20 @@ func (s *Service) reportPresence(ctx context.Context, realm *storage.Realm, me *
 			// No row: the write path creates it (and says so).
 			return s.writePresence(ctx, realm, me, active, now, false)
 		}
-		cur = presenceTimes{active: rows[0].LastActive, connected: rows[0].LastConnected}
+		cur = presenceTimes{Active: rows[0].LastActive, Connected: rows[0].LastConnected}
 	}
-	b.mu.Lock()
-	if known, ok := b.known[key]; ok {
-		cur = cur.merge(known)
-	}
-	c := applyPresenceReport(cur, true, active, now)
-	if !c.becameOnline {
-		if c.changed {
-			b.known[key], b.dirty[key] = c.next, true
-		} else if !ok {
-			b.known[key] = cur
+	writeNow := false
+	b.Update(key, cur, func(cur presenceTimes) (presenceTimes, bool, bool) {
+		c := applyPresenceReport(cur, true, active, now)
+		if c.becameOnline {
+			writeNow = true
+			return cur, false, false
 		}
-		b.mu.Unlock()
+		return c.next, c.changed, true
+	})
+	if !writeNow {
 		return nil
 	}
-	b.mu.Unlock()
 	return s.writePresence(ctx, realm, me, active, now, false)
 }
 
@@ -182,24 +145,8 @@ func (s *Service) writePresence(ctx context.Context, realm *storage.Realm, me *s
 	if err != nil {
 		return err
 	}
-	s.shared.presence.settle(presenceKey{realm.ID, me.ID}, written)
+	s.shared.presence.Settle(presenceKey(realm.ID, me.ID), written)
 	return nil
-}
-
-// settle records that written is stored for key: what the server held
-// is clean unless it is newer.
-func (b *presenceBuffer) settle(key presenceKey, written presenceTimes) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	known, ok := b.known[key]
-	merged := written
-	if ok {
-		merged = known.merge(written)
-	}
-	b.known[key] = merged
-	if merged.equal(written) {
-		delete(b.dirty, key)
-	}
 }
 
 func (s *Service) writePresenceTx(ctx context.Context, w *writeTx, realm *storage.Realm, me *storage.User, active bool, now int64, force bool) (presenceTimes, error) {
@@ -210,19 +157,16 @@ func (s *Service) writePresenceTx(ctx context.Context, w *writeTx, realm *storag
 	}
 	cur, exists := presenceTimes{}, len(rows) > 0
 	if exists {
-		cur = presenceTimes{active: rows[0].LastActive, connected: rows[0].LastConnected}
+		cur = presenceTimes{Active: rows[0].LastActive, Connected: rows[0].LastConnected}
 	}
-	b := s.shared.presence
-	b.mu.Lock()
-	if known, ok := b.known[presenceKey{realm.ID, me.ID}]; ok && exists {
-		cur = cur.merge(known)
+	if held, ok := s.shared.presence.Held(presenceKey(realm.ID, me.ID)); ok && exists {
+		cur = cur.Merge(held)
 	}
-	b.mu.Unlock()
 	c := applyPresenceReport(cur, exists, active, now)
 	if !c.changed {
 		return cur, nil
 	}
-	if err := w.SavePresences(ctx, realm.ID, []storage.Presence{{UserID: me.ID, LastActive: c.next.active, LastConnected: c.next.connected}}); err != nil {
+	if err := w.SavePresences(ctx, realm.ID, []storage.Presence{{UserID: me.ID, LastActive: c.next.Active, LastConnected: c.next.Connected}}); err != nil {
 		return presenceTimes{}, err
 	}
 	if force || !realm.PresenceDisabled && (c.creating || c.becameOnline) {
@@ -239,31 +183,27 @@ func (s *Service) writePresenceTx(ctx context.Context, w *writeTx, realm *storag
 // turning it on reports them active now; either way everyone is told.
 func (s *Service) presenceEnabledChanged(ctx context.Context, w *writeTx, realm *storage.Realm, me *storage.User, enabled bool) error {
 	now := s.nowUnix()
-	key := presenceKey{realm.ID, me.ID}
+	key := presenceKey(realm.ID, me.ID)
 	if enabled {
 		written, err := s.writePresenceTx(ctx, w, realm, me, true, now, true)
 		if err != nil {
 			return err
 		}
-		w.afterCommit(func() { s.shared.presence.settle(key, written) })
+		w.afterCommit(func() { s.shared.presence.Settle(key, written) })
 		return nil
 	}
 	// Forget what this server holds (it must not be flushed over the
 	// hidden presence), then store the hidden one.
-	b := s.shared.presence
-	b.mu.Lock()
-	delete(b.known, key)
-	delete(b.dirty, key)
-	b.mu.Unlock()
+	s.shared.presence.Forget(key)
 	if err := w.DeletePresence(ctx, realm.ID, me.ID); err != nil {
 		return err
 	}
 	hidden := now - presenceOfflineThresholdSeconds - 120
-	times := presenceTimes{connected: &hidden}
-	if err := w.SavePresences(ctx, realm.ID, []storage.Presence{{UserID: me.ID, LastConnected: times.connected}}); err != nil {
+	times := presenceTimes{Connected: &hidden}
+	if err := w.SavePresences(ctx, realm.ID, []storage.Presence{{UserID: me.ID, LastConnected: times.Connected}}); err != nil {
 		return err
 	}
-	w.afterCommit(func() { s.shared.presence.settle(key, times) })
+	w.afterCommit(func() { s.shared.presence.Settle(key, times) })
 	return s.emitPresence(ctx, w, realm, me, times, true)
 }
 
@@ -286,46 +226,31 @@ func (s *Service) emitPresence(ctx context.Context, w *writeTx, realm *storage.R
 }
 
 // flushPresence writes what this server holds and has not stored yet, in
-// batches; failed batches stay for the next flush.
+// batches; failed batches stay for the next flush. Then it forgets the
+// clean entries of users offline for a while (their next report reads
+// their row again).
 func (s *Service) flushPresence(ctx context.Context) {
-	b := s.shared.presence
-	b.flushMu.Lock()
-	defer b.flushMu.Unlock()
-	b.mu.Lock()
-	byRealm := map[int64][]storage.Presence{}
-	for key := range b.dirty {
-		t := b.known[key]
-		byRealm[key.realm] = append(byRealm[key.realm], storage.Presence{UserID: key.user, LastActive: t.active, LastConnected: t.connected})
-	}
-	clear(b.dirty)
-	b.mu.Unlock()
-	for realmID, rows := range byRealm {
-		for start := 0; start < len(rows); start += presenceFlushBatch {
-			batch := rows[start:min(start+presenceFlushBatch, len(rows))]
-			if err := s.flushPresenceBatch(ctx, realmID, batch); err != nil {
-				_ = s.internal(ctx, "flush presence", err)
-				b.mu.Lock()
-				for _, p := range batch {
-					b.dirty[presenceKey{realmID, p.UserID}] = true
-				}
-				b.mu.Unlock()
-			}
+	s.shared.presence.Flush(presenceFlushBatch, func(realmID int64, batch []presencebuf.Entry) error {
+		err := s.flushPresenceBatch(ctx, realmID, batch)
+		if err != nil {
+			_ = s.internal(ctx, "flush presence", err)
 		}
-	}
-	s.evictPresence()
+		return err
+	})
+	s.shared.presence.Evict(s.nowUnix() - presenceOfflineThresholdSeconds)
 }
 
-// flushPresenceBatch stores the rows, each merged with the stored one
-// (another server may have stored a later time). A row whose user's entry
-// changed since the flush took it is left out: a newer report marked it
-// for the next flush, or a switch to invisible mode replaced it (which
+// flushPresenceBatch stores the entries, each merged with the stored row
+// (another server may have stored a later time). An entry that changed in
+// the buffer since the flush took it is left out: a newer report marked
+// it for the next flush, or a switch to invisible mode replaced it (which
 // the old times must not overwrite).
-func (s *Service) flushPresenceBatch(ctx context.Context, realmID int64, batch []storage.Presence) error {
+func (s *Service) flushPresenceBatch(ctx context.Context, realmID int64, batch []presencebuf.Entry) error {
 	return s.write(ctx, realmID, func(w *writeTx) error {
 		w.keepCallers()
 		ids := make([]int64, len(batch))
-		for i, p := range batch {
-			ids[i] = p.UserID
+		for i, e := range batch {
+			ids[i] = e.User
 		}
 		stored, err := w.GetPresences(ctx, realmID, ids)
 		if err != nil {
@@ -333,64 +258,36 @@ func (s *Service) flushPresenceBatch(ctx context.Context, realmID int64, batch [
 		}
 		byUser := make(map[int64]presenceTimes, len(stored))
 		for _, p := range stored {
-			byUser[p.UserID] = presenceTimes{active: p.LastActive, connected: p.LastConnected}
+			byUser[p.UserID] = presenceTimes{Active: p.LastActive, Connected: p.LastConnected}
 		}
 		rows := make([]storage.Presence, 0, len(batch))
-		b := s.shared.presence
-		for _, p := range batch {
-			mine := presenceTimes{active: p.LastActive, connected: p.LastConnected}
-			b.mu.Lock()
-			now, ok := b.known[presenceKey{realmID, p.UserID}]
-			b.mu.Unlock()
-			if !ok || !now.equal(mine) {
+		for _, e := range batch {
+			mine := e.Times
+			if !s.shared.presence.Current(presenceKey(realmID, e.User), mine) {
 				continue
 			}
-			theirs, ok := byUser[p.UserID]
-			if ok && theirs.merge(mine).equal(theirs) {
+			theirs, ok := byUser[e.User]
+			if ok && theirs.Merge(mine).Equal(theirs) {
 				continue // nothing newer than what is stored
 			}
 			if ok {
-				mine = theirs.merge(mine)
+				mine = theirs.Merge(mine)
 			}
-			rows = append(rows, storage.Presence{UserID: p.UserID, LastActive: mine.active, LastConnected: mine.connected})
+			rows = append(rows, storage.Presence{UserID: e.User, LastActive: mine.Active, LastConnected: mine.Connected})
 		}
 		return w.SavePresences(ctx, realmID, rows)
 	})
 }
 
-// evictPresence forgets the clean entries of users offline for a while
-// (their next report reads their row again), so the buffer holds about
-// the users online on this server.
-func (s *Service) evictPresence() {
-	b := s.shared.presence
-	cutoff := s.nowUnix() - presenceOfflineThresholdSeconds
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for key, t := range b.known {
-		if !b.dirty[key] && (t.connected == nil || *t.connected < cutoff) {
-			delete(b.known, key)
-		}
-	}
-}
-
 // runPresenceFlusher flushes every presenceFlushEvery until ctx ends, and
 // once more then.
 func (s *Service) runPresenceFlusher(ctx context.Context) {
-	every := s.presenceFlushEvery
-	if every <= 0 {
-		every = defaultPresenceFlushInterval
-	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			s.flushPresence(context.WithoutCancel(ctx))
-			return
-		case <-tick.C:
-			s.flushPresence(ctx)
-		}
-	}
+	l := loop.Loop{Every: s.presenceFlushEvery}
+	_ = l.Run(ctx, defaultPresenceFlushInterval, func(ctx context.Context) time.Duration {
+		s.flushPresence(ctx)
+		return loop.NoSooner
+	})
+	s.flushPresence(context.WithoutCancel(ctx))
 }
 
 // FlushPresence writes the presence reports this Service holds in memory

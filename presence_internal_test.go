@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/teamchat/chat/internal/presencebuf"
 	"github.com/teamchat/chat/storage"
 	"github.com/teamchat/chat/storage/bunstore"
 )
@@ -34,23 +35,19 @@ func TestPresenceFlushDoesNotUndoInvisibleMode(t *testing.T) {
 	ping() // held in memory
 
 	// The flush takes what is held...
-	b := s.shared.presence
-	b.mu.Lock()
-	var batch []storage.Presence
-	for key := range b.dirty {
-		tm := b.known[key]
-		batch = append(batch, storage.Presence{UserID: key.user, LastActive: tm.active, LastConnected: tm.connected})
-	}
-	clear(b.dirty)
-	b.mu.Unlock()
-	require.Len(t, batch, 1)
-	// ... the user switches to invisible mode ...
-	req := UpdateSettingsRequest{}
-	req.PresenceEnabled = ptrTo(false)
-	_, err = s.UpdateSettings(ctx, owner, req)
-	require.NoError(t, err)
-	// ... and the flush writes.
-	require.NoError(t, s.flushPresenceBatch(ctx, realm.RealmID, batch))
+	flushed := 0
+	s.shared.presence.Flush(presenceFlushBatch, func(realmID int64, batch []presencebuf.Entry) error {
+		require.Len(t, batch, 1)
+		flushed++
+		// ... the user switches to invisible mode ...
+		req := UpdateSettingsRequest{}
+		req.PresenceEnabled = ptrTo(false)
+		_, err = s.UpdateSettings(ctx, owner, req)
+		require.NoError(t, err)
+		// ... and the flush writes.
+		return s.flushPresenceBatch(ctx, realmID, batch)
+	})
+	require.Equal(t, 1, flushed)
 	rows, err := s.store.GetPresences(ctx, realm.RealmID, []int64{realm.OwnerID})
 	require.NoError(t, err)
 	require.Len(t, rows, 1)

@@ -136,18 +136,21 @@ func TestPresenceErrors(t *testing.T) {
 	_, err := h.Service.UpdatePresence(ctx, alice.Caller, chat.UpdatePresenceRequest{Status: "away"})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid status: away")
 	_, err = h.Service.UpdatePresence(ctx, bot.Caller, chat.UpdatePresenceRequest{Status: "active"})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "This endpoint does not accept bot requests.")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "This endpoint does not accept bot requests.")
 
-	for _, tc := range []struct{ target, msg string }{
-		{"999999", "No such user"},
-		{strconv.FormatInt(gone.ID, 10), "No such user"},
-		{"nobody@example.com", "No such user"},
-		{strconv.FormatInt(bot.ID, 10), "Presence is not supported for bot users."},
-		{strconv.FormatInt(alice.ID, 10), "No presence data for " + strconv.FormatInt(alice.ID, 10)},
-		{alice.Email, "No presence data for " + alice.Email},
+	for _, tc := range []struct {
+		target, msg string
+		kind        chat.Kind
+	}{
+		{"999999", "No such user", chat.KindNotFound},
+		{strconv.FormatInt(gone.ID, 10), "No such user", chat.KindNotFound},
+		{"nobody@example.com", "No such user", chat.KindNotFound},
+		{strconv.FormatInt(bot.ID, 10), "Presence is not supported for bot users.", 0},
+		{strconv.FormatInt(alice.ID, 10), "No presence data for " + strconv.FormatInt(alice.ID, 10), 0},
+		{alice.Email, "No presence data for " + alice.Email, 0},
 	} {
 		_, err = h.Service.GetUserPresence(ctx, alice.Caller, chat.GetUserPresenceRequest{UserIDOrEmail: tc.target})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, tc.msg)
+		requireError(t, err, orInvalid(tc.kind), chat.CodeBadRequest, tc.msg)
 	}
 }
 
@@ -300,7 +303,7 @@ func TestPresenceDisabledOrganization(t *testing.T) {
 	alice := h.NewUser(t, chat.RoleMember)
 	admin := h.NewUser(t, chat.RoleAdministrator)
 	_, err := h.Service.UpdateRealm(ctx, alice.Caller, chat.UpdateRealmRequest{PresenceDisabled: ptr(true)})
-	requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+	requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 	_, err = h.Service.UpdateRealm(ctx, admin.Caller, chat.UpdateRealmRequest{PresenceDisabled: ptr(true)})
 	require.NoError(t, err)
 	ev := only(t, takeEvents(t, h), "realm", "update")

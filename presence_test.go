@@ -84,26 +84,27 @@ func TestUserStatusErrors(t *testing.T) {
 	bot := h.NewBot(t, alice)
 	h.Events.Take()
 	for _, c := range []struct {
-		req chat.UpdateStatusRequest
-		msg string
+		req  chat.UpdateStatusRequest
+		msg  string
+		kind chat.Kind
 	}{
-		{chat.UpdateStatusRequest{}, "Client did not pass any new values."},
-		{chat.UpdateStatusRequest{StatusText: ptr(strings.Repeat("é", 61))}, "status_text is too long (limit: 60 characters)"},
-		{chat.UpdateStatusRequest{EmojiCode: ptr("1f334")}, "Client did not pass any new values."},
-		{chat.UpdateStatusRequest{EmojiCode: ptr("1f334"), Away: ptr(false)}, "Client must pass emoji_name if they pass either emoji_code or reaction_type."},
-		{chat.UpdateStatusRequest{ReactionType: ptr("unicode_emoji"), StatusText: ptr("x")}, "Client must pass emoji_name if they pass either emoji_code or reaction_type."},
-		{chat.UpdateStatusRequest{EmojiName: ptr("no_such_emoji")}, "Emoji 'no_such_emoji' does not exist"},
-		{chat.UpdateStatusRequest{EmojiName: ptr("palm_tree"), EmojiCode: ptr("1f600")}, "Invalid emoji name."},
-		{chat.UpdateStatusRequest{EmojiName: ptr("palm_tree"), EmojiCode: ptr("zzzz")}, "Invalid emoji code."},
-		{chat.UpdateStatusRequest{EmojiName: ptr("palm_tree"), ReactionType: ptr("realm_emoji")}, "Invalid custom emoji."},
-		{chat.UpdateStatusRequest{EmojiName: ptr("palm_tree"), ReactionType: ptr("bogus")}, "Invalid emoji type."},
+		{chat.UpdateStatusRequest{}, "Client did not pass any new values.", 0},
+		{chat.UpdateStatusRequest{StatusText: ptr(strings.Repeat("é", 61))}, "status_text is too long (limit: 60 characters)", 0},
+		{chat.UpdateStatusRequest{EmojiCode: ptr("1f334")}, "Client did not pass any new values.", 0},
+		{chat.UpdateStatusRequest{EmojiCode: ptr("1f334"), Away: ptr(false)}, "Client must pass emoji_name if they pass either emoji_code or reaction_type.", 0},
+		{chat.UpdateStatusRequest{ReactionType: ptr("unicode_emoji"), StatusText: ptr("x")}, "Client must pass emoji_name if they pass either emoji_code or reaction_type.", 0},
+		{chat.UpdateStatusRequest{EmojiName: ptr("no_such_emoji")}, "Emoji 'no_such_emoji' does not exist", chat.KindNotFound},
+		{chat.UpdateStatusRequest{EmojiName: ptr("palm_tree"), EmojiCode: ptr("1f600")}, "Invalid emoji name.", 0},
+		{chat.UpdateStatusRequest{EmojiName: ptr("palm_tree"), EmojiCode: ptr("zzzz")}, "Invalid emoji code.", 0},
+		{chat.UpdateStatusRequest{EmojiName: ptr("palm_tree"), ReactionType: ptr("realm_emoji")}, "Invalid custom emoji.", 0},
+		{chat.UpdateStatusRequest{EmojiName: ptr("palm_tree"), ReactionType: ptr("bogus")}, "Invalid emoji type.", 0},
 	} {
 		_, err := h.Service.UpdateStatus(ctx, alice.Caller, c.req)
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, c.msg)
+		requireError(t, err, orInvalid(c.kind), chat.CodeBadRequest, c.msg)
 	}
 	assert.Empty(t, takeEvents(t, h), "a refused change says nothing")
 	_, err := h.Service.UpdateStatus(ctx, bot.Caller, chat.UpdateStatusRequest{StatusText: ptr("beep")})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "This endpoint does not accept bot requests.")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "This endpoint does not accept bot requests.")
 	_, err = h.Service.GetUserStatus(ctx, alice.Caller, chat.GetUserStatusRequest{UserID: 999999})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 }

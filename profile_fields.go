@@ -62,11 +62,11 @@ func (s *Service) GetProfileFields(ctx context.Context, c Caller) (*GetProfileFi
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListProfileFields(ctx, realm.ID)
+	fields, err := realmProfileFields(ctx, s.store, realm.ID)
 	if err != nil {
 		return nil, s.internal(ctx, "get profile fields", err)
 	}
-	return &GetProfileFieldsResponse{CustomFields: profileFieldViews(rows)}, nil
+	return &GetProfileFieldsResponse{CustomFields: fields}, nil
 }
 
 func profileFieldViews(rows []storage.ProfileField) []ProfileField {
@@ -79,14 +79,19 @@ func profileFieldViews(rows []storage.ProfileField) []ProfileField {
 	return out
 }
 
+// realmProfileFields lists the organization's custom profile fields, as
+// GET /realm/profile_fields and the event show them.
+func realmProfileFields(ctx context.Context, st storage.Store, realmID int64) ([]ProfileField, error) {
+	rows, err := st.ListProfileFields(ctx, realmID)
+	if err != nil {
+		return nil, err
+	}
+	return profileFieldViews(rows), nil
+}
+
 // emitProfileFields tells everyone the organization's new field list.
 func emitProfileFields(ctx context.Context, w *writeTx, realmID int64) error {
-	rows, err := w.ListProfileFields(ctx, realmID)
-	if err != nil {
-		return err
-	}
-	w.emit(everyone, CustomProfileFieldsEvent{Fields: profileFieldViews(rows)})
-	return nil
+	return emitWholeList(ctx, w, realmID, realmProfileFields, func(l []ProfileField) EventBody { return CustomProfileFieldsEvent{Fields: l} })
 }
 
 // CreateProfileFieldRequest is the input of CreateProfileField.
@@ -184,7 +189,7 @@ func (s *Service) CreateProfileField(ctx context.Context, c Caller, req CreatePr
 		return emitProfileFields(ctx, w, realm.ID)
 	})
 	if errors.Is(err, storage.ErrConflict) {
-		return nil, BadRequest("A field with that label already exists.")
+		return nil, clash("A field with that label already exists.")
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "create profile field", err)
@@ -256,7 +261,7 @@ func (s *Service) DeleteProfileField(ctx context.Context, c Caller, req DeletePr
 		return emitProfileFields(ctx, w, realm.ID)
 	})
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, BadRequest("Field id %d not found.", req.FieldID)
+		return nil, noSuch("Field id %d not found.", req.FieldID)
 	} else if err != nil {
 		return nil, s.internal(ctx, "delete profile field", err)
 	}
@@ -338,7 +343,7 @@ func (s *Service) checkProfileData(ctx context.Context, st storage.Store, realmI
 	for _, up := range updates {
 		f, ok := byID[up.ID]
 		if !ok {
-			return nil, nil, BadRequest("Field id %d not found.", up.ID)
+			return nil, nil, noSuch("Field id %d not found.", up.ID)
 		}
 		value, err := s.checkProfileValue(ctx, st, realmID, f, up.Value)
 		if err != nil {
@@ -375,7 +380,7 @@ func (s *Service) checkProfileValue(ctx context.Context, st storage.Store, realm
 		for _, id := range ids {
 			u, err := st.GetUser(ctx, realmID, id)
 			if errors.Is(err, storage.ErrNotFound) || err == nil && !u.IsActive {
-				return "", BadRequest("Invalid user ID: %d", id)
+				return "", noSuch("Invalid user ID: %d", id)
 			} else if err != nil {
 				return "", err
 			}

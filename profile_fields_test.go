@@ -56,24 +56,25 @@ func TestProfileFields(t *testing.T) {
 			req  chat.CreateProfileFieldRequest
 			code string
 			msg  string
+			kind chat.Kind
 		}{
-			{chat.CreateProfileFieldRequest{Name: ptr("X"), FieldType: 9}, chat.CodeBadRequest, "Invalid field type."},
-			{chat.CreateProfileFieldRequest{Name: ptr(" "), FieldType: 1}, chat.CodeBadRequest, "Label cannot be blank."},
-			{chat.CreateProfileFieldRequest{Name: ptr("phone"), FieldType: 1}, chat.CodeBadRequest, "A field with that label already exists."},
-			{chat.CreateProfileFieldRequest{Name: ptr(strings.Repeat("n", 41)), FieldType: 1}, chat.CodeBadRequest, "name is too long (limit: 40 characters)"},
-			{chat.CreateProfileFieldRequest{Name: ptr("Hinted"), Hint: ptr(strings.Repeat("h", 81)), FieldType: 1}, chat.CodeBadRequest, "hint is too long (limit: 80 characters)"},
-			{chat.CreateProfileFieldRequest{Name: ptr("Pick"), FieldType: 3}, chat.CodeRequestVariableMissing, "Missing 'field_data' argument"},
-			{chat.CreateProfileFieldRequest{Name: ptr("Pick"), FieldType: 3, FieldData: &map[string]any{}}, chat.CodeBadRequest, "Field must have at least one choice."},
-			{chat.CreateProfileFieldRequest{Name: ptr("Pick"), FieldType: 3, FieldData: &map[string]any{"a": "b"}}, chat.CodeBadRequest, "field_data is not a dict of choices with text and order"},
-			{chat.CreateProfileFieldRequest{Name: ptr("Acct"), FieldType: 7, FieldData: &map[string]any{"subtype": "myspace"}}, chat.CodeBadRequest, "Invalid external account type"},
-			{chat.CreateProfileFieldRequest{Name: ptr("Acct"), FieldType: 7, FieldData: &map[string]any{"subtype": "custom", "url_pattern": "https://x.example.com/"}}, chat.CodeBadRequest, "Malformed URL pattern."},
-			{chat.CreateProfileFieldRequest{Name: ptr("Summary"), FieldType: 2, DisplayInProfileSummary: ptr(true)}, chat.CodeBadRequest, "Field type not supported for display in profile summary."},
+			{chat.CreateProfileFieldRequest{Name: ptr("X"), FieldType: 9}, chat.CodeBadRequest, "Invalid field type.", 0},
+			{chat.CreateProfileFieldRequest{Name: ptr(" "), FieldType: 1}, chat.CodeBadRequest, "Label cannot be blank.", 0},
+			{chat.CreateProfileFieldRequest{Name: ptr("phone"), FieldType: 1}, chat.CodeBadRequest, "A field with that label already exists.", chat.KindConflict},
+			{chat.CreateProfileFieldRequest{Name: ptr(strings.Repeat("n", 41)), FieldType: 1}, chat.CodeBadRequest, "name is too long (limit: 40 characters)", 0},
+			{chat.CreateProfileFieldRequest{Name: ptr("Hinted"), Hint: ptr(strings.Repeat("h", 81)), FieldType: 1}, chat.CodeBadRequest, "hint is too long (limit: 80 characters)", 0},
+			{chat.CreateProfileFieldRequest{Name: ptr("Pick"), FieldType: 3}, chat.CodeRequestVariableMissing, "Missing 'field_data' argument", 0},
+			{chat.CreateProfileFieldRequest{Name: ptr("Pick"), FieldType: 3, FieldData: &map[string]any{}}, chat.CodeBadRequest, "Field must have at least one choice.", 0},
+			{chat.CreateProfileFieldRequest{Name: ptr("Pick"), FieldType: 3, FieldData: &map[string]any{"a": "b"}}, chat.CodeBadRequest, "field_data is not a dict of choices with text and order", 0},
+			{chat.CreateProfileFieldRequest{Name: ptr("Acct"), FieldType: 7, FieldData: &map[string]any{"subtype": "myspace"}}, chat.CodeBadRequest, "Invalid external account type", 0},
+			{chat.CreateProfileFieldRequest{Name: ptr("Acct"), FieldType: 7, FieldData: &map[string]any{"subtype": "custom", "url_pattern": "https://x.example.com/"}}, chat.CodeBadRequest, "Malformed URL pattern.", 0},
+			{chat.CreateProfileFieldRequest{Name: ptr("Summary"), FieldType: 2, DisplayInProfileSummary: ptr(true)}, chat.CodeBadRequest, "Field type not supported for display in profile summary.", 0},
 		} {
 			_, err := h.Service.CreateProfileField(ctx, h.Owner.Caller, c.req)
-			requireError(t, err, chat.KindInvalid, c.code, c.msg)
+			requireError(t, err, orInvalid(c.kind), c.code, c.msg)
 		}
 		_, err := h.Service.CreateProfileField(ctx, member.Caller, chat.CreateProfileFieldRequest{Name: ptr("Mine"), FieldType: 1})
-		requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+		requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 		for i := 0; i < 2; i++ {
 			_, err := h.Service.CreateProfileField(ctx, h.Owner.Caller, chat.CreateProfileFieldRequest{Name: ptr(fmt.Sprint("Summary ", i)), FieldType: 1, DisplayInProfileSummary: ptr(true)})
 			require.NoError(t, err)
@@ -118,23 +119,24 @@ func TestProfileFields(t *testing.T) {
 		gone := h.NewUser(t, chat.RoleMember)
 		h.Deactivate(t, gone)
 		for _, c := range []struct {
-			up  chat.ProfileDataUpdate
-			msg string
+			up   chat.ProfileDataUpdate
+			msg  string
+			kind chat.Kind
 		}{
-			{chat.ProfileDataUpdate{ID: 9999, Value: "x"}, "Field id 9999 not found."},
-			{chat.ProfileDataUpdate{ID: ids[chat.FieldShortText], Value: strings.Repeat("x", 51)}, "Phone is too long (limit: 50 characters)"},
-			{chat.ProfileDataUpdate{ID: ids[chat.FieldLongText], Value: strings.Repeat("x", 501)}, "Biography is too long (limit: 500 characters)"},
-			{chat.ProfileDataUpdate{ID: ids[chat.FieldSelect], Value: "rust"}, "'rust' is not a valid choice for 'Language'."},
-			{chat.ProfileDataUpdate{ID: ids[chat.FieldDate], Value: "17/05/1990"}, "Birthday is not a date"},
-			{chat.ProfileDataUpdate{ID: ids[chat.FieldURL], Value: "javascript:alert(1)"}, "Homepage is not a URL"},
-			{chat.ProfileDataUpdate{ID: ids[chat.FieldUser], Value: []any{float64(9999)}}, "Invalid user ID: 9999"},
-			{chat.ProfileDataUpdate{ID: ids[chat.FieldUser], Value: []any{float64(gone.ID)}}, fmt.Sprintf("Invalid user ID: %d", gone.ID)},
-			{chat.ProfileDataUpdate{ID: ids[chat.FieldUser], Value: "not a list"}, "Mentor is not a list of user IDs"},
-			{chat.ProfileDataUpdate{ID: ids[chat.FieldShortText], Value: 42.0}, "Phone is not a string"},
+			{chat.ProfileDataUpdate{ID: 9999, Value: "x"}, "Field id 9999 not found.", chat.KindNotFound},
+			{chat.ProfileDataUpdate{ID: ids[chat.FieldShortText], Value: strings.Repeat("x", 51)}, "Phone is too long (limit: 50 characters)", 0},
+			{chat.ProfileDataUpdate{ID: ids[chat.FieldLongText], Value: strings.Repeat("x", 501)}, "Biography is too long (limit: 500 characters)", 0},
+			{chat.ProfileDataUpdate{ID: ids[chat.FieldSelect], Value: "rust"}, "'rust' is not a valid choice for 'Language'.", 0},
+			{chat.ProfileDataUpdate{ID: ids[chat.FieldDate], Value: "17/05/1990"}, "Birthday is not a date", 0},
+			{chat.ProfileDataUpdate{ID: ids[chat.FieldURL], Value: "javascript:alert(1)"}, "Homepage is not a URL", 0},
+			{chat.ProfileDataUpdate{ID: ids[chat.FieldUser], Value: []any{float64(9999)}}, "Invalid user ID: 9999", chat.KindNotFound},
+			{chat.ProfileDataUpdate{ID: ids[chat.FieldUser], Value: []any{float64(gone.ID)}}, fmt.Sprintf("Invalid user ID: %d", gone.ID), chat.KindNotFound},
+			{chat.ProfileDataUpdate{ID: ids[chat.FieldUser], Value: "not a list"}, "Mentor is not a list of user IDs", 0},
+			{chat.ProfileDataUpdate{ID: ids[chat.FieldShortText], Value: 42.0}, "Phone is not a string", 0},
 		} {
 			before, err := h.Service.GetUser(ctx, h.Owner.Caller, chat.GetUserRequest{UserID: member.ID, IncludeCustomProfileFields: ptr(true)})
 			require.NoError(t, err)
-			requireError(t, set(c.up), chat.KindInvalid, chat.CodeBadRequest, c.msg)
+			requireError(t, set(c.up), orInvalid(c.kind), chat.CodeBadRequest, c.msg)
 			after, err := h.Service.GetUser(ctx, h.Owner.Caller, chat.GetUserRequest{UserID: member.ID, IncludeCustomProfileFields: ptr(true)})
 			require.NoError(t, err)
 			assert.Equal(t, before, after)
@@ -154,7 +156,7 @@ func TestProfileFields(t *testing.T) {
 			order = append(order, got.CustomFields[i].ID)
 		}
 		_, err = h.Service.ReorderProfileFields(ctx, member.Caller, chat.ReorderProfileFieldsRequest{Order: order})
-		requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "")
+		requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "")
 		_, err = h.Service.ReorderProfileFields(ctx, h.Owner.Caller, chat.ReorderProfileFieldsRequest{Order: order[1:]})
 		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid order mapping.")
 		resp, err := h.Service.ReorderProfileFields(ctx, h.Owner.Caller, chat.ReorderProfileFieldsRequest{Order: order})
@@ -165,11 +167,11 @@ func TestProfileFields(t *testing.T) {
 		assert.Equal(t, order[0], again.CustomFields[0].ID)
 
 		_, err = h.Service.DeleteProfileField(ctx, member.Caller, chat.DeleteProfileFieldRequest{FieldID: ids[chat.FieldDate]})
-		requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "")
+		requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "")
 		_, err = h.Service.DeleteProfileField(ctx, h.Owner.Caller, chat.DeleteProfileFieldRequest{FieldID: ids[chat.FieldDate]})
 		require.NoError(t, err)
 		_, err = h.Service.DeleteProfileField(ctx, h.Owner.Caller, chat.DeleteProfileFieldRequest{FieldID: ids[chat.FieldDate]})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, fmt.Sprintf("Field id %d not found.", ids[chat.FieldDate]))
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, fmt.Sprintf("Field id %d not found.", ids[chat.FieldDate]))
 		u, err := h.Service.GetUser(ctx, member.Caller, chat.GetUserRequest{UserID: member.ID, IncludeCustomProfileFields: ptr(true)})
 		require.NoError(t, err)
 		assert.NotContains(t, u.User.ProfileData, fmt.Sprint(ids[chat.FieldDate]), "values go with their field")
@@ -215,20 +217,21 @@ func TestDrafts(t *testing.T) {
 	assert.Equal(t, []int64{}, byID[created.IDs[2]].To, "unaddressed drafts have no recipients")
 
 	for _, c := range []struct {
-		in  chat.DraftInput
-		msg string
+		in   chat.DraftInput
+		msg  string
+		kind chat.Kind
 	}{
-		{d("stream", []int64{1, 2}, "t", "c"), "Must specify exactly 1 channel ID for channel messages"},
-		{d("stream", []int64{9999}, "t", "c"), "Invalid channel ID"},
-		{d("stream", []int64{hidden}, "t", "c"), "Invalid channel ID"},
-		{d("private", []int64{9999}, "", "c"), "Invalid user ID 9999"},
-		{d("group", nil, "", "c"), `Invalid drafts[0]["type"]: allowed values are "", "stream", "private"`},
-		{d("", nil, "", "a\x00b"), "Content must not contain null bytes"},
-		{chat.DraftInput{Type: ptr("")}, `drafts[0]["to"] field is missing: Field required`},
-		{chat.DraftInput{Type: ptr(""), To: &[]int64{}, Topic: ptr(""), Content: ptr("x"), Timestamp: ptr(int64(-5))}, "Timestamp must not be negative."},
+		{d("stream", []int64{1, 2}, "t", "c"), "Must specify exactly 1 channel ID for channel messages", 0},
+		{d("stream", []int64{9999}, "t", "c"), "Invalid channel ID", chat.KindNotFound},
+		{d("stream", []int64{hidden}, "t", "c"), "Invalid channel ID", chat.KindNotFound},
+		{d("private", []int64{9999}, "", "c"), "Invalid user ID 9999", chat.KindNotFound},
+		{d("group", nil, "", "c"), `Invalid drafts[0]["type"]: allowed values are "", "stream", "private"`, 0},
+		{d("", nil, "", "a\x00b"), "Content must not contain null bytes", 0},
+		{chat.DraftInput{Type: ptr("")}, `drafts[0]["to"] field is missing: Field required`, 0},
+		{chat.DraftInput{Type: ptr(""), To: &[]int64{}, Topic: ptr(""), Content: ptr("x"), Timestamp: ptr(int64(-5))}, "Timestamp must not be negative.", 0},
 	} {
 		_, err := h.Service.CreateDrafts(ctx, u.Caller, chat.CreateDraftsRequest{Drafts: []chat.DraftInput{c.in}})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, c.msg)
+		requireError(t, err, orInvalid(c.kind), chat.CodeBadRequest, c.msg)
 	}
 	// Drafts are private: another user cannot edit or delete them.
 	_, err = h.Service.EditDraft(ctx, other.Caller, chat.EditDraftRequest{DraftID: created.IDs[1], Draft: later})
@@ -247,7 +250,7 @@ func TestUpdateRealm(t *testing.T) {
 	h := chattest.New(t)
 	for _, role := range []int{chat.RoleModerator, chat.RoleMember, chat.RoleGuest} {
 		_, err := h.Service.UpdateRealm(ctx, h.NewUser(t, role).Caller, chat.UpdateRealmRequest{Name: ptr("Hijacked")})
-		requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+		requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 	}
 	admin := h.NewUser(t, chat.RoleAdministrator)
 	_, err := h.Service.UpdateRealm(ctx, admin.Caller, chat.UpdateRealmRequest{Name: ptr("Renamed Org"), Description: ptr("**Hi**"),
@@ -270,18 +273,19 @@ func TestUpdateRealm(t *testing.T) {
 		req  chat.UpdateRealmRequest
 		code string
 		msg  string
+		kind chat.Kind
 	}{
-		{chat.UpdateRealmRequest{Name: ptr(" ")}, chat.CodeBadRequest, "Organization name can't be empty."},
-		{chat.UpdateRealmRequest{EmailAddressVisibility: ptr(7)}, chat.CodeBadRequest, "Invalid email_address_visibility: allowed values are 1, 2, 3, 4, 5"},
-		{chat.UpdateRealmRequest{WaitingPeriodThreshold: ptr(-1)}, chat.CodeBadRequest, ""},
-		{chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: ptr(int64(9999))}}}, chat.CodeBadRequest, "Invalid user group ID: 9999"},
-		{chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{DirectMembers: []int64{9999}}}}, chat.CodeBadRequest, "Invalid user ID: 9999"},
+		{chat.UpdateRealmRequest{Name: ptr(" ")}, chat.CodeBadRequest, "Organization name can't be empty.", 0},
+		{chat.UpdateRealmRequest{EmailAddressVisibility: ptr(7)}, chat.CodeBadRequest, "Invalid email_address_visibility: allowed values are 1, 2, 3, 4, 5", 0},
+		{chat.UpdateRealmRequest{WaitingPeriodThreshold: ptr(-1)}, chat.CodeBadRequest, "", 0},
+		{chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: ptr(int64(9999))}}}, chat.CodeBadRequest, "Invalid user group ID: 9999", chat.KindNotFound},
+		{chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{DirectMembers: []int64{9999}}}}, chat.CodeBadRequest, "Invalid user ID: 9999", chat.KindNotFound},
 		{chat.UpdateRealmRequest{CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &members.ID},
-			Old: &chat.GroupSettingValue{GroupID: ptr(members.ID + 1)}}}, "EXPECTATION_MISMATCH", "'old' value does not match the expected value."},
-		{chat.UpdateRealmRequest{Name: ptr("Fine"), CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: ptr(int64(9999))}}}, chat.CodeBadRequest, "Invalid user group ID: 9999"},
+			Old: &chat.GroupSettingValue{GroupID: ptr(members.ID + 1)}}}, "EXPECTATION_MISMATCH", "'old' value does not match the expected value.", 0},
+		{chat.UpdateRealmRequest{Name: ptr("Fine"), CanCreateBotsGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: ptr(int64(9999))}}}, chat.CodeBadRequest, "Invalid user group ID: 9999", chat.KindNotFound},
 	} {
 		_, err := h.Service.UpdateRealm(ctx, admin.Caller, c.req)
-		requireError(t, err, chat.KindInvalid, c.code, c.msg)
+		requireError(t, err, orInvalid(c.kind), c.code, c.msg)
 	}
 	after, err := h.Service.GetRealmSettings(ctx, admin.Caller)
 	require.NoError(t, err)

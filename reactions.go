@@ -82,8 +82,8 @@ func reactionUser(realm *storage.Realm, u *storage.User) ReactionUser {
 func (ReactionEvent) EventType() string { return "reaction" }
 
 var (
-	errReactionExists  = &Error{Kind: KindInvalid, Code: CodeReactionAlreadyExists, Msg: "Reaction already exists."}
-	errReactionMissing = &Error{Kind: KindInvalid, Code: CodeReactionDoesNotExist, Msg: "Reaction doesn't exist."}
+	errReactionExists  = &Error{Kind: KindConflict, status: statusBadRequest, Code: CodeReactionAlreadyExists, Msg: "Reaction already exists."}
+	errReactionMissing = &Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeReactionDoesNotExist, Msg: "Reaction doesn't exist."}
 )
 
 // AddReaction adds the caller's reaction to a message they may see. A
@@ -267,7 +267,7 @@ func (s *Service) emojiByName(ctx context.Context, st storage.Store, realmID int
 	if c, ok := markdown.EmojiCode(name); ok {
 		return c, ReactionUnicode, nil
 	}
-	return "", "", BadRequest("Emoji '%s' does not exist", name)
+	return "", "", noSuch("Emoji '%s' does not exist", name)
 }
 
 // checkEmoji is the reference's check_emoji_request: name, code and type

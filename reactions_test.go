@@ -73,7 +73,7 @@ func TestReactions(t *testing.T) {
 	assert.Equal(t, []int64{dm}, fetchedIDs(none))
 
 	err := add(bob, chat.AddReactionRequest{MessageID: msg, EmojiName: "+1"})
-	requireError(t, err, chat.KindInvalid, chat.CodeReactionAlreadyExists, "Reaction already exists.")
+	requireError(t, err, chat.KindConflict, chat.CodeReactionAlreadyExists, "Reaction already exists.")
 
 	// Reacting to history never received: a historical row, and the
 	// reactor hears of later reactions.
@@ -96,25 +96,26 @@ func TestReactions(t *testing.T) {
 	assert.Equal(t, []int64{alice.ID}, reactionEvents(h.Events.Take())[0].Audience.Users)
 
 	for _, tc := range []struct {
-		req chat.AddReactionRequest
-		msg string
+		req  chat.AddReactionRequest
+		msg  string
+		kind chat.Kind
 	}{
-		{chat.AddReactionRequest{MessageID: msg, EmojiName: "no_such_emoji"}, "Emoji 'no_such_emoji' does not exist"},
-		{chat.AddReactionRequest{MessageID: msg, EmojiName: "smile", EmojiCode: ptr("zzzz")}, "Invalid emoji code."},
-		{chat.AddReactionRequest{MessageID: msg, EmojiName: "tada", EmojiCode: ptr("1f600")}, "Invalid emoji name."},
-		{chat.AddReactionRequest{MessageID: msg, EmojiName: "smile", EmojiCode: ptr("1f642"), ReactionType: ptr("other_emoji")}, "Invalid emoji type."},
-		{chat.AddReactionRequest{MessageID: msg, EmojiName: "logo", EmojiCode: ptr("logo"), ReactionType: ptr("service_extra_emoji")}, "Invalid emoji code."},
-		{chat.AddReactionRequest{MessageID: dm, EmojiName: "logo", EmojiCode: ptr("zulip"), ReactionType: ptr("service_extra_emoji")}, "Invalid emoji name."},
-		{chat.AddReactionRequest{MessageID: msg, EmojiName: "party", EmojiCode: ptr("12345"), ReactionType: ptr("realm_emoji")}, "Invalid custom emoji."},
-		{chat.AddReactionRequest{MessageID: secret, EmojiName: "smile"}, "Invalid message(s)"},
-		{chat.AddReactionRequest{MessageID: dm + 1000, EmojiName: "smile"}, "Invalid message(s)"},
+		{chat.AddReactionRequest{MessageID: msg, EmojiName: "no_such_emoji"}, "Emoji 'no_such_emoji' does not exist", chat.KindNotFound},
+		{chat.AddReactionRequest{MessageID: msg, EmojiName: "smile", EmojiCode: ptr("zzzz")}, "Invalid emoji code.", 0},
+		{chat.AddReactionRequest{MessageID: msg, EmojiName: "tada", EmojiCode: ptr("1f600")}, "Invalid emoji name.", 0},
+		{chat.AddReactionRequest{MessageID: msg, EmojiName: "smile", EmojiCode: ptr("1f642"), ReactionType: ptr("other_emoji")}, "Invalid emoji type.", 0},
+		{chat.AddReactionRequest{MessageID: msg, EmojiName: "logo", EmojiCode: ptr("logo"), ReactionType: ptr("service_extra_emoji")}, "Invalid emoji code.", 0},
+		{chat.AddReactionRequest{MessageID: dm, EmojiName: "logo", EmojiCode: ptr("zulip"), ReactionType: ptr("service_extra_emoji")}, "Invalid emoji name.", 0},
+		{chat.AddReactionRequest{MessageID: msg, EmojiName: "party", EmojiCode: ptr("12345"), ReactionType: ptr("realm_emoji")}, "Invalid custom emoji.", 0},
+		{chat.AddReactionRequest{MessageID: secret, EmojiName: "smile"}, "Invalid message(s)", chat.KindNotFound},
+		{chat.AddReactionRequest{MessageID: dm + 1000, EmojiName: "smile"}, "Invalid message(s)", chat.KindNotFound},
 	} {
 		err := add(bob, tc.req)
 		require.Error(t, err, tc.msg)
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, tc.msg)
+		requireError(t, err, orInvalid(tc.kind), chat.CodeBadRequest, tc.msg)
 	}
-	requireError(t, add(guest, chat.AddReactionRequest{MessageID: msg, EmojiName: "smile"}), chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
-	requireError(t, add(carol, chat.AddReactionRequest{MessageID: dm, EmojiName: "smile"}), chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, add(guest, chat.AddReactionRequest{MessageID: msg, EmojiName: "smile"}), chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, add(carol, chat.AddReactionRequest{MessageID: dm, EmojiName: "smile"}), chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
 
 	// Removing: by name, by code, neither.
 	require.NoError(t, remove(bob, chat.RemoveReactionRequest{MessageID: msg, EmojiName: ptr("+1")}))
@@ -123,11 +124,11 @@ func TestReactions(t *testing.T) {
 	require.Len(t, evs, 2)
 	assert.Equal(t, chat.ReactionEvent{Op: "remove", UserID: bob.ID, User: chat.ReactionUser{UserID: bob.ID, Email: bob.Email, FullName: bob.FullName}, MessageID: msg, EmojiName: "thumbs_up", EmojiCode: "1f44d", ReactionType: "unicode_emoji"}, evs[0].Body)
 	err = remove(bob, chat.RemoveReactionRequest{MessageID: msg, EmojiName: ptr("+1")})
-	requireError(t, err, chat.KindInvalid, chat.CodeReactionDoesNotExist, "Reaction doesn't exist.")
+	requireError(t, err, chat.KindNotFound, chat.CodeReactionDoesNotExist, "Reaction doesn't exist.")
 	err = remove(bob, chat.RemoveReactionRequest{MessageID: msg})
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "At least one of the following arguments must be present: emoji_name, emoji_code")
 	err = remove(bob, chat.RemoveReactionRequest{MessageID: secret, EmojiName: ptr("smile")})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid message(s)")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid message(s)")
 	assert.Equal(t, []chat.Reaction{
 		{EmojiName: "thumbs_up", EmojiCode: "1f44d", ReactionType: "unicode_emoji", UserID: alice.ID},
 		{EmojiName: "tada", EmojiCode: "1f389", ReactionType: "unicode_emoji", UserID: carol.ID},

@@ -153,7 +153,7 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 		return nil
 	})
 	if errors.Is(err, storage.ErrConflict) {
-		return nil, BadRequest("An organization is already served at %s", host)
+		return nil, clash("An organization is already served at %s", host)
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "create realm", err)
@@ -206,7 +206,7 @@ func (s *Service) RealmForHost(ctx context.Context, host string) (int64, error) 
 	if len(first) == 1 {
 		return first[0].ID, nil
 	}
-	return 0, &Error{Kind: KindNotFound, Code: CodeNonexistentSubdomain, Msg: "Invalid subdomain"}
+	return 0, &Error{Kind: KindNotFound, status: statusNotFound, Code: CodeNonexistentSubdomain, Msg: "Invalid subdomain"}
 }
 
 // hostOnly strips a port from host.

@@ -136,7 +136,7 @@ func (s *Service) UploadCustomEmoji(ctx context.Context, c Caller, req UploadCus
 		return nil, s.internal(ctx, "upload custom emoji", err)
 	}
 	if _, builtIn := markdown.EmojiCode(name); builtIn && !isAdmin(me) {
-		return nil, BadRequest("Only administrators can override default emoji.")
+		return nil, refused("Only administrators can override default emoji.")
 	}
 	if maxMiB := s.limits.MaxEmojiFileSizeMiB; req.File.Size > int64(maxMiB)<<20 {
 		return nil, BadRequest("Uploaded file is larger than the allowed limit of %d MiB", maxMiB)
@@ -170,8 +170,8 @@ func (s *Service) UploadCustomEmoji(ctx context.Context, c Caller, req UploadCus
 }
 
 var (
-	errEmojiExists     = BadRequest("A custom emoji with this name already exists.")
-	errGuestNotAllowed = BadRequest("Not allowed for guest users")
+	errEmojiExists     = clash("A custom emoji with this name already exists.")
+	errGuestNotAllowed = refused("Not allowed for guest users")
 )
 
 func (s *Service) emitRealmEmoji(ctx context.Context, w *writeTx, realmID int64) error {
@@ -200,12 +200,12 @@ func (s *Service) DeleteCustomEmoji(ctx context.Context, c Caller, req DeleteCus
 		w.keepCallers()
 		e, err := w.GetRealmEmojiByName(ctx, realm.ID, req.EmojiName)
 		if errors.Is(err, storage.ErrNotFound) {
-			return &Error{Kind: KindNotFound, Code: CodeBadRequest, Msg: "Emoji '" + req.EmojiName + "' does not exist"}
+			return &Error{Kind: KindNotFound, status: statusNotFound, Code: CodeBadRequest, Msg: "Emoji '" + req.EmojiName + "' does not exist"}
 		} else if err != nil {
 			return err
 		}
 		if !isAdmin(me) && (e.AuthorID == nil || *e.AuthorID != me.ID) {
-			return BadRequest("Must be an organization administrator or emoji author")
+			return refused("Must be an organization administrator or emoji author")
 		}
 		if err := w.DeactivateRealmEmoji(ctx, realm.ID, e.ID); err != nil {
 			return err

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -89,7 +90,7 @@ func (t *TimeLimit) seconds(name string) (*int64, error) {
 }
 
 func badValue(name, value string) error {
-	return &Error{Kind: KindInvalid, Code: CodeRequestVariableInvalid, Msg: "Bad value for '" + name + "': " + value,
+	return &Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeRequestVariableInvalid, Msg: "Bad value for '" + name + "': " + value,
 		Fields: map[string]any{"var_name": name, "bad_value": value}}
 }
 
@@ -216,159 +217,24 @@ func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequ
 	if !isAdmin(me) {
 		return nil, errAdminRequired
 	}
-	next := *realm
-	var columns []string
-	if req.Name != nil {
-		name := strings.TrimSpace(*req.Name)
-		if name == "" {
-			return nil, BadRequest("Organization name can't be empty.")
-		}
-		if utf8.RuneCountInString(name) > 40 {
-			return nil, BadRequest("Organization name is too long (limit: 40 characters).")
-		}
-		next.Name, columns = name, append(columns, "name")
-	}
-	if req.Description != nil {
-		if utf8.RuneCountInString(*req.Description) > 1000 {
-			return nil, BadRequest("Organization description is too long (limit: 1000 characters).")
-		}
-		next.Description, columns = *req.Description, append(columns, "description")
-	}
-	if req.EmailAddressVisibility != nil {
-		if err := intChoices(1, 2, 3, 4, 5)("email_address_visibility", *req.EmailAddressVisibility); err != nil {
-			return nil, err
-		}
-		next.EmailAddressVisibility, columns = *req.EmailAddressVisibility, append(columns, "email_address_visibility")
-	}
-	if req.NameChangesDisabled != nil {
-		next.NameChangesDisabled, columns = *req.NameChangesDisabled, append(columns, "name_changes_disabled")
-	}
-	if req.EmailChangesDisabled != nil {
-		next.EmailChangesDisabled, columns = *req.EmailChangesDisabled, append(columns, "email_changes_disabled")
-	}
-	if req.WaitingPeriodThreshold != nil {
-		if *req.WaitingPeriodThreshold < 0 || *req.WaitingPeriodThreshold > 1000 {
-			return nil, BadRequest("Invalid waiting_period_threshold: must be between 0 and 1000")
-		}
-		next.WaitingPeriodThreshold, columns = *req.WaitingPeriodThreshold, append(columns, "waiting_period_threshold")
-	}
-	if req.AllowMessageEditing != nil {
-		next.AllowMessageEditing, columns = *req.AllowMessageEditing, append(columns, "allow_message_editing")
-	}
-	if req.EnableReadReceipts != nil {
-		next.EnableReadReceipts, columns = *req.EnableReadReceipts, append(columns, "enable_read_receipts")
-	}
-	if req.PresenceDisabled != nil {
-		next.PresenceDisabled, columns = *req.PresenceDisabled, append(columns, "presence_disabled")
-	}
-	if req.MandatoryTopics != nil {
-		next.MandatoryTopics, columns = *req.MandatoryTopics, append(columns, "mandatory_topics")
-	}
-	for _, lim := range []struct {
-		name string
-		req  *TimeLimit
-		dst  **int64
-	}{
-		{"message_content_edit_limit_seconds", req.MessageContentEditLimitSeconds, &next.MessageContentEditLimitSeconds},
-		{"message_content_delete_limit_seconds", req.MessageContentDeleteLimitSeconds, &next.MessageContentDeleteLimitSeconds},
-		{"move_messages_within_stream_limit_seconds", req.MoveMessagesWithinStreamLimitSeconds, &next.MoveMessagesWithinStreamLimitSeconds},
-		{"move_messages_between_streams_limit_seconds", req.MoveMessagesBetweenStreamsLimitSeconds, &next.MoveMessagesBetweenStreamsLimitSeconds},
-	} {
-		if lim.req == nil {
-			continue
-		}
-		v, err := lim.req.seconds(lim.name)
-		if err != nil {
-			return nil, err
-		}
-		*lim.dst, columns = v, append(columns, lim.name)
-	}
-	if req.MessageEditHistoryVisibilityPolicy != nil {
-		policy := 0
-		for k, v := range editHistoryPolicies {
-			if v == *req.MessageEditHistoryVisibilityPolicy {
-				policy = k
-			}
-		}
-		if policy == 0 {
-			return nil, BadRequest("Invalid message_edit_history_visibility_policy")
-		}
-		next.MessageEditHistoryVisibilityPolicy, columns = policy, append(columns, "message_edit_history_visibility_policy")
+	next, columns, err := realmChanges(realm, &req)
+	if err != nil {
+		return nil, err
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
-		data := map[string]any{}
-		for i, set := range realmGroupSettings {
-			up := *realmUpdateField[i](&req)
-			if up == nil {
-				continue
-			}
-			current, err := s.realmGroupSetting(ctx, w, realm, *set.field(realm))
-			if err != nil {
-				return err
-			}
-			var stored GroupSettingValue
-			id, err := s.updateGroupSetting(ctx, w, realm.ID, set.name, current, up, func(v GroupSettingValue) (int64, error) {
-				scope := newGroupScope(nil)
-				if v.GroupID != nil {
-					if err := scope.load(ctx, w, realm.ID, *v.GroupID); err != nil {
-						return 0, err
-					}
-				}
-				if err := set.checkAllowed(scope, v); err != nil {
-					return 0, err
-				}
-				stored = v
-				return s.storeGroupSetting(ctx, w, realm.ID, set.name, v)
-			})
-			if err != nil {
-				return err
-			}
-			*set.field(&next) = id
-			columns, data[set.name] = append(columns, set.column()), stored
+		next := next
+		data, groupColumns, err := s.changeRealmGroupSettings(ctx, w, realm, &next, &req)
+		if err != nil {
+			return err
 		}
+		columns := append(slices.Clip(columns), groupColumns...)
 		if len(columns) == 0 {
 			return nil
 		}
 		if err := w.UpdateRealm(ctx, &next, columns...); err != nil {
 			return err
 		}
-		for _, p := range []struct {
-			name       string
-			old, value any
-		}{
-			{"name", realm.Name, next.Name},
-			{"description", realm.Description, next.Description},
-			{"email_address_visibility", realm.EmailAddressVisibility, next.EmailAddressVisibility},
-			{"name_changes_disabled", realm.NameChangesDisabled, next.NameChangesDisabled},
-			{"email_changes_disabled", realm.EmailChangesDisabled, next.EmailChangesDisabled},
-			{"waiting_period_threshold", realm.WaitingPeriodThreshold, next.WaitingPeriodThreshold},
-			{"allow_message_editing", realm.AllowMessageEditing, next.AllowMessageEditing},
-			{"enable_read_receipts", realm.EnableReadReceipts, next.EnableReadReceipts},
-			{"presence_disabled", realm.PresenceDisabled, next.PresenceDisabled},
-			{"mandatory_topics", realm.MandatoryTopics, next.MandatoryTopics},
-			{"message_edit_history_visibility_policy", editHistoryPolicies[realm.MessageEditHistoryVisibilityPolicy],
-				editHistoryPolicies[next.MessageEditHistoryVisibilityPolicy]},
-		} {
-			if p.old != p.value {
-				w.emit(everyone, RealmEvent{Op: "update", Property: p.name, Value: p.value})
-			}
-		}
-		for _, lim := range []struct {
-			name     string
-			old, new *int64
-		}{
-			{"message_content_edit_limit_seconds", realm.MessageContentEditLimitSeconds, next.MessageContentEditLimitSeconds},
-			{"message_content_delete_limit_seconds", realm.MessageContentDeleteLimitSeconds, next.MessageContentDeleteLimitSeconds},
-			{"move_messages_within_stream_limit_seconds", realm.MoveMessagesWithinStreamLimitSeconds, next.MoveMessagesWithinStreamLimitSeconds},
-			{"move_messages_between_streams_limit_seconds", realm.MoveMessagesBetweenStreamsLimitSeconds, next.MoveMessagesBetweenStreamsLimitSeconds},
-		} {
-			if (lim.old == nil) != (lim.new == nil) || lim.old != nil && *lim.old != *lim.new {
-				data[lim.name] = lim.new
-			}
-		}
-		if len(data) > 0 {
-			w.emit(everyone, RealmEvent{Op: "update_dict", Property: "default", Data: data})
-		}
+		emitRealmChanges(w, realm, &next, data)
 		return nil
 	})
 	if err != nil {
@@ -380,4 +246,179 @@ func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequ
 		}
 	}
 	return &EmptyResponse{}, nil
+}
+
+// realmChanges checks the request's plain settings and applies them to a
+// copy of realm; columns are the columns they change.
+func realmChanges(realm *storage.Realm, req *UpdateRealmRequest) (next storage.Realm, columns []string, err error) {
+	next = *realm
+	if err := realmTextChanges(&next, req, &columns); err != nil {
+		return next, nil, err
+	}
+	for _, b := range []struct {
+		column string
+		req    *bool
+		dst    *bool
+	}{
+		{"name_changes_disabled", req.NameChangesDisabled, &next.NameChangesDisabled},
+		{"email_changes_disabled", req.EmailChangesDisabled, &next.EmailChangesDisabled},
+		{"allow_message_editing", req.AllowMessageEditing, &next.AllowMessageEditing},
+		{"enable_read_receipts", req.EnableReadReceipts, &next.EnableReadReceipts},
+		{"presence_disabled", req.PresenceDisabled, &next.PresenceDisabled},
+		{"mandatory_topics", req.MandatoryTopics, &next.MandatoryTopics},
+	} {
+		if b.req != nil {
+			*b.dst, columns = *b.req, append(columns, b.column)
+		}
+	}
+	for _, lim := range realmTimeLimits(req, &next) {
+		if lim.req == nil {
+			continue
+		}
+		v, err := lim.req.seconds(lim.name)
+		if err != nil {
+			return next, nil, err
+		}
+		*lim.dst, columns = v, append(columns, lim.name)
+	}
+	return next, columns, nil
+}
+
+// realmTextChanges checks and applies the settings with values to check:
+// the name, the description, the email visibility, the waiting period,
+// the edit history's visibility.
+func realmTextChanges(next *storage.Realm, req *UpdateRealmRequest, columns *[]string) error {
+	if req.Name != nil {
+		name := strings.TrimSpace(*req.Name)
+		if name == "" {
+			return BadRequest("Organization name can't be empty.")
+		}
+		if utf8.RuneCountInString(name) > 40 {
+			return BadRequest("Organization name is too long (limit: 40 characters).")
+		}
+		next.Name, *columns = name, append(*columns, "name")
+	}
+	if req.Description != nil {
+		if utf8.RuneCountInString(*req.Description) > 1000 {
+			return BadRequest("Organization description is too long (limit: 1000 characters).")
+		}
+		next.Description, *columns = *req.Description, append(*columns, "description")
+	}
+	if req.EmailAddressVisibility != nil {
+		if err := intChoices(1, 2, 3, 4, 5)("email_address_visibility", *req.EmailAddressVisibility); err != nil {
+			return err
+		}
+		next.EmailAddressVisibility, *columns = *req.EmailAddressVisibility, append(*columns, "email_address_visibility")
+	}
+	if req.WaitingPeriodThreshold != nil {
+		if *req.WaitingPeriodThreshold < 0 || *req.WaitingPeriodThreshold > 1000 {
+			return BadRequest("Invalid waiting_period_threshold: must be between 0 and 1000")
+		}
+		next.WaitingPeriodThreshold, *columns = *req.WaitingPeriodThreshold, append(*columns, "waiting_period_threshold")
+	}
+	if req.MessageEditHistoryVisibilityPolicy != nil {
+		policy := 0
+		for k, v := range editHistoryPolicies {
+			if v == *req.MessageEditHistoryVisibilityPolicy {
+				policy = k
+			}
+		}
+		if policy == 0 {
+			return BadRequest("Invalid message_edit_history_visibility_policy")
+		}
+		next.MessageEditHistoryVisibilityPolicy, *columns = policy, append(*columns, "message_edit_history_visibility_policy")
+	}
+	return nil
+}
+
+// realmTimeLimit is one of the organization's time limits: the
+// request's value and where the realm keeps it.
+type realmTimeLimit struct {
+	name string
+	req  *TimeLimit
+	dst  **int64
+}
+
+func realmTimeLimits(req *UpdateRealmRequest, next *storage.Realm) []realmTimeLimit {
+	return []realmTimeLimit{
+		{"message_content_edit_limit_seconds", req.MessageContentEditLimitSeconds, &next.MessageContentEditLimitSeconds},
+		{"message_content_delete_limit_seconds", req.MessageContentDeleteLimitSeconds, &next.MessageContentDeleteLimitSeconds},
+		{"move_messages_within_stream_limit_seconds", req.MoveMessagesWithinStreamLimitSeconds, &next.MoveMessagesWithinStreamLimitSeconds},
+		{"move_messages_between_streams_limit_seconds", req.MoveMessagesBetweenStreamsLimitSeconds, &next.MoveMessagesBetweenStreamsLimitSeconds},
+	}
+}
+
+// changeRealmGroupSettings stores the request's group-based permission
+// settings in the write (each checked against what it may be set to) and
+// applies them to next; data are their new values for the event, columns
+// the realm's columns they change.
+func (s *Service) changeRealmGroupSettings(ctx context.Context, w *writeTx, realm, next *storage.Realm, req *UpdateRealmRequest) (data map[string]any, columns []string, err error) {
+	data = map[string]any{}
+	for i, set := range realmGroupSettings {
+		up := *realmUpdateField[i](req)
+		if up == nil {
+			continue
+		}
+		current, err := s.realmGroupSetting(ctx, w, realm, *set.field(realm))
+		if err != nil {
+			return nil, nil, err
+		}
+		var stored GroupSettingValue
+		id, err := s.updateGroupSetting(ctx, w, realm.ID, set.name, current, up, func(v GroupSettingValue) (int64, error) {
+			scope := newGroupScope(nil)
+			if v.GroupID != nil {
+				if err := scope.load(ctx, w, realm.ID, *v.GroupID); err != nil {
+					return 0, err
+				}
+			}
+			if err := set.checkAllowed(scope, v); err != nil {
+				return 0, err
+			}
+			stored = v
+			return s.storeGroupSetting(ctx, w, realm.ID, set.name, v)
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		*set.field(next) = id
+		columns, data[set.name] = append(columns, set.column()), stored
+	}
+	return data, columns, nil
+}
+
+// emitRealmChanges tells everyone the settings that changed: one update
+// event per plain setting, and one update_dict with the time limits and
+// the group settings (data).
+func emitRealmChanges(w *writeTx, realm, next *storage.Realm, data map[string]any) {
+	for _, p := range []struct {
+		name       string
+		old, value any
+	}{
+		{"name", realm.Name, next.Name},
+		{"description", realm.Description, next.Description},
+		{"email_address_visibility", realm.EmailAddressVisibility, next.EmailAddressVisibility},
+		{"name_changes_disabled", realm.NameChangesDisabled, next.NameChangesDisabled},
+		{"email_changes_disabled", realm.EmailChangesDisabled, next.EmailChangesDisabled},
+		{"waiting_period_threshold", realm.WaitingPeriodThreshold, next.WaitingPeriodThreshold},
+		{"allow_message_editing", realm.AllowMessageEditing, next.AllowMessageEditing},
+		{"enable_read_receipts", realm.EnableReadReceipts, next.EnableReadReceipts},
+		{"presence_disabled", realm.PresenceDisabled, next.PresenceDisabled},
+		{"mandatory_topics", realm.MandatoryTopics, next.MandatoryTopics},
+		{"message_edit_history_visibility_policy", editHistoryPolicies[realm.MessageEditHistoryVisibilityPolicy],
+			editHistoryPolicies[next.MessageEditHistoryVisibilityPolicy]},
+	} {
+		if p.old != p.value {
+			w.emit(everyone, RealmEvent{Op: "update", Property: p.name, Value: p.value})
+		}
+	}
+	old := realmTimeLimits(&UpdateRealmRequest{}, realm)
+	for i, lim := range realmTimeLimits(&UpdateRealmRequest{}, next) {
+		was, now := *old[i].dst, *lim.dst
+		if (was == nil) != (now == nil) || was != nil && *was != *now {
+			data[lim.name] = now
+		}
+	}
+	if len(data) > 0 {
+		w.emit(everyone, RealmEvent{Op: "update_dict", Property: "default", Data: data})
+	}
 }

@@ -59,18 +59,19 @@ func TestCreateRealm(t *testing.T) {
 		name string
 		edit func(*chat.CreateRealmRequest)
 		msg  string
+		kind chat.Kind
 	}{
-		{"empty name", func(r *chat.CreateRealmRequest) { r.Name = "  " }, "Organization name can't be empty."},
-		{"long name", func(r *chat.CreateRealmRequest) { r.Name = strings.Repeat("n", 41) }, "Organization name is too long (limit: 40 characters)."},
-		{"no URL", func(r *chat.CreateRealmRequest) { r.URL = "" }, ""},
-		{"URL without scheme", func(r *chat.CreateRealmRequest) { r.URL = "acme.example.com" }, ""},
-		{"URL with path", func(r *chat.CreateRealmRequest) { r.URL = "https://acme.example.com/chat" }, ""},
-		{"ftp URL", func(r *chat.CreateRealmRequest) { r.URL = "ftp://acme.example.com" }, ""},
-		{"host taken", func(r *chat.CreateRealmRequest) { r.URL = "http://CHAT.example.com" }, "An organization is already served at chat.example.com"},
-		{"bad owner email", func(r *chat.CreateRealmRequest) { r.OwnerEmail = "boss" }, "Bad name or username"},
-		{"bad owner name", func(r *chat.CreateRealmRequest) { r.OwnerFullName = "B" }, "Name too short!"},
-		{"weak password", func(r *chat.CreateRealmRequest) { r.OwnerPassword = "123" }, "The password is too weak."},
-		{"bad visibility", func(r *chat.CreateRealmRequest) { r.EmailAddressVisibility = 9 }, "Invalid email_address_visibility"},
+		{"empty name", func(r *chat.CreateRealmRequest) { r.Name = "  " }, "Organization name can't be empty.", 0},
+		{"long name", func(r *chat.CreateRealmRequest) { r.Name = strings.Repeat("n", 41) }, "Organization name is too long (limit: 40 characters).", 0},
+		{"no URL", func(r *chat.CreateRealmRequest) { r.URL = "" }, "", 0},
+		{"URL without scheme", func(r *chat.CreateRealmRequest) { r.URL = "acme.example.com" }, "", 0},
+		{"URL with path", func(r *chat.CreateRealmRequest) { r.URL = "https://acme.example.com/chat" }, "", 0},
+		{"ftp URL", func(r *chat.CreateRealmRequest) { r.URL = "ftp://acme.example.com" }, "", 0},
+		{"host taken", func(r *chat.CreateRealmRequest) { r.URL = "http://CHAT.example.com" }, "An organization is already served at chat.example.com", chat.KindConflict},
+		{"bad owner email", func(r *chat.CreateRealmRequest) { r.OwnerEmail = "boss" }, "Bad name or username", 0},
+		{"bad owner name", func(r *chat.CreateRealmRequest) { r.OwnerFullName = "B" }, "Name too short!", 0},
+		{"weak password", func(r *chat.CreateRealmRequest) { r.OwnerPassword = "123" }, "The password is too weak.", 0},
+		{"bad visibility", func(r *chat.CreateRealmRequest) { r.EmailAddressVisibility = 9 }, "Invalid email_address_visibility", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -80,7 +81,7 @@ func TestCreateRealm(t *testing.T) {
 			req.URL = "https://" + strings.ReplaceAll(c.name, " ", "-") + ".example.com"
 			c.edit(&req)
 			_, err = h.Service.CreateRealm(ctx, req)
-			requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, c.msg)
+			requireError(t, err, orInvalid(c.kind), chat.CodeBadRequest, c.msg)
 			after, err := h.Store.ListRealms(ctx)
 			require.NoError(t, err)
 			assert.Equal(t, before, after, "nothing was stored")

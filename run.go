@@ -3,6 +3,8 @@ package chat
 import (
 	"context"
 	"time"
+
+	"github.com/teamchat/chat/internal/loop"
 )
 
 // WithMaintenanceInterval sets how often Run does its periodic work
@@ -23,7 +25,7 @@ func WithMaintenanceInterval(d time.Duration) Option {
 func (s *Service) Run(ctx context.Context) error {
 	// Listen to the event bus from the start: other servers' writes then
 	// refresh this one's caches at once.
-	if err := s.shared.hub.listening(ctx); err != nil {
+	if err := s.listening(ctx); err != nil {
 		s.log.Warn("event bus not listening yet; the first event queue retries", "err", err)
 	}
 	presence := make(chan struct{})
@@ -38,20 +40,11 @@ func (s *Service) Run(ctx context.Context) error {
 	notifications := make(chan struct{})
 	go func() { defer close(notifications); _ = s.RunNotifications(ctx) }()
 	defer func() { <-notifications }()
-	every := s.maintenanceEvery
-	if every <= 0 {
-		every = time.Hour
-	}
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
+	maintenance := loop.Loop{Every: s.maintenanceEvery}
+	return maintenance.Run(ctx, time.Hour, func(ctx context.Context) time.Duration {
 		s.maintain(ctx)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		}
-	}
+		return loop.NoSooner
+	})
 }
 
 // maintain runs one round of periodic work; failures are logged (once,

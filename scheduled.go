@@ -197,7 +197,7 @@ type DeleteScheduledMessageRequest struct {
 var (
 	errScheduledNotFound    = NotFound("Scheduled message does not exist")
 	errDeliveryTimeNotAhead = BadRequest("Scheduled delivery time must be in the future.")
-	errScheduledAlreadySent = BadRequest("Scheduled message was already sent")
+	errScheduledAlreadySent = clash("Scheduled message was already sent")
 )
 
 // scheduledType is the stored type of a request's type name ("" for an

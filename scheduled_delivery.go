@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/teamchat/chat/internal/loop"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -59,24 +60,24 @@ const schedulerRetry = time.Second
 // edited through other servers are seen within it. Messages scheduled
 // through this Service wake it at once.
 func WithSchedulerInterval(d time.Duration) Option {
-	return func(s *Service) { s.shared.scheduler.every = d }
+	return func(s *Service) { s.shared.scheduler.Every = d }
 }
 
 // wakeScheduler tells RunScheduler that the next delivery time may have
 // changed.
-func (s *Service) wakeScheduler() { s.shared.scheduler.poke() }
+func (s *Service) wakeScheduler() { s.shared.scheduler.Poke() }
 
 // errScheduledClaimLost rolls a delivery (or a failure's mark) back: the
 // scheduled message was delivered, failed, edited or deleted since it was
 // read, or another server is delivering it.
-var errScheduledClaimLost = &Error{Kind: KindConflict, Code: CodeBadRequest, Msg: "Scheduled message was already sent"}
+var errScheduledClaimLost = &Error{Kind: KindConflict, status: statusConflict, Code: CodeBadRequest, Msg: "Scheduled message was already sent"}
 
 // RunScheduler delivers scheduled messages as they fall due, until ctx
 // ends; then it returns ctx's error. Run starts it; a host that does not
 // call Run may call it instead. Several loops, on this server or others
 // sharing the database, deliver each message once.
 func (s *Service) RunScheduler(ctx context.Context) error {
-	return s.shared.scheduler.run(ctx, defaultSchedulerInterval, func(ctx context.Context) time.Duration {
+	return s.shared.scheduler.Run(ctx, defaultSchedulerInterval, func(ctx context.Context) time.Duration {
 		_, _ = s.DeliverDueScheduledMessages(ctx) // failures are logged where they happen
 		at, ok, err := s.store.NextScheduledDelivery(ctx)
 		switch {
@@ -88,7 +89,7 @@ func (s *Service) RunScheduler(ctx context.Context) error {
 			}
 			return schedulerRetry // due, and not sent: try again soon
 		}
-		return noSooner
+		return loop.NoSooner
 	})
 }
 

@@ -144,7 +144,7 @@ func TestScheduledChannelMessageLifecycle(t *testing.T) {
 	assert.Zero(t, deliverDue(t, h))
 	assert.Len(t, channelMessages(t, h, bob, ch), 1)
 	_, err := h.Service.UpdateScheduledMessage(ctx, alice.Caller, chat.UpdateScheduledMessageRequest{ScheduledMessageID: id, Content: ptr("late")})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Scheduled message was already sent")
+	requireError(t, err, chat.KindConflict, chat.CodeBadRequest, "Scheduled message was already sent")
 	// A delivered one may still be deleted, as the reference allows.
 	_, err = h.Service.DeleteScheduledMessage(ctx, alice.Caller, chat.DeleteScheduledMessageRequest{ScheduledMessageID: id})
 	require.NoError(t, err)
@@ -244,37 +244,38 @@ func TestScheduledMessageCreateErrors(t *testing.T) {
 		req  chat.CreateScheduledMessageRequest
 		code string
 		msg  string
+		kind chat.Kind
 	}{
 		{"now", alice, with(channel(ch), func(r *chat.CreateScheduledMessageRequest) { r.ScheduledDeliveryTimestamp = h.Clock.Now().Unix() }),
-			chat.CodeBadRequest, "Scheduled delivery time must be in the future."},
+			chat.CodeBadRequest, "Scheduled delivery time must be in the future.", 0},
 		{"past", alice, with(direct(bob.ID), func(r *chat.CreateScheduledMessageRequest) { r.ScheduledDeliveryTimestamp = in(h, -24*time.Hour) }),
-			chat.CodeBadRequest, "Scheduled delivery time must be in the future."},
-		{"unknown type", alice, with(channel(ch), func(r *chat.CreateScheduledMessageRequest) { r.Type = "huddle" }), chat.CodeBadRequest, "Invalid type"},
+			chat.CodeBadRequest, "Scheduled delivery time must be in the future.", 0},
+		{"unknown type", alice, with(channel(ch), func(r *chat.CreateScheduledMessageRequest) { r.Type = "huddle" }), chat.CodeBadRequest, "Invalid type", 0},
 		{"no to", alice, with(channel(ch), func(r *chat.CreateScheduledMessageRequest) { r.To = chat.ScheduledRecipient{} }),
-			chat.CodeRequestVariableMissing, "Missing 'to' argument"},
-		{"unknown channel", alice, channel(ch + 1000), chat.CodeStreamDoesNotExist, fmt.Sprintf("Channel with ID '%d' does not exist", ch+1000)},
-		{"unknown user", alice, direct(bob.ID, 9999), chat.CodeBadRequest, "Invalid user ID 9999"},
+			chat.CodeRequestVariableMissing, "Missing 'to' argument", 0},
+		{"unknown channel", alice, channel(ch + 1000), chat.CodeStreamDoesNotExist, fmt.Sprintf("Channel with ID '%d' does not exist", ch+1000), chat.KindNotFound},
+		{"unknown user", alice, direct(bob.ID, 9999), chat.CodeBadRequest, "Invalid user ID 9999", chat.KindNotFound},
 		{"channel given users", alice, with(channel(ch), func(r *chat.CreateScheduledMessageRequest) { r.To = chat.ScheduleToUsers(ch) }),
-			chat.CodeBadRequest, "Invalid data type for channel ID"},
+			chat.CodeBadRequest, "Invalid data type for channel ID", 0},
 		{"users given a channel", alice, with(direct(bob.ID), func(r *chat.CreateScheduledMessageRequest) { r.To = chat.ScheduleToChannel(bob.ID) }),
-			chat.CodeBadRequest, "Invalid data type for recipients"},
-		{"no recipients", alice, direct(), chat.CodeBadRequest, "Message must have recipients"},
-		{"deactivated recipient", alice, direct(gone.ID), chat.CodeBadRequest, fmt.Sprintf("'%s' is no longer using Zulip.", gone.Email)},
-		{"no topic", alice, with(channel(ch), func(r *chat.CreateScheduledMessageRequest) { r.Topic = nil }), chat.CodeBadRequest, "Missing topic"},
+			chat.CodeBadRequest, "Invalid data type for recipients", 0},
+		{"no recipients", alice, direct(), chat.CodeBadRequest, "Message must have recipients", 0},
+		{"deactivated recipient", alice, direct(gone.ID), chat.CodeBadRequest, fmt.Sprintf("'%s' is no longer using Zulip.", gone.Email), 0},
+		{"no topic", alice, with(channel(ch), func(r *chat.CreateScheduledMessageRequest) { r.Topic = nil }), chat.CodeBadRequest, "Missing topic", 0},
 		{"topic and subject", alice, with(channel(ch), func(r *chat.CreateScheduledMessageRequest) { r.Subject = ptr("s") }),
-			chat.CodeRequestConfusingVar, "Can't decide between 'topic' and 'subject' arguments"},
+			chat.CodeRequestConfusingVar, "Can't decide between 'topic' and 'subject' arguments", 0},
 		{"unprintable topic", alice, with(channel(ch), func(r *chat.CreateScheduledMessageRequest) { r.Topic = ptr("a\x01b") }),
-			chat.CodeBadRequest, "Invalid character in topic, at position 2!"},
+			chat.CodeBadRequest, "Invalid character in topic, at position 2!", 0},
 		{"empty content", alice, with(channel(ch), func(r *chat.CreateScheduledMessageRequest) { r.Content = " \n " }),
-			chat.CodeBadRequest, "Message must not be empty"},
-		{"posting permission", alice, channel(closed), chat.CodeBadRequest, "You do not have permission to post in this channel."},
-		{"archived channel", alice, channel(archived), chat.CodeBadRequest, "Not authorized to send to channel 'old'"},
-		{"private channel, not subscribed", bob, channel(secret), chat.CodeBadRequest, "Not authorized to send to channel 'secret'"},
-		{"guest, public channel not subscribed", guest, channel(ch), chat.CodeBadRequest, "Not authorized to send to channel 'open'"},
+			chat.CodeBadRequest, "Message must not be empty", 0},
+		{"posting permission", alice, channel(closed), chat.CodeBadRequest, "You do not have permission to post in this channel.", chat.KindForbidden},
+		{"archived channel", alice, channel(archived), chat.CodeBadRequest, "Not authorized to send to channel 'old'", chat.KindForbidden},
+		{"private channel, not subscribed", bob, channel(secret), chat.CodeBadRequest, "Not authorized to send to channel 'secret'", chat.KindForbidden},
+		{"guest, public channel not subscribed", guest, channel(ch), chat.CodeBadRequest, "Not authorized to send to channel 'open'", chat.KindForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.Service.CreateScheduledMessage(ctx, tc.as.Caller, tc.req)
-			e := requireError(t, err, chat.KindInvalid, tc.code, tc.msg)
+			e := requireError(t, err, orInvalid(tc.kind), tc.code, tc.msg)
 			if tc.code == chat.CodeStreamDoesNotExist {
 				assert.Equal(t, map[string]any{"stream_id": ch + 1000}, e.Fields)
 			}
@@ -391,23 +392,24 @@ func TestScheduledMessageUpdate(t *testing.T) {
 		req  chat.UpdateScheduledMessageRequest
 		code string
 		msg  string
+		kind chat.Kind
 	}{
-		{chat.UpdateScheduledMessageRequest{}, chat.CodeBadRequest, "Nothing to change"},
-		{chat.UpdateScheduledMessageRequest{Client: ptr("website")}, chat.CodeBadRequest, "Nothing to change"},
-		{chat.UpdateScheduledMessageRequest{Type: ptr("direct")}, chat.CodeBadRequest, "Recipient required when updating type of scheduled message."},
+		{chat.UpdateScheduledMessageRequest{}, chat.CodeBadRequest, "Nothing to change", 0},
+		{chat.UpdateScheduledMessageRequest{Client: ptr("website")}, chat.CodeBadRequest, "Nothing to change", 0},
+		{chat.UpdateScheduledMessageRequest{Type: ptr("direct")}, chat.CodeBadRequest, "Recipient required when updating type of scheduled message.", 0},
 		{chat.UpdateScheduledMessageRequest{Type: ptr("channel"), To: ptr(chat.ScheduleToChannel(ch))}, chat.CodeBadRequest,
-			"Topic required when updating scheduled message type to channel."},
-		{chat.UpdateScheduledMessageRequest{Type: ptr("group"), To: ptr(chat.ScheduleToChannel(ch))}, chat.CodeBadRequest, "Invalid type"},
-		{chat.UpdateScheduledMessageRequest{Topic: ptr("a"), Subject: ptr("b")}, chat.CodeRequestConfusingVar, ""},
+			"Topic required when updating scheduled message type to channel.", 0},
+		{chat.UpdateScheduledMessageRequest{Type: ptr("group"), To: ptr(chat.ScheduleToChannel(ch))}, chat.CodeBadRequest, "Invalid type", 0},
+		{chat.UpdateScheduledMessageRequest{Topic: ptr("a"), Subject: ptr("b")}, chat.CodeRequestConfusingVar, "", 0},
 		{chat.UpdateScheduledMessageRequest{ScheduledDeliveryTimestamp: ptr(h.Clock.Now().Unix())}, chat.CodeBadRequest,
-			"Scheduled delivery time must be in the future."},
-		{chat.UpdateScheduledMessageRequest{To: ptr(chat.ScheduleToUsers(bob.ID))}, chat.CodeBadRequest, "Invalid data type for channel ID"},
-		{chat.UpdateScheduledMessageRequest{To: ptr(chat.ScheduleToChannel(ch + 500))}, chat.CodeStreamDoesNotExist, ""},
-		{chat.UpdateScheduledMessageRequest{Type: ptr("direct"), To: ptr(chat.ScheduleToUsers(bob.ID, 9999))}, chat.CodeBadRequest, "Invalid user ID 9999"},
-		{chat.UpdateScheduledMessageRequest{Content: ptr("  ")}, chat.CodeBadRequest, "Message must not be empty"},
-		{chat.UpdateScheduledMessageRequest{Topic: ptr("x\x00y")}, chat.CodeBadRequest, "Invalid character in topic, at position 2!"},
+			"Scheduled delivery time must be in the future.", 0},
+		{chat.UpdateScheduledMessageRequest{To: ptr(chat.ScheduleToUsers(bob.ID))}, chat.CodeBadRequest, "Invalid data type for channel ID", 0},
+		{chat.UpdateScheduledMessageRequest{To: ptr(chat.ScheduleToChannel(ch + 500))}, chat.CodeStreamDoesNotExist, "", chat.KindNotFound},
+		{chat.UpdateScheduledMessageRequest{Type: ptr("direct"), To: ptr(chat.ScheduleToUsers(bob.ID, 9999))}, chat.CodeBadRequest, "Invalid user ID 9999", chat.KindNotFound},
+		{chat.UpdateScheduledMessageRequest{Content: ptr("  ")}, chat.CodeBadRequest, "Message must not be empty", 0},
+		{chat.UpdateScheduledMessageRequest{Topic: ptr("x\x00y")}, chat.CodeBadRequest, "Invalid character in topic, at position 2!", 0},
 	} {
-		requireError(t, update(tc.req), chat.KindInvalid, tc.code, tc.msg)
+		requireError(t, update(tc.req), orInvalid(tc.kind), tc.code, tc.msg)
 	}
 	assert.Equal(t, m, current(), "refused edits change nothing")
 	assert.Empty(t, takeEvents(t, h))

@@ -192,7 +192,7 @@ func (s *Service) UpdateSettings(ctx context.Context, c Caller, req UpdateSettin
 	var newEmail string
 	if req.Email != nil && !strings.EqualFold(strings.TrimSpace(*req.Email), me.Email) {
 		if realm.EmailChangesDisabled && !isAdmin(me) {
-			return nil, BadRequest("Email address changes are disabled in this organization.")
+			return nil, refused("Email address changes are disabled in this organization.")
 		}
 		if newEmail, err = s.checkNewEmail(*req.Email); err != nil {
 			return nil, err
@@ -313,7 +313,7 @@ func (s *Service) emailFree(ctx context.Context, st storage.Store, realmID int64
 	case err != nil:
 		return s.internal(ctx, "check email", err)
 	case other.ID != self:
-		return BadRequest("Email is already in use.")
+		return clash("Email is already in use.")
 	}
 	return nil
 }
@@ -418,7 +418,7 @@ func (s *Service) ConfirmEmailChange(ctx context.Context, realmID int64, req Con
 		return st.DeleteEmailChange(ctx, realmID, change.ID)
 	})
 	if errors.Is(err, storage.ErrConflict) {
-		return nil, BadRequest("Email is already in use.")
+		return nil, clash("Email is already in use.")
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "confirm email change", err)

@@ -297,13 +297,16 @@ func TestUpdateSettingsEmailChange(t *testing.T) {
 	u := h.NewUser(t, chat.RoleMember)
 	other := h.NewUser(t, chat.RoleMember)
 
-	for _, c := range []struct{ email, msg string }{
-		{"not an email", "Bad name or username"},
-		{strings.ToUpper(other.Email), "Email is already in use."},
+	for _, c := range []struct {
+		email, msg string
+		kind       chat.Kind
+	}{
+		{"not an email", "Bad name or username", 0},
+		{strings.ToUpper(other.Email), "Email is already in use.", chat.KindConflict},
 	} {
 		before := userRow(t, h, u.ID)
 		_, err := h.Service.UpdateSettings(ctx, u.Caller, chat.UpdateSettingsRequest{Email: ptr(c.email)})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, c.msg)
+		requireError(t, err, orInvalid(c.kind), chat.CodeBadRequest, c.msg)
 		assert.Equal(t, before, userRow(t, h, u.ID))
 	}
 	require.Empty(t, sent)
@@ -355,13 +358,13 @@ func TestUpdateSettingsEmailChange(t *testing.T) {
 		key := sent[len(sent)-1].Key
 		h.Provision(t, chat.ProvisionUserRequest{Email: "contested@example.com", FullName: "Quick One"})
 		_, err = h.Service.ConfirmEmailChange(ctx, h.RealmID, chat.ConfirmEmailChangeRequest{Key: key})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Email is already in use.")
+		requireError(t, err, chat.KindConflict, chat.CodeBadRequest, "Email is already in use.")
 	})
 	t.Run("email changes disabled", func(t *testing.T) {
 		_, err := h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{EmailChangesDisabled: ptr(true)})
 		require.NoError(t, err)
 		_, err = h.Service.UpdateSettings(ctx, other.Caller, chat.UpdateSettingsRequest{Email: ptr("blocked@example.com")})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Email address changes are disabled in this organization.")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Email address changes are disabled in this organization.")
 		_, err = h.Service.UpdateSettings(ctx, h.Owner.Caller, chat.UpdateSettingsRequest{Email: ptr("boss@example.com")})
 		require.NoError(t, err, "administrators still may")
 	})
@@ -382,7 +385,7 @@ func TestUpdateSettingsDraftsSynchronization(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, rows, "turning synchronization off deletes stored drafts")
 	_, err = h.Service.GetDrafts(ctx, u.Caller)
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "User has disabled synchronizing drafts.")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "User has disabled synchronizing drafts.")
 	_, err = h.Service.UpdateSettings(ctx, u.Caller, patchFor(t, "enable_drafts_synchronization", "true"))
 	require.NoError(t, err)
 	got, err := h.Service.GetDrafts(ctx, u.Caller)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/markdown"
 	"github.com/teamchat/chat/storage"
 )
@@ -120,7 +121,7 @@ func (s *Service) resolvePrincipals(ctx context.Context, cc *channelCtx, ps *[]P
 	}
 	for _, email := range emails {
 		u, err := s.userByAPIOrRealEmail(ctx, cc.realm, cc.me, email)
-		if errors.Is(err, storage.ErrNotFound) || err != nil && AsError(err) == errNoSuchUser {
+		if errors.Is(err, storage.ErrNotFound) || errors.Is(err, errNoSuchUser) {
 			return nil, errNoSuchUser
 		} else if err != nil {
 			return nil, s.internal(ctx, "principals", err)
@@ -204,7 +205,7 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, req SubscribeRequest)
 					(others || cc.subscribed[ch.ID] || cc.canSubscribeSelf(ch))
 				if !allowed {
 					if fatal {
-						return BadRequest("Unable to access channel (%s).", name)
+						return refused("Unable to access channel (%s).", name)
 					}
 					resp.Unauthorized = append(resp.Unauthorized, name)
 					continue
@@ -259,7 +260,7 @@ func (s *Service) createChannel(ctx context.Context, w *writeTx, cc *channelCtx,
 	}
 	if err := w.CreateStream(ctx, ch); err != nil {
 		if errors.Is(err, storage.ErrConflict) {
-			return nil, BadRequest("Channel '%s' already exists", ch.Name)
+			return nil, clash("Channel '%s' already exists", ch.Name)
 		}
 		return nil, err
 	}
@@ -290,7 +291,8 @@ func (s *Service) emitSubscribed(ctx context.Context, w *writeTx, groups *groupS
 		if err != nil {
 			return err
 		}
-		w.emit(toUsers(id), SubscriptionEvent{Op: "add", Subscriptions: []SubscriptionInfo{subscriptionInfo(view, sub)}})
+		w.emitChanging(toUsers(id), SubscriptionEvent{Op: "add", Subscriptions: []SubscriptionInfo{subscriptionInfo(view, sub)}},
+			eventq.Change{Users: []int64{id}, Subscribed: []int64{ch.ID}})
 	}
 	aud.Except = added
 	w.emit(aud, SubscriptionEvent{Op: "peer_add", StreamIDs: []int64{ch.ID}, UserIDs: added})
@@ -384,7 +386,7 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 	for _, name := range req.Subscriptions {
 		ch, err := s.store.GetStreamByName(ctx, cc.realm.ID, strings.TrimSpace(name))
 		if errors.Is(err, storage.ErrNotFound) || err == nil && !cc.canSee(ch) {
-			return nil, (&Error{Kind: KindInvalid, Code: CodeStreamDoesNotExist, Msg: fmt.Sprintf("Channel '%s' does not exist", name)}).With("stream", name)
+			return nil, (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeStreamDoesNotExist, Msg: fmt.Sprintf("Channel '%s' does not exist", name)}).With("stream", name)
 		} else if err != nil {
 			return nil, s.internal(ctx, "unsubscribe", err)
 		}
@@ -417,7 +419,8 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 					}
 					resp.Removed = append(resp.Removed, ch.Name)
 					removed = append(removed, u.ID)
-					w.emit(toUsers(u.ID), SubscriptionEvent{Op: "remove", Removed: []channelNameRef{{ch.Name, ch.ID}}})
+					w.emitChanging(toUsers(u.ID), SubscriptionEvent{Op: "remove", Removed: []channelNameRef{{ch.Name, ch.ID}}},
+						eventq.Change{Users: []int64{u.ID}, Unsubscribed: []int64{ch.ID}})
 				}
 			}
 			if len(removed) > 0 {

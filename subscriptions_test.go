@@ -57,23 +57,24 @@ func TestCreateChannelsBySubscribing(t *testing.T) {
 		req  chat.SubscribeRequest
 		code string
 		msg  string
+		kind chat.Kind
 	}{
-		{"empty name", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: " "}}}, chat.CodeBadRequest, "Channel name can't be empty."},
-		{"long name", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: strings.Repeat("c", 61)}}}, chat.CodeBadRequest, "Channel name too long (limit: 60 characters)."},
-		{"control character", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "a\x01b"}}}, chat.CodeBadRequest, "Invalid character in channel name, at position 2."},
-		{"long description", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "x", Description: ptr(strings.Repeat("d", 1025))}}}, chat.CodeBadRequest, "description is too long (limit: 1024 characters)"},
-		{"web-public by a member", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "x"}}, IsWebPublic: ptr(true)}, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator"},
-		{"default by a member", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "x"}}, IsDefaultStream: ptr(true)}, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator"},
-		{"retention by a member", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "x"}}, MessageRetentionDays: &chat.RetentionDays{Days: ptr(30)}}, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner"},
-		{"unknown principal", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "x"}}, Principals: &[]chat.Principal{{ID: 9999}}}, chat.CodeBadRequest, "No such user"},
-		{"empty list", chat.SubscribeRequest{}, chat.CodeBadRequest, "Nothing to do: subscriptions is empty"},
-		{"internet may not administer", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "x"}}, CanAdministerChannelGroup: &chat.GroupSettingValue{GroupID: ptr(groupID(t, h, chat.GroupInternet))}}, chat.CodeBadRequest, "'can_administer_channel_group' setting cannot be set to 'role:internet' group."},
+		{"empty name", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: " "}}}, chat.CodeBadRequest, "Channel name can't be empty.", 0},
+		{"long name", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: strings.Repeat("c", 61)}}}, chat.CodeBadRequest, "Channel name too long (limit: 60 characters).", 0},
+		{"control character", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "a\x01b"}}}, chat.CodeBadRequest, "Invalid character in channel name, at position 2.", 0},
+		{"long description", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "x", Description: ptr(strings.Repeat("d", 1025))}}}, chat.CodeBadRequest, "description is too long (limit: 1024 characters)", 0},
+		{"web-public by a member", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "x"}}, IsWebPublic: ptr(true)}, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator", chat.KindForbidden},
+		{"default by a member", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "x"}}, IsDefaultStream: ptr(true)}, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator", chat.KindForbidden},
+		{"retention by a member", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "x"}}, MessageRetentionDays: &chat.RetentionDays{Days: ptr(30)}}, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner", chat.KindForbidden},
+		{"unknown principal", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "x"}}, Principals: &[]chat.Principal{{ID: 9999}}}, chat.CodeBadRequest, "No such user", chat.KindNotFound},
+		{"empty list", chat.SubscribeRequest{}, chat.CodeBadRequest, "Nothing to do: subscriptions is empty", 0},
+		{"internet may not administer", chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "x"}}, CanAdministerChannelGroup: &chat.GroupSettingValue{GroupID: ptr(groupID(t, h, chat.GroupInternet))}}, chat.CodeBadRequest, "'can_administer_channel_group' setting cannot be set to 'role:internet' group.", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before, err := h.Store.ListStreams(ctx, h.RealmID)
 			require.NoError(t, err)
 			_, err = h.Service.Subscribe(ctx, member.Caller, c.req)
-			requireError(t, err, chat.KindInvalid, c.code, c.msg)
+			requireError(t, err, orInvalid(c.kind), c.code, c.msg)
 			after, err := h.Store.ListStreams(ctx, h.RealmID)
 			require.NoError(t, err)
 			assert.Equal(t, before, after, "no channel created")
@@ -81,7 +82,7 @@ func TestCreateChannelsBySubscribing(t *testing.T) {
 	}
 	t.Run("guests create no channels", func(t *testing.T) {
 		_, err := h.Service.Subscribe(ctx, h.NewUser(t, chat.RoleGuest).Caller, chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "guest land"}}})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Not allowed for guest users")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Not allowed for guest users")
 	})
 	t.Run("owners set retention, administrators make web-public default channels", func(t *testing.T) {
 		_, err := h.Service.Subscribe(ctx, h.Owner.Caller, chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "announcements"}},
@@ -128,11 +129,11 @@ func TestSubscribeOthersAndUnauthorized(t *testing.T) {
 	assert.Equal(t, []string{"public one"}, resp.Subscribed[strconv.FormatInt(guest.ID, 10)], "members may add guests to public channels")
 
 	_, err = h.Service.Subscribe(ctx, guest.Caller, chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "public one"}}, Principals: &[]chat.Principal{{ID: alice.ID}}})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Unable to access channel (public one).")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Unable to access channel (public one).")
 	gone := h.NewUser(t, chat.RoleMember)
 	h.Deactivate(t, gone)
 	_, err = h.Service.Subscribe(ctx, alice.Caller, chat.SubscribeRequest{Subscriptions: []chat.ChannelSpec{{Name: "public one"}}, Principals: &[]chat.Principal{{ID: gone.ID}}})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 }
 
 func TestUnsubscribeOthers(t *testing.T) {
@@ -146,7 +147,7 @@ func TestUnsubscribeOthers(t *testing.T) {
 		return h.Service.Unsubscribe(ctx, by.Caller, chat.UnsubscribeRequest{Subscriptions: []string{"room"}, Principals: &who})
 	}
 	_, err := unsub(alice, chat.Principal{ID: bob.ID})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 	resp, err := unsub(alice, chat.Principal{ID: bot.ID})
 	require.NoError(t, err, "owners remove their bots")
 	checkSchema(t, "DELETE", "/users/me/subscriptions", resp)
@@ -169,9 +170,9 @@ func TestUnsubscribeOthers(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = unsub(h.Owner, chat.Principal{ID: 9999})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 	_, err = h.Service.Unsubscribe(ctx, alice.Caller, chat.UnsubscribeRequest{Subscriptions: []string{"no such room"}})
-	e := requireError(t, err, chat.KindInvalid, chat.CodeStreamDoesNotExist, "Channel 'no such room' does not exist")
+	e := requireError(t, err, chat.KindNotFound, chat.CodeStreamDoesNotExist, "Channel 'no such room' does not exist")
 	assert.Equal(t, "no such room", e.Fields["stream"])
 
 	t.Run("history periods are kept", func(t *testing.T) {
@@ -258,7 +259,7 @@ func TestUserTopics(t *testing.T) {
 	requireError(t, set("x", 4), chat.KindInvalid, chat.CodeBadRequest, "Invalid visibility_policy: allowed values are 0, 1, 2, 3")
 	requireError(t, set(strings.Repeat("t", 61), 1), chat.KindInvalid, chat.CodeBadRequest, "topic is too long (limit: 60 characters)")
 	_, err = h.Service.UpdateUserTopic(ctx, u.Caller, chat.UpdateUserTopicRequest{StreamID: 9999, Topic: "x", VisibilityPolicy: 1})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid channel ID")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Invalid channel ID")
 	resp, err := h.Service.UpdateUserTopic(ctx, u.Caller, chat.UpdateUserTopicRequest{StreamID: id, Topic: "ok", VisibilityPolicy: 1})
 	require.NoError(t, err)
 	checkSchema(t, "POST", "/user_topics", resp)
@@ -280,7 +281,7 @@ func TestUpdateChannel(t *testing.T) {
 	checkSchema(t, "GET", "/streams/{stream_id}", got)
 	assert.Equal(t, "General", got.Stream.Name)
 	assert.Equal(t, "Talk about things", got.Stream.Description)
-	requireError(t, update(chat.UpdateChannelRequest{NewName: ptr("RANDOM")}), chat.KindInvalid, chat.CodeBadRequest, "Channel 'RANDOM' already exists")
+	requireError(t, update(chat.UpdateChannelRequest{NewName: ptr("RANDOM")}), chat.KindConflict, chat.CodeBadRequest, "Channel 'RANDOM' already exists")
 	require.NoError(t, update(chat.UpdateChannelRequest{IsPrivate: ptr(true)}))
 	got, err = h.Service.GetChannel(ctx, h.Owner.Caller, chat.GetChannelRequest{StreamID: id})
 	require.NoError(t, err)

@@ -117,7 +117,7 @@ func (s *Service) SetTyping(ctx context.Context, c Caller, req TypingRequest) (*
 			return nil, BadRequest("Missing topic")
 		}
 		if !settingsOf(me).SendStreamTypingNotifications {
-			return nil, BadRequest("User has disabled typing notifications for channel messages")
+			return nil, refused("User has disabled typing notifications for channel messages")
 		}
 		// The reference's access_stream_by_id: a channel whose messages
 		// the caller may read.
@@ -140,7 +140,7 @@ func (s *Service) SetTyping(ctx context.Context, c Caller, req TypingRequest) (*
 		return nil, BadRequest("Empty 'to' list")
 	}
 	if !settingsOf(me).SendPrivateTypingNotifications {
-		return nil, BadRequest("User has disabled typing notifications for direct messages")
+		return nil, refused("User has disabled typing notifications for direct messages")
 	}
 	ids := slices.Clone(*req.To)
 	if !slices.Contains(ids, me.ID) {
@@ -159,7 +159,7 @@ func (s *Service) SetTyping(ctx context.Context, c Caller, req TypingRequest) (*
 	for _, id := range ids {
 		u := byID[id]
 		if u == nil {
-			return nil, BadRequest("Invalid user ID %d", id)
+			return nil, noSuch("Invalid user ID %d", id)
 		}
 		recipients = append(recipients, typingUser{u.ID, apiEmail(realm, u)})
 		if receivesTyping(u) {
@@ -233,7 +233,7 @@ func (s *Service) SetEditTyping(ctx context.Context, c Caller, req TypingEditReq
 	var to []int64
 	if m.StreamID != nil {
 		if !settingsOf(me).SendStreamTypingNotifications {
-			return nil, BadRequest("User has disabled typing notifications for channel messages")
+			return nil, refused("User has disabled typing notifications for channel messages")
 		}
 		topic := m.Topic
 		ev.Recipient = typingRecipient{Type: "channel", ChannelID: *m.StreamID, Topic: &topic}
@@ -242,7 +242,7 @@ func (s *Service) SetEditTyping(ctx context.Context, c Caller, req TypingEditReq
 		}
 	} else {
 		if !settingsOf(me).SendPrivateTypingNotifications {
-			return nil, BadRequest("User has disabled typing notifications for direct messages")
+			return nil, refused("User has disabled typing notifications for direct messages")
 		}
 		members, err := s.store.ConversationMembers(ctx, realm.ID, *m.ConversationID)
 		if err != nil {

@@ -476,7 +476,7 @@ func (s *Service) MarkTopicAsRead(ctx context.Context, c Caller, req MarkTopicAs
 			return nil, s.internal(ctx, "mark topic as read", err)
 		}
 		if len(found) == 0 {
-			return nil, BadRequest("No such topic '%s'", name)
+			return nil, noSuch("No such topic '%s'", name)
 		}
 		if name != "" {
 			topic = &name

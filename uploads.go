@@ -164,8 +164,8 @@ type UploadedFile struct {
 }
 
 var (
-	errNoSuchFile    = &Error{Kind: KindNotFound, Code: CodeBadRequest, Msg: "This file does not exist or has been deleted."}
-	errFileForbidden = &Error{Kind: KindForbidden, Code: CodeBadRequest, Msg: "You are not authorized to view this file."}
+	errNoSuchFile    = &Error{Kind: KindNotFound, status: statusNotFound, Code: CodeBadRequest, Msg: "This file does not exist or has been deleted."}
+	errFileForbidden = &Error{Kind: KindForbidden, status: statusForbidden, Code: CodeBadRequest, Msg: "You are not authorized to view this file."}
 )
 
 // OpenUpload opens an uploaded file of the caller's organization by its

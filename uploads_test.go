@@ -169,27 +169,28 @@ func TestCustomEmoji(t *testing.T) {
 	for _, tc := range []struct {
 		u             chattest.User
 		name, ct, msg string
+		kind          chat.Kind
 	}{
-		{alice, "party_parrot", "image/png", "A custom emoji with this name already exists."},
-		{alice, "Bad!", "image/png", "Emoji names must contain only lowercase English letters, digits, spaces, dashes, and underscores."},
-		{alice, "ends_", "image/png", "Emoji names must end with either a letter or digit."},
-		{alice, "", "image/png", "Emoji name is missing"},
-		{alice, "smile", "image/png", "Only administrators can override default emoji."},
-		{alice, "doc", "application/pdf", "Invalid image format"},
-		{guest, "mine", "image/png", "Not allowed for guest users"},
+		{alice, "party_parrot", "image/png", "A custom emoji with this name already exists.", chat.KindConflict},
+		{alice, "Bad!", "image/png", "Emoji names must contain only lowercase English letters, digits, spaces, dashes, and underscores.", 0},
+		{alice, "ends_", "image/png", "Emoji names must end with either a letter or digit.", 0},
+		{alice, "", "image/png", "Emoji name is missing", 0},
+		{alice, "smile", "image/png", "Only administrators can override default emoji.", chat.KindForbidden},
+		{alice, "doc", "application/pdf", "Invalid image format", 0},
+		{guest, "mine", "image/png", "Not allowed for guest users", chat.KindForbidden},
 	} {
-		requireError(t, add(tc.u, tc.name, tc.ct), chat.KindInvalid, chat.CodeBadRequest, tc.msg)
+		requireError(t, add(tc.u, tc.name, tc.ct), orInvalid(tc.kind), chat.CodeBadRequest, tc.msg)
 	}
 	require.NoError(t, add(h.Owner, "smile", "image/png"), "administrators may")
 	admins := groupID(t, h, "role:administrators")
 	_, err = h.Service.UpdateRealm(ctx, h.Owner.Caller, chat.UpdateRealmRequest{
 		CanAddCustomEmojiGroup: &chat.GroupSettingUpdate{New: &chat.GroupSettingValue{GroupID: &admins}}})
 	require.NoError(t, err)
-	requireError(t, add(bob, "mine", "image/png"), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+	requireError(t, add(bob, "mine", "image/png"), chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 
 	// Deleting: its author or an administrator; it is deactivated.
 	_, err = h.Service.DeleteCustomEmoji(ctx, bob.Caller, chat.DeleteCustomEmojiRequest{EmojiName: "party_parrot"})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Must be an organization administrator or emoji author")
+	requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Must be an organization administrator or emoji author")
 	_, err = h.Service.DeleteCustomEmoji(ctx, alice.Caller, chat.DeleteCustomEmojiRequest{EmojiName: "party_parrot"})
 	require.NoError(t, err)
 	_, err = h.Service.DeleteCustomEmoji(ctx, alice.Caller, chat.DeleteCustomEmojiRequest{EmojiName: "party_parrot"})

@@ -211,7 +211,7 @@ type GetUserResponse struct {
 	User User `json:"user"`
 }
 
-var errNoSuchUser = BadRequest("No such user")
+var errNoSuchUser = noSuch("No such user")
 
 // GetUser returns one user by ID, deactivated users and bots included.
 // An unknown ID answers BAD_REQUEST "No such user".
@@ -312,7 +312,7 @@ func (s *Service) CreateUser(ctx context.Context, c Caller, req CreateUserReques
 	return &CreateUserResponse{UserID: u.ID}, nil
 }
 
-var errAdminRequired = &Error{Kind: KindInvalid, Code: "UNAUTHORIZED_PRINCIPAL", Msg: "Must be an organization administrator"}
+var errAdminRequired = &Error{Kind: KindForbidden, status: statusBadRequest, Code: "UNAUTHORIZED_PRINCIPAL", Msg: "Must be an organization administrator"}
 
 // checkNewEmail validates an address for a new account.
 func (s *Service) checkNewEmail(email string) (string, error) {
@@ -573,14 +573,14 @@ func (s *Service) addUserWith(ctx context.Context, realm *storage.Realm, req Pro
 		if u.BotOwnerID != nil {
 			owner, err := w.GetUser(ctx, realm.ID, *u.BotOwnerID)
 			if errors.Is(err, storage.ErrNotFound) {
-				return BadRequest("No such bot owner")
+				return noSuch("No such bot owner")
 			} else if err != nil {
 				return err
 			}
 			// Checked again under the write lock: the owner may have
 			// been deactivated since the caller was loaded.
 			if !owner.IsActive || owner.IsBot {
-				return BadRequest("No such bot owner")
+				return noSuch("No such bot owner")
 			}
 		}
 		if err := w.CreateUser(ctx, u); err != nil {
@@ -604,7 +604,7 @@ func (s *Service) addUserWith(ctx context.Context, realm *storage.Realm, req Pro
 		return nil
 	})
 	if errors.Is(err, storage.ErrConflict) {
-		return nil, "", BadRequest("Email is already in use.")
+		return nil, "", clash("Email is already in use.")
 	}
 	if err != nil {
 		return nil, "", s.internal(ctx, "provision user", err)

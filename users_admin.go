@@ -6,13 +6,14 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/storage"
 )
 
 var (
-	errInsufficient  = BadRequest("Insufficient permission")
-	errOwnerRequired = &Error{Kind: KindInvalid, Code: "UNAUTHORIZED_PRINCIPAL", Msg: "Must be an organization owner"}
-	errSoleOwnerRole = BadRequest("The owner permission cannot be removed from the only organization owner.")
+	errInsufficient  = refused("Insufficient permission")
+	errOwnerRequired = &Error{Kind: KindForbidden, status: statusBadRequest, Code: "UNAUTHORIZED_PRINCIPAL", Msg: "Must be an organization owner"}
+	errSoleOwnerRole = clash("The owner permission cannot be removed from the only organization owner.")
 	allRoles         = []int{RoleOwner, RoleAdministrator, RoleModerator, RoleMember, RoleGuest}
 )
 
@@ -102,7 +103,7 @@ func (s *Service) updateUser(ctx context.Context, realm *storage.Realm, me, targ
 			return errInsufficient
 		}
 		if up.NewEmail != nil && !(me.Role == RoleOwner && me.CanChangeUserEmails) {
-			return BadRequest("User not authorized to change user emails")
+			return refused("User not authorized to change user emails")
 		}
 		next := *target
 		var columns []string
@@ -169,10 +170,13 @@ func (s *Service) updateUser(ctx context.Context, realm *storage.Realm, me, targ
 				return err
 			}
 		}
-		for _, k := range []string{"full_name", "role"} {
-			if v, ok := changes[k]; ok {
-				emitUserUpdate(w, target.ID, map[string]any{k: v})
-			}
+		if v, ok := changes["full_name"]; ok {
+			emitUserUpdate(w, target.ID, map[string]any{"full_name": v})
+		}
+		if roleChanged {
+			// The user's queues follow their new role.
+			w.emitChanging(everyone, RealmUserEvent{Op: "update", Person: map[string]any{"user_id": target.ID, "role": next.Role}},
+				eventq.Change{Users: []int64{target.ID}, Role: &next.Role})
 		}
 		if next.IsBot && next.FullName != target.FullName {
 			emitBotUpdate(w, &next, map[string]any{"full_name": next.FullName})
@@ -190,7 +194,7 @@ func (s *Service) updateUser(ctx context.Context, realm *storage.Realm, me, targ
 		return nil
 	})
 	if errors.Is(err, storage.ErrConflict) {
-		return nil, BadRequest("Email is already in use.")
+		return nil, clash("Email is already in use.")
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "update user", err)
@@ -285,7 +289,7 @@ func (s *Service) DeactivateUser(ctx context.Context, c Caller, req DeactivateUs
 		if last, err := isLastOwner(ctx, st, realm.ID, target); err != nil {
 			return err
 		} else if last {
-			return BadRequest("Cannot deactivate the only organization owner")
+			return clash("Cannot deactivate the only organization owner")
 		}
 		return nil
 	}); err != nil {
@@ -330,7 +334,7 @@ func errLastUser(owner bool) *Error {
 	if owner {
 		entity = "organization owner"
 	}
-	return &Error{Kind: KindInvalid, Code: "CANNOT_DEACTIVATE_LAST_USER", Msg: "Cannot deactivate the only " + entity + ".",
+	return &Error{Kind: KindConflict, status: statusBadRequest, Code: "CANNOT_DEACTIVATE_LAST_USER", Msg: "Cannot deactivate the only " + entity + ".",
 		Fields: map[string]any{"is_last_owner": owner, "entity": entity}}
 }
 
@@ -372,7 +376,9 @@ func (s *Service) deactivate(ctx context.Context, realmID int64, u *storage.User
 			if err := w.UpdateUser(ctx, v, "is_active"); err != nil {
 				return err
 			}
-			emitUserUpdate(w, v.ID, map[string]any{"is_active": false})
+			// The user's queues are dropped.
+			w.emitChanging(everyone, RealmUserEvent{Op: "update", Person: map[string]any{"user_id": v.ID, "is_active": false}},
+				eventq.Change{Users: []int64{v.ID}, Deactivated: true})
 			if v.IsBot {
 				emitBotUpdate(w, v, map[string]any{"is_active": false})
 			}
@@ -406,7 +412,7 @@ func (s *Service) ReactivateUser(ctx context.Context, c Caller, req ReactivateUs
 		return nil, s.internal(ctx, "reactivate user", err)
 	}
 	if target.IsActive {
-		return nil, BadRequest("User is already active")
+		return nil, clash("User is already active")
 	}
 	if target.IsBot && target.BotOwnerID != nil {
 		owner, err := s.store.GetUser(ctx, realm.ID, *target.BotOwnerID)
@@ -425,7 +431,7 @@ func (s *Service) ReactivateUser(ctx context.Context, c Caller, req ReactivateUs
 			return err
 		}
 		if target.IsActive {
-			return BadRequest("User is already active")
+			return clash("User is already active")
 		}
 		target.IsActive = true
 		if err := w.UpdateUser(ctx, target, "is_active"); err != nil {

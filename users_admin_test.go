@@ -54,9 +54,9 @@ func TestRoleChangeMatrix(t *testing.T) {
 					ownerInvolved := newRole == chat.RoleOwner || targetRole == chat.RoleOwner
 					switch {
 					case !callerIsAdmin:
-						requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+						requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 					case newRole != targetRole && ownerInvolved && callerRole != chat.RoleOwner:
-						requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner")
+						requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization owner")
 					default:
 						require.NoError(t, err)
 						got, err := h.Service.GetUser(ctx, caller.Caller, chat.GetUserRequest{UserID: target.ID})
@@ -82,21 +82,21 @@ func TestRoleChangeRules(t *testing.T) {
 		h := chattest.New(t)
 		before := userRow(t, h, h.Owner.ID)
 		_, err := h.Service.UpdateUser(ctx, h.Owner.Caller, chat.UpdateUserRequest{UserID: h.Owner.ID, UserUpdate: chat.UserUpdate{Role: ptr(chat.RoleAdministrator)}})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "The owner permission cannot be removed from the only organization owner.")
+		requireError(t, err, chat.KindConflict, chat.CodeBadRequest, "The owner permission cannot be removed from the only organization owner.")
 		assert.Equal(t, before, userRow(t, h, h.Owner.ID))
 		// With a second owner it may go; then the second is the only one.
 		second := h.NewUser(t, chat.RoleOwner)
 		_, err = h.Service.UpdateUser(ctx, h.Owner.Caller, chat.UpdateUserRequest{UserID: h.Owner.ID, UserUpdate: chat.UserUpdate{Role: ptr(chat.RoleMember)}})
 		require.NoError(t, err)
 		_, err = h.Service.UpdateUser(ctx, second.Caller, chat.UpdateUserRequest{UserID: second.ID, UserUpdate: chat.UserUpdate{Role: ptr(chat.RoleMember)}})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "The owner permission cannot be removed from the only organization owner.")
+		requireError(t, err, chat.KindConflict, chat.CodeBadRequest, "The owner permission cannot be removed from the only organization owner.")
 	})
 	t.Run("deactivated owners do not count", func(t *testing.T) {
 		h := chattest.New(t)
 		gone := h.NewUser(t, chat.RoleOwner)
 		h.Deactivate(t, gone)
 		_, err := h.Service.UpdateUser(ctx, h.Owner.Caller, chat.UpdateUserRequest{UserID: h.Owner.ID, UserUpdate: chat.UserUpdate{Role: ptr(chat.RoleMember)}})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "The owner permission cannot be removed from the only organization owner.")
+		requireError(t, err, chat.KindConflict, chat.CodeBadRequest, "The owner permission cannot be removed from the only organization owner.")
 	})
 	t.Run("invalid role values", func(t *testing.T) {
 		h := chattest.New(t)
@@ -113,10 +113,10 @@ func TestRoleChangeRules(t *testing.T) {
 		_, err := h.Service.UpdateUser(ctx, member.Caller, chat.UpdateUserRequest{UserID: bot.ID, UserUpdate: chat.UserUpdate{FullName: ptr("Renamed Bot")}})
 		require.NoError(t, err)
 		_, err = h.Service.UpdateUser(ctx, member.Caller, chat.UpdateUserRequest{UserID: bot.ID, UserUpdate: chat.UserUpdate{Role: ptr(chat.RoleModerator)}})
-		requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+		requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 		other := h.NewUser(t, chat.RoleMember)
 		_, err = h.Service.UpdateUser(ctx, other.Caller, chat.UpdateUserRequest{UserID: bot.ID, UserUpdate: chat.UserUpdate{FullName: ptr("Hijacked")}})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+		requireError(t, err, chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 		_, err = h.Service.UpdateUser(ctx, h.Owner.Caller, chat.UpdateUserRequest{UserID: bot.ID, UserUpdate: chat.UserUpdate{Role: ptr(chat.RoleModerator)}})
 		require.NoError(t, err)
 	})
@@ -145,11 +145,11 @@ func TestUpdateUserFields(t *testing.T) {
 		require.NoError(t, update(admin, chat.UserUpdate{FullName: ptr("Still Renamed")}))
 	})
 	t.Run("new_email", func(t *testing.T) {
-		requireError(t, update(admin, chat.UserUpdate{NewEmail: ptr("x@example.com")}), chat.KindInvalid, chat.CodeBadRequest, "User not authorized to change user emails")
-		requireError(t, update(h.Owner, chat.UserUpdate{NewEmail: ptr("x@example.com")}), chat.KindInvalid, chat.CodeBadRequest, "User not authorized to change user emails")
+		requireError(t, update(admin, chat.UserUpdate{NewEmail: ptr("x@example.com")}), chat.KindForbidden, chat.CodeBadRequest, "User not authorized to change user emails")
+		requireError(t, update(h.Owner, chat.UserUpdate{NewEmail: ptr("x@example.com")}), chat.KindForbidden, chat.CodeBadRequest, "User not authorized to change user emails")
 		holder := h.Provision(t, chat.ProvisionUserRequest{Email: "emailer@example.com", FullName: "Emailer", Role: chat.RoleOwner, Password: chattest.Password})
 		require.NoError(t, h.Service.SetUserPermissions(ctx, h.RealmID, holder.ID, chat.UserPermissions{CanChangeUserEmails: true}))
-		requireError(t, update(holder, chat.UserUpdate{NewEmail: ptr(admin.Email)}), chat.KindInvalid, chat.CodeBadRequest, "Email is already in use.")
+		requireError(t, update(holder, chat.UserUpdate{NewEmail: ptr(admin.Email)}), chat.KindConflict, chat.CodeBadRequest, "Email is already in use.")
 		requireError(t, update(holder, chat.UserUpdate{NewEmail: ptr("bad")}), chat.KindInvalid, chat.CodeBadRequest, "Bad name or username")
 		require.NoError(t, update(holder, chat.UserUpdate{NewEmail: ptr("changed@example.com")}))
 		assert.Equal(t, "changed@example.com", userRow(t, h, u.ID).Email)
@@ -158,23 +158,23 @@ func TestUpdateUserFields(t *testing.T) {
 		// An administrator holding the permission but not the owner role may not.
 		adminHolder := h.NewUser(t, chat.RoleAdministrator)
 		require.NoError(t, h.Service.SetUserPermissions(ctx, h.RealmID, adminHolder.ID, chat.UserPermissions{CanChangeUserEmails: true}))
-		requireError(t, update(adminHolder, chat.UserUpdate{NewEmail: ptr("again@example.com")}), chat.KindInvalid, chat.CodeBadRequest, "User not authorized to change user emails")
+		requireError(t, update(adminHolder, chat.UserUpdate{NewEmail: ptr("again@example.com")}), chat.KindForbidden, chat.CodeBadRequest, "User not authorized to change user emails")
 	})
 	t.Run("members may not update others", func(t *testing.T) {
 		m := h.NewUser(t, chat.RoleModerator)
 		before := userRow(t, h, u.ID)
-		requireError(t, update(m, chat.UserUpdate{FullName: ptr("Nope Nope")}), chat.KindInvalid, chat.CodeBadRequest, "Insufficient permission")
+		requireError(t, update(m, chat.UserUpdate{FullName: ptr("Nope Nope")}), chat.KindForbidden, chat.CodeBadRequest, "Insufficient permission")
 		assert.Equal(t, before, userRow(t, h, u.ID))
 	})
 	t.Run("unknown user", func(t *testing.T) {
 		_, err := h.Service.UpdateUser(ctx, admin.Caller, chat.UpdateUserRequest{UserID: 9999, UserUpdate: chat.UserUpdate{FullName: ptr("Ghost Name")}})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 	})
 	t.Run("a rejected part rejects the whole request", func(t *testing.T) {
 		before := userRow(t, h, u.ID)
 		_, err := h.Service.UpdateUser(ctx, h.Owner.Caller, chat.UpdateUserRequest{UserID: u.ID, UserUpdate: chat.UserUpdate{
 			Role: ptr(chat.RoleModerator), FullName: ptr("Fine Name"), ProfileData: &[]chat.ProfileDataUpdate{{ID: 4242, Value: "x"}}}})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Field id 4242 not found.")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "Field id 4242 not found.")
 		assert.Equal(t, before, userRow(t, h, u.ID))
 		assert.ElementsMatch(t, wantRoleGroups[chat.RoleMember], systemGroupNames(t, h, u.ID))
 	})
@@ -184,13 +184,13 @@ func TestUpdateUserFields(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, chat.RoleModerator, userRow(t, h, v.ID).Role)
 		_, err = h.Service.UpdateUserByEmail(ctx, admin.Caller, chat.UpdateUserByEmailRequest{Email: "nobody@example.com", UserUpdate: chat.UserUpdate{Role: ptr(chat.RoleModerator)}})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 		// A hidden real email does not find the user; the dummy address does.
 		hidden := h.NewUser(t, chat.RoleMember)
 		_, err = h.Service.UpdateSettings(ctx, hidden.Caller, patchFor(t, "email_address_visibility", "4"))
 		require.NoError(t, err)
 		_, err = h.Service.UpdateUserByEmail(ctx, admin.Caller, chat.UpdateUserByEmailRequest{Email: hidden.Email, UserUpdate: chat.UserUpdate{FullName: ptr("Found Me")}})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 		_, err = h.Service.UpdateUserByEmail(ctx, admin.Caller, chat.UpdateUserByEmailRequest{Email: fmt.Sprintf("user%d@chat.example.com", hidden.ID), UserUpdate: chat.UserUpdate{FullName: ptr("Found Me")}})
 		require.NoError(t, err)
 		assert.Equal(t, "Found Me", userRow(t, h, hidden.ID).FullName)
@@ -205,11 +205,11 @@ func TestSetUserPermissions(t *testing.T) {
 		_, err := h.Service.CreateUser(ctx, u.Caller, chat.CreateUserRequest{Email: n + "@example.com", Password: "a good password", FullName: "User " + n})
 		return err
 	}
-	requireError(t, create("a"), chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "")
+	requireError(t, create("a"), chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "")
 	require.NoError(t, h.Service.SetUserPermissions(ctx, h.RealmID, u.ID, chat.UserPermissions{CanCreateUsers: true}))
 	require.NoError(t, create("b"))
 	require.NoError(t, h.Service.SetUserPermissions(ctx, h.RealmID, u.ID, chat.UserPermissions{}))
-	requireError(t, create("c"), chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "")
+	requireError(t, create("c"), chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "")
 	err := h.Service.SetUserPermissions(ctx, h.RealmID, 9999, chat.UserPermissions{CanCreateUsers: true})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 }

@@ -201,7 +201,7 @@ func TestEmailVisibility(t *testing.T) {
 					require.NoError(t, err)
 					assert.Equal(t, target.ID, byEmail.User.UserID)
 				} else {
-					requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+					requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 				}
 				// The API email always works.
 				byAPI, err := h.Service.GetUserByEmail(ctx, viewer.Caller, chat.GetUserByEmailRequest{Email: u.Email})
@@ -244,20 +244,20 @@ func TestGetUser(t *testing.T) {
 	}
 	for _, id := range []int64{0, -1, 9999} {
 		_, err := h.Service.GetUser(ctx, member.Caller, chat.GetUserRequest{UserID: id})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 	}
 	for _, email := range []string{"", "nobody@example.com", "user9999@chat.example.com", fmt.Sprintf("user%d@other.example.com", member.ID),
 		fmt.Sprintf("user0%d@chat.example.com", member.ID), "not an email"} {
 		_, err := h.Service.GetUserByEmail(ctx, member.Caller, chat.GetUserByEmailRequest{Email: email})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 	}
 	t.Run("users of another realm are not found", func(t *testing.T) {
 		h2 := h.NewRealm(t, "http://other.example.com")
 		stranger := h2.NewUser(t, chat.RoleMember)
 		_, err := h.Service.GetUser(ctx, member.Caller, chat.GetUserRequest{UserID: stranger.ID})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 		_, err = h.Service.GetUserByEmail(ctx, member.Caller, chat.GetUserByEmailRequest{Email: stranger.Email})
-		requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such user")
+		requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such user")
 		// ... and the same email may be used in both organizations.
 		_, err = h.Service.ProvisionUser(ctx, h2.RealmID, chat.ProvisionUserRequest{Email: member.Email, FullName: "Same Email"})
 		require.NoError(t, err)
@@ -300,7 +300,7 @@ func TestCreateUser(t *testing.T) {
 				req := newReq(fmt.Sprintf("who%d", i))
 				resp, err := h.Service.CreateUser(ctx, c.user.Caller, req)
 				if !c.allowed {
-					requireError(t, err, chat.KindInvalid, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
+					requireError(t, err, chat.KindForbidden, "UNAUTHORIZED_PRINCIPAL", "Must be an organization administrator")
 					_, err := h.Service.FetchAPIKey(ctx, h.RealmID, chat.FetchAPIKeyRequest{Username: req.Email, Password: req.Password})
 					requireError(t, err, chat.KindUnauthenticated, chat.CodeAuthenticationFailed, "")
 					return
@@ -346,24 +346,25 @@ func TestCreateUser(t *testing.T) {
 		name string
 		edit func(*chat.CreateUserRequest)
 		msg  string
+		kind chat.Kind
 	}{
-		{"email in use", func(r *chat.CreateUserRequest) { r.Email = existing.Email }, "Email is already in use."},
-		{"email in use, other case", func(r *chat.CreateUserRequest) { r.Email = strings.ToUpper(existing.Email) }, "Email is already in use."},
-		{"email empty", func(r *chat.CreateUserRequest) { r.Email = "" }, "Bad name or username"},
-		{"email malformed", func(r *chat.CreateUserRequest) { r.Email = "not-an-email" }, "Bad name or username"},
-		{"email with display name", func(r *chat.CreateUserRequest) { r.Email = "Ann <ann@example.com>" }, "Bad name or username"},
-		{"email without domain dot", func(r *chat.CreateUserRequest) { r.Email = "ann@example" }, "Bad name or username"},
-		{"password too short", func(r *chat.CreateUserRequest) { r.Password = "abc" }, "The password is too weak."},
-		{"password blank", func(r *chat.CreateUserRequest) { r.Password = "         " }, "The password is too weak."},
-		{"password empty", func(r *chat.CreateUserRequest) { r.Password = "" }, "The password is too weak."},
-		{"password too long", func(r *chat.CreateUserRequest) { r.Password = strings.Repeat("x", 101) }, "The password is too long (limit: 100 characters)."},
-		{"name too short", func(r *chat.CreateUserRequest) { r.FullName = "A" }, "Name too short!"},
-		{"name blank", func(r *chat.CreateUserRequest) { r.FullName = "   " }, "Name too short!"},
-		{"name too long", func(r *chat.CreateUserRequest) { r.FullName = strings.Repeat("n", 101) }, "Name too long!"},
-		{"name with @", func(r *chat.CreateUserRequest) { r.FullName = "Ann @ Home" }, "Invalid characters in name!"},
-		{"name with *", func(r *chat.CreateUserRequest) { r.FullName = "Ann *" }, "Invalid characters in name!"},
-		{"name with control character", func(r *chat.CreateUserRequest) { r.FullName = "Ann\x00Lee" }, "Invalid characters in name!"},
-		{"name ending in |digits", func(r *chat.CreateUserRequest) { r.FullName = "Ann|12" }, "Invalid format!"},
+		{"email in use", func(r *chat.CreateUserRequest) { r.Email = existing.Email }, "Email is already in use.", chat.KindConflict},
+		{"email in use, other case", func(r *chat.CreateUserRequest) { r.Email = strings.ToUpper(existing.Email) }, "Email is already in use.", chat.KindConflict},
+		{"email empty", func(r *chat.CreateUserRequest) { r.Email = "" }, "Bad name or username", 0},
+		{"email malformed", func(r *chat.CreateUserRequest) { r.Email = "not-an-email" }, "Bad name or username", 0},
+		{"email with display name", func(r *chat.CreateUserRequest) { r.Email = "Ann <ann@example.com>" }, "Bad name or username", 0},
+		{"email without domain dot", func(r *chat.CreateUserRequest) { r.Email = "ann@example" }, "Bad name or username", 0},
+		{"password too short", func(r *chat.CreateUserRequest) { r.Password = "abc" }, "The password is too weak.", 0},
+		{"password blank", func(r *chat.CreateUserRequest) { r.Password = "         " }, "The password is too weak.", 0},
+		{"password empty", func(r *chat.CreateUserRequest) { r.Password = "" }, "The password is too weak.", 0},
+		{"password too long", func(r *chat.CreateUserRequest) { r.Password = strings.Repeat("x", 101) }, "The password is too long (limit: 100 characters).", 0},
+		{"name too short", func(r *chat.CreateUserRequest) { r.FullName = "A" }, "Name too short!", 0},
+		{"name blank", func(r *chat.CreateUserRequest) { r.FullName = "   " }, "Name too short!", 0},
+		{"name too long", func(r *chat.CreateUserRequest) { r.FullName = strings.Repeat("n", 101) }, "Name too long!", 0},
+		{"name with @", func(r *chat.CreateUserRequest) { r.FullName = "Ann @ Home" }, "Invalid characters in name!", 0},
+		{"name with *", func(r *chat.CreateUserRequest) { r.FullName = "Ann *" }, "Invalid characters in name!", 0},
+		{"name with control character", func(r *chat.CreateUserRequest) { r.FullName = "Ann\x00Lee" }, "Invalid characters in name!", 0},
+		{"name ending in |digits", func(r *chat.CreateUserRequest) { r.FullName = "Ann|12" }, "Invalid format!", 0},
 	}
 	for i, c := range errorsCases {
 		t.Run(c.name, func(t *testing.T) {
@@ -372,7 +373,7 @@ func TestCreateUser(t *testing.T) {
 			before, err := h.Service.GetUsers(ctx, h.Owner.Caller, chat.GetUsersRequest{})
 			require.NoError(t, err)
 			_, err = h.Service.CreateUser(ctx, h.Owner.Caller, req)
-			requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, c.msg)
+			requireError(t, err, orInvalid(c.kind), chat.CodeBadRequest, c.msg)
 			after, err := h.Service.GetUsers(ctx, h.Owner.Caller, chat.GetUsersRequest{})
 			require.NoError(t, err)
 			assert.Equal(t, before, after, "nothing was stored")
@@ -411,7 +412,7 @@ func TestProvisionUser(t *testing.T) {
 	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "Invalid role")
 	bt := chat.BotTypeGeneric
 	_, err = h.Service.ProvisionUser(ctx, h.RealmID, chat.ProvisionUserRequest{Email: "b-bot@example.com", FullName: "Bot", BotType: &bt, BotOwnerID: ptr(int64(9999))})
-	requireError(t, err, chat.KindInvalid, chat.CodeBadRequest, "No such bot owner")
+	requireError(t, err, chat.KindNotFound, chat.CodeBadRequest, "No such bot owner")
 	resp, err := h.Service.ProvisionUser(ctx, h.RealmID, chat.ProvisionUserRequest{Email: "keyonly@example.com", FullName: "Key Only"})
 	require.NoError(t, err)
 	_, err = h.Service.FetchAPIKey(ctx, h.RealmID, chat.FetchAPIKeyRequest{Username: "keyonly@example.com", Password: ""})

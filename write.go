@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/internal/writelane"
 	"github.com/teamchat/chat/storage"
 )
@@ -44,6 +45,8 @@ type writeTx struct {
 	storage.Store
 	realmID int64
 	events  []Event
+	// changes are the queue standing changes of events, by index.
+	changes map[int]*eventq.Change
 	// callersKept: the write changes no account, role, group or
 	// organization setting (a message, a flag), so the organization's
 	// cached callers stay valid.
@@ -100,6 +103,17 @@ func (w *writeTx) afterCommit(fn func()) { w.after = append(w.after, fn) }
 // emit queues an event of the transaction's realm.
 func (w *writeTx) emit(aud Audience, body EventBody) {
 	w.events = append(w.events, Event{RealmID: w.realmID, Audience: aud, Body: body})
+}
+
+// emitChanging queues an event that also changes what the event queues
+// know of their users' standing (a subscription, a role, a deactivation,
+// a deleted channel): queues check later events' audiences against it.
+func (w *writeTx) emitChanging(aud Audience, body EventBody, c eventq.Change) {
+	w.emit(aud, body)
+	if w.changes == nil {
+		w.changes = map[int]*eventq.Change{}
+	}
+	w.changes[len(w.events)-1] = &c
 }
 
 // writeOp is one write on its way: its function and, once its

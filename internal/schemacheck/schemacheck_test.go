@@ -972,3 +972,36 @@ func TestNullInEmptyRedeclaration(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, []string{"/cross_realm_bots/0/email: Value is not nullable; got null"}, problemsOf(t, err))
 }
+
+func TestDocumentedErrors(t *testing.T) {
+	errs, err := DocumentedErrors()
+	require.NoError(t, err)
+	find := func(method, path, msg string) *DocumentedError {
+		for i := range errs {
+			if errs[i].Method == method && errs[i].Path == path && errs[i].Msg == msg {
+				return &errs[i]
+			}
+		}
+		return nil
+	}
+	// An example written on the response's schema.
+	e := find("DELETE", "/messages/{message_id}", "You don't have permission to delete this message")
+	require.NotNil(t, e)
+	assert.Equal(t, 400, e.Status)
+	assert.Equal(t, "BAD_REQUEST", e.Code)
+	// One reached through a reference to a shared error component.
+	e = find("GET", "/streams/{stream_id}", "Invalid channel ID")
+	require.NotNil(t, e)
+	assert.Equal(t, 400, e.Status)
+	// A 404 and a code of its own with extra fields.
+	e = find("DELETE", "/drafts/{draft_id}", "Draft does not exist")
+	require.NotNil(t, e)
+	assert.Equal(t, 404, e.Status)
+	for _, d := range errs {
+		if d.Code == "BAD_EVENT_QUEUE_ID" {
+			assert.Contains(t, d.Body, "queue_id")
+		}
+		assert.GreaterOrEqual(t, d.Status, 400, "only error answers: %+v", d)
+		assert.NotEmpty(t, d.Code, "%+v", d)
+	}
+}

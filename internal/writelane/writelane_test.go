@@ -28,6 +28,8 @@ type recorder struct {
 	bad   []string
 	delay time.Duration
 	fail  func(op int) error
+	// hold, when set, is waited on by a transaction that takes op 0.
+	hold chan struct{}
 }
 
 // started reports whether a transaction took op.
@@ -67,6 +69,9 @@ func (r *recorder) run(_ context.Context, key Key, ops []int) []error {
 	r.most = max(r.most, r.open)
 	r.mu.Unlock()
 	time.Sleep(r.delay)
+	if r.hold != nil && slices.Contains(ops, 0) {
+		<-r.hold
+	}
 	r.mu.Lock()
 	r.perKy[key]--
 	if key.Lane == 0 {
@@ -176,18 +181,21 @@ func TestLanesAndWholeOrganization(t *testing.T) {
 // An op that is not batchable runs alone; batchable ones around it do not
 // cross it.
 func TestUnbatchableRunsAlone(t *testing.T) {
-	rec := newRecorder(3 * time.Millisecond)
+	rec := newRecorder(0)
+	rec.hold = make(chan struct{})
 	g := New(rec.run, nil, 10, 0)
 	key := Org(1)
-	// Hold the lane with a first op, then queue 3 batchable, 1 alone, 3 batchable.
+	// Hold the lane with a first op until 3 batchable, 1 alone and 3
+	// batchable are queued behind it.
 	first := make(chan error, 1)
 	go func() { first <- g.Do(context.Background(), key, 0, true) }()
 	require.Eventually(t, func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return len(rec.batches) == 1 }, time.Second, time.Millisecond)
 	var wg sync.WaitGroup
 	for op := 1; op <= 7; op++ {
 		wg.Go(func() { assert.NoError(t, g.Do(context.Background(), key, op, op != 4)) })
-		require.Eventually(t, func() bool { return queued(g, key, op) }, time.Second, 10*time.Microsecond)
+		require.Eventually(t, func() bool { return queued(g, key, op) }, 10*time.Second, 10*time.Microsecond)
 	}
+	close(rec.hold)
 	wg.Wait()
 	require.NoError(t, <-first)
 	assert.Equal(t, [][]int{{0}, {1, 2, 3}, {4}, {5, 6, 7}}, rec.batches)

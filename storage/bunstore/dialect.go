@@ -44,9 +44,9 @@ type dialectOps struct {
 	// indexMessages is indexMessage for many messages in one statement
 	// (at most searchBatch).
 	indexMessages func(ctx context.Context, db bun.IDB, docs []searchDoc) error
-	// spanValues is one row of a VALUES list of (channel, first, last)
-	// bigint triples (PostgreSQL needs the types of a VALUES list).
-	spanValues string
+	// typedValues: the parameters of a VALUES list need their types
+	// (PostgreSQL cannot infer them); see valuesList.
+	typedValues bool
 	// unreadQuery is the query of ListUnreadChannelMessages over the VALUES
 	// rows of the spans, with cond ("", or AND and a condition on m, with no
 	// arguments) after the messages' conditions; its arguments are the spans'
@@ -72,4 +72,47 @@ type dialectOps struct {
 var dialects = map[dialect.Name]*dialectOps{
 	dialect.SQLite: sqliteOps,
 	dialect.PG:     postgresOps,
+}
+
+// values is valuesList for the dialect.
+func (o *dialectOps) values(n int, types ...string) string {
+	return valuesList(o.typedValues, n, types...)
+}
+
+// valuesList is the one builder of VALUES lists: n rows of one parameter
+// per column type, cast to the type where typed ("(?, ?)" on SQLite,
+// "(?::bigint, ?::text)" on PostgreSQL).
+func valuesList(typed bool, n int, types ...string) string {
+	var row strings.Builder
+	row.WriteByte('(')
+	for i, t := range types {
+		if i > 0 {
+			row.WriteString(", ")
+		}
+		row.WriteByte('?')
+		if typed {
+			row.WriteString("::" + t)
+		}
+	}
+	row.WriteByte(')')
+	one := row.String()
+	var sb strings.Builder
+	sb.Grow(n * (len(one) + 2))
+	for i := range n {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(one)
+	}
+	return sb.String()
+}
+
+// indexDocs is the VALUES list of full-text documents (id, topic, text)
+// and its arguments.
+func indexDocs(typed bool, docs []searchDoc) (string, []any) {
+	args := make([]any, 0, 3*len(docs))
+	for _, d := range docs {
+		args = append(args, d.id, d.topic, d.text)
+	}
+	return valuesList(typed, len(docs), "bigint", "text", "text"), args
 }

@@ -86,7 +86,7 @@ var postgresOps = &dialectOps{
 		_, err := db.NewRaw("UPDATE messages SET search_tsv = to_tsvector('english', ? || ' ' || ?) WHERE id = ?", topic, text, id).Exec(ctx)
 		return err
 	},
-	spanValues: "(?::bigint, ?::bigint, ?::bigint)",
+	typedValues: true,
 	// A LATERAL subquery per span: PostgreSQL cannot estimate a VALUES
 	// list, and left to itself joins it against the whole index.
 	unreadQuery: func(values, cond string) (string, bool) {
@@ -101,17 +101,9 @@ var postgresOps = &dialectOps{
 		return q.Value("search_tsv", "to_tsvector('english', ? || ' ' || ?)", topic, text)
 	},
 	indexMessages: func(ctx context.Context, db bun.IDB, docs []searchDoc) error {
-		var sb strings.Builder
-		args := make([]any, 0, 3*len(docs))
-		for i, d := range docs {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString("(?::bigint, ?::text, ?::text)")
-			args = append(args, d.id, d.topic, d.text)
-		}
+		values, args := indexDocs(true, docs)
 		_, err := db.NewRaw("UPDATE messages AS m SET search_tsv = to_tsvector('english', v.topic || ' ' || v.body) FROM (VALUES "+
-			sb.String()+") AS v(id, topic, body) WHERE m.id = v.id", args...).Exec(ctx)
+			values+") AS v(id, topic, body) WHERE m.id = v.id", args...).Exec(ctx)
 		return err
 	},
 	unindexMessages: func(context.Context, bun.IDB, []int64) error { return nil },

@@ -30,7 +30,6 @@ var sqliteOps = &dialectOps{
 		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES (?, ?, ?)", id, topic, text).Exec(ctx)
 		return err
 	},
-	spanValues: "(?, ?, ?)",
 	// SQLite walks the few VALUES rows and range-scans the index for each.
 	unreadQuery: func(values, cond string) (string, bool) {
 		return `WITH g (sid, lo, hi) AS (VALUES ` + values + `)
@@ -40,16 +39,8 @@ var sqliteOps = &dialectOps{
 			ORDER BY m.id DESC LIMIT ?`, false
 	},
 	indexMessages: func(ctx context.Context, db bun.IDB, docs []searchDoc) error {
-		var sb strings.Builder
-		args := make([]any, 0, 3*len(docs))
-		for i, d := range docs {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString("(?, ?, ?)")
-			args = append(args, d.id, d.topic, d.text)
-		}
-		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES "+sb.String(), args...).Exec(ctx)
+		values, args := indexDocs(false, docs)
+		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES "+values, args...).Exec(ctx)
 		return err
 	},
 	unindexMessages: func(ctx context.Context, db bun.IDB, ids []int64) error {

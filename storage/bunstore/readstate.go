@@ -250,16 +250,11 @@ func (s *Store) ListUnreadChannelMessages(ctx context.Context, realmID int64, sp
 	}
 	for start := 0; start < len(spans); start += maxListArgs / 3 {
 		part := spans[start:min(len(spans), start+maxListArgs/3)]
-		var sb strings.Builder
-		args := make([]any, 0, 3*len(part)+2)
-		for i, sp := range part {
-			if i > 0 {
-				sb.WriteString(", ")
-			}
-			sb.WriteString(s.ops.spanValues)
+		args := make([]any, 0, 3*len(part)+3)
+		for _, sp := range part {
 			args = append(args, sp.StreamID, sp.First, sp.Last)
 		}
-		query, perSpan := s.ops.unreadQuery(sb.String(), cond)
+		query, perSpan := s.ops.unreadQuery(s.ops.values(len(part), "bigint", "bigint", "bigint"), cond)
 		args = append(args, realmID, limit)
 		if perSpan {
 			args = append(args, limit)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/chattest"
 )
 
 func TestEventsHTTP(t *testing.T) {
@@ -39,7 +40,7 @@ func TestEventsHTTP(t *testing.T) {
 	go func() {
 		done <- e.do(t, request{method: "GET", path: "/api/v1/events", user: &bob, params: url.Values{"queue_id": {queue}, "last_event_id": {"-1"}}})
 	}()
-	time.Sleep(50 * time.Millisecond)
+	require.Eventually(t, func() bool { return e.Service.EventQueueStats().Waiting == 1 }, 10*time.Second, time.Millisecond, "the poll waits")
 	e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice,
 		params: url.Values{"type": {"stream"}, "to": {"Verona"}, "topic": {"t"}, "content": {"**hi**"}, "queue_id": {"other"}, "local_id": {"1.5"}}}).ok(t, "POST", "/messages")
 	var got response
@@ -66,12 +67,16 @@ func TestEventsHTTP(t *testing.T) {
 	e.do(t, request{method: "POST", path: "/api/v1/typing", user: &alice, params: url.Values{"op": {"start"}, "type": {"stream"}, "topic": {"x"}}}).
 		fails(t, 400, chat.CodeBadRequest, "Missing 'stream_id' argument")
 
-	time.Sleep(100 * time.Millisecond)
-	got = e.do(t, request{method: "GET", path: "/api/v1/events", user: &bob, params: url.Values{"queue_id": {queue}, "last_event_id": {"0"}, "dont_block": {"true"}}}).ok(t, "GET", "/events")
-	evs = got.body["events"].([]any)
-	require.Len(t, evs, 1, "typing_edit_message is not among the registered event types: %v", evs)
-	assert.Equal(t, "typing", evs[0].(map[string]any)["type"])
-	assert.NotContains(t, got.body, "queue_id")
+	// A marker sent after them through the same path: when it arrives,
+	// everything before it has.
+	e.do(t, request{method: "POST", path: "/api/v1/messages", user: &alice,
+		params: url.Values{"type": {"stream"}, "to": {"Verona"}, "topic": {"t"}, "content": {"marker"}}}).ok(t, "POST", "/messages")
+	before, last := untilMessage(t, e, &bob, queue, 0, "<p>marker</p>")
+	require.Len(t, before, 1, "typing_edit_message is not among the registered event types: %v", before)
+	assert.Equal(t, "typing", before[0]["type"])
+	got = e.do(t, request{method: "GET", path: "/api/v1/events", user: &bob, params: url.Values{"queue_id": {queue}, "last_event_id": {fmt.Sprint(last)}, "dont_block": {"true"}}}).ok(t, "GET", "/events")
+	assert.Empty(t, got.body["events"])
+	assert.NotContains(t, got.body, "queue_id", "an immediate answer does not repeat the queue ID")
 
 	// Errors.
 	e.do(t, request{method: "GET", path: "/api/v1/events", user: &bob, params: url.Values{"last_event_id": {"-1"}}}).
@@ -98,4 +103,27 @@ func TestEventsHTTP(t *testing.T) {
 	e.do(t, request{method: "DELETE", path: "/api/v1/events", user: &alice}).fails(t, 400, chat.CodeRequestVariableMissing, "Missing 'queue_id' argument")
 	e.do(t, request{method: "GET", path: "/api/v1/events", user: &alice, params: url.Values{"queue_id": {q2}, "last_event_id": {"-1"}}}).
 		fails(t, 400, chat.CodeBadEventQueueID, "Bad event queue ID: "+q2)
+}
+
+// untilMessage long-polls the queue from after event last until a message
+// event with that rendered content arrives; it returns the events before
+// it, and its ID (every earlier event is acknowledged).
+func untilMessage(t *testing.T, e *env, u *chattest.User, queue string, last int64, content string) ([]map[string]any, int64) {
+	t.Helper()
+	var before []map[string]any
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		got := e.do(t, request{method: "GET", path: "/api/v1/events", user: u,
+			params: url.Values{"queue_id": {queue}, "last_event_id": {fmt.Sprint(last)}}}).ok(t, "GET", "/events")
+		for _, ev := range got.body["events"].([]any) {
+			m := ev.(map[string]any)
+			last = int64(m["id"].(float64))
+			if msg, ok := m["message"].(map[string]any); ok && msg["content"] == content {
+				return before, last
+			}
+			before = append(before, m)
+		}
+	}
+	t.Fatalf("no message %q arrived", content)
+	return nil, 0
 }

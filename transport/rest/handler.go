@@ -142,9 +142,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	h.serve(rec, r)
-	h.log.LogAttrs(r.Context(), slog.LevelDebug, "request",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.Int("status", rec.status), slog.Duration("took", h.now().Sub(start)))
+	if !h.log.Enabled(r.Context(), slog.LevelDebug) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", rec.status), slog.Duration("took", h.now().Sub(start))}
+	if e := rec.failure; e != nil {
+		attrs = append(attrs, slog.String("kind", e.Kind.String()), slog.String("code", e.Code), slog.String("op", rec.op))
+	}
+	h.log.LogAttrs(r.Context(), slog.LevelDebug, "request", attrs...)
 }
 
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {

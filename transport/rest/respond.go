@@ -14,22 +14,13 @@ import (
 	"time"
 
 	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/internal/wire"
 )
 
-var statusByKind = map[chat.Kind]int{
-	chat.KindInvalid:         http.StatusBadRequest,
-	chat.KindUnauthenticated: http.StatusUnauthorized,
-	chat.KindForbidden:       http.StatusForbidden,
-	chat.KindNotFound:        http.StatusNotFound,
-	chat.KindConflict:        http.StatusConflict,
-	chat.KindRateLimited:     http.StatusTooManyRequests,
-	chat.KindTooLarge:        http.StatusRequestEntityTooLarge,
-	chat.KindInternal:        http.StatusInternalServerError,
-	chat.KindUnavailable:     http.StatusServiceUnavailable,
-}
-
-// HTTPStatus is the HTTP status the REST API answers err with.
-func HTTPStatus(err error) int { return statusByKind[chat.AsError(err).Kind] }
+// HTTPStatus is the HTTP status the REST API answers err with: the
+// reference's for that error, which the error carries (a permission
+// refusal is chat.KindForbidden and may answer 400 or 403).
+func HTTPStatus(err error) int { return wire.Of(err).Status }
 
 func marshal(v any) ([]byte, error) {
 	var buf bytes.Buffer
@@ -128,16 +119,22 @@ var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return
 // maxPooledBody is the largest buffer kept for reuse.
 const maxPooledBody = 1 << 20
 
-// writeError writes the error envelope with the status for the error's Kind.
-// Internal errors are logged with their detail and answered generically.
+// writeError writes the error envelope with the status the error carries
+// (the reference's for it; its Kind says what it means, not how it is
+// answered). Internal errors are logged with their detail and answered
+// generically.
 func writeError(w http.ResponseWriter, log *slog.Logger, r *http.Request, err error) {
 	e := chat.AsError(err)
-	status := statusByKind[e.Kind]
+	answer := wire.Of(e)
+	status := answer.Status
+	if rec, ok := w.(*statusRecorder); ok {
+		rec.failure, rec.op = e, answer.Op
+	}
 	if e.Kind == chat.KindInternal {
 		// The Service logs its internal errors with their operation; only
 		// the others (the transport's own) are logged here.
 		if r.Context().Err() == nil && !e.Logged() {
-			log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+			log.ErrorContext(r.Context(), "internal error", "method", r.Method, "path", r.URL.Path, "op", answer.Op, "err", err)
 		}
 		e = chat.Internal(nil)
 	}
@@ -187,6 +184,10 @@ func retryHeader(d time.Duration) string {
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	// failure is the error answered, and op its operation (for the
+	// request's log line).
+	failure *chat.Error
+	op      string
 }
 
 // Unwrap gives http.ResponseController the underlying writer.

@@ -1,0 +1,569 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/teamchat/chat/storage"
+)
+
+// The initial state of a registration is made by one fetcher per event
+// type (or group of types that share one read), each filling the keys of
+// its types when the fetch list asks for them, in the order below (a
+// later fetcher's key wins; none overlap today).
+
+// stateCtx is what the fetchers read: the caller, the registration, and
+// the caller's own account once one of them has read it.
+type stateCtx struct {
+	ctx   context.Context
+	c     Caller
+	me    *storage.User
+	realm *storage.Realm
+	req   *RegisterRequest
+	opts  *queueOptions
+	fetch *[]string
+	own   *OwnUser
+}
+
+// ownUser is GetOwnUser's answer, read once.
+func (sc *stateCtx) ownUser(s *Service) (*OwnUser, error) {
+	if sc.own == nil {
+		own, err := s.GetOwnUser(sc.ctx, sc.c)
+		if err != nil {
+			return nil, err
+		}
+		sc.own = own
+	}
+	return sc.own, nil
+}
+
+// stateFetcher fills the state of the event types it is for.
+type stateFetcher struct {
+	// types must all be in the fetch list (see wants); wanted, when set,
+	// decides instead.
+	types  []string
+	wanted func(sc *stateCtx) bool
+	fill   func(s *Service, sc *stateCtx, st map[string]any) error
+}
+
+var stateFetchers = []stateFetcher{
+	{types: []string{"message"}, fill: (*Service).maxMessageIDState},
+	{types: []string{"message", "update_message_flags"}, fill: (*Service).unreadMessagesState},
+	{types: []string{"realm_user"}, fill: (*Service).realmUserState},
+	{types: []string{"subscription"}, fill: (*Service).subscriptionState},
+	{types: []string{"stream"}, fill: (*Service).streamState},
+	{types: []string{"realm"}, fill: (*Service).realmState},
+	{types: []string{"realm_user_groups"}, fill: (*Service).userGroupState},
+	{wanted: wantsSettings, fill: (*Service).settingsState},
+	{types: []string{"user_topic"}, fill: (*Service).userTopicState},
+	{types: []string{"drafts"}, fill: (*Service).draftState},
+	{types: []string{"scheduled_messages"}, fill: (*Service).scheduledState},
+	{types: []string{"custom_profile_fields"}, fill: (*Service).profileFieldState},
+	{types: []string{"realm_emoji"}, fill: (*Service).customEmojiState},
+	{types: []string{"realm_bot"}, fill: (*Service).botState},
+	{types: []string{"alert_words"}, fill: (*Service).alertWordState},
+	{types: []string{"user_status"}, fill: (*Service).userStatusState},
+	{types: []string{"muted_users"}, fill: (*Service).mutedUserState},
+	{types: []string{"presence"}, fill: (*Service).presenceState},
+	{types: []string{"starred_messages"}, fill: (*Service).starredState},
+	{types: []string{"recent_private_conversations"}, fill: (*Service).recentConversationState},
+	{types: []string{"default_streams"}, fill: (*Service).defaultChannelState},
+	{types: []string{"realm_user_settings_defaults"}, fill: settingsDefaultsState},
+	{wanted: func(sc *stateCtx) bool { return wants(sc.fetch, "muted_topics") && !wants(sc.fetch, "user_topic") },
+		fill: (*Service).mutedTopicState},
+	{types: []string{"stop_words"}, fill: stopWordState},
+	{wanted: func(*stateCtx) bool { return true }, fill: absentFeatureState},
+	{types: []string{"realm_playgrounds"}, fill: (*Service).playgroundState},
+	{types: []string{"realm_linkifiers"}, fill: (*Service).linkifierState},
+	{types: []string{"realm_filters"}, fill: func(_ *Service, _ *stateCtx, st map[string]any) error {
+		st["realm_filters"] = []any{}
+		return nil
+	}},
+}
+
+// initialState builds the register response's state for the fetch list,
+// through the Service's own getters (s reads a snapshot).
+func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterRequest, opts *queueOptions, fetch *[]string) (map[string]any, error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	sc := &stateCtx{ctx: ctx, c: c, me: me, realm: realm, req: req, opts: opts, fetch: fetch}
+	st := map[string]any{}
+	for _, f := range stateFetchers {
+		if f.wanted != nil && !f.wanted(sc) || f.wanted == nil && !wants(fetch, f.types...) {
+			continue
+		}
+		if err := f.fill(s, sc, st); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+func (s *Service) maxMessageIDState(sc *stateCtx, st map[string]any) error {
+	o, err := sc.ownUser(s)
+	if err != nil {
+		return err
+	}
+	st["max_message_id"] = o.MaxMessageID
+	return nil
+}
+
+func (s *Service) unreadMessagesState(sc *stateCtx, st map[string]any) error {
+	u, err := s.GetUnreadMessages(sc.ctx, sc.c, GetUnreadMessagesRequest{AllowEmptyTopicName: &sc.opts.emptyTopicName})
+	st["unread_msgs"] = u
+	return err
+}
+
+func (s *Service) streamState(sc *stateCtx, st map[string]any) error {
+	r, err := s.GetChannels(sc.ctx, sc.c, GetChannelsRequest{})
+	if err != nil {
+		return err
+	}
+	for i := range r.Streams {
+		r.Streams[i].IsDefault = nil // a GET /streams field
+	}
+	st["streams"] = r.Streams
+	return nil
+}
+
+// userGroupState: everyone gets the groups here, guests and bots too (GET
+// /user_groups is for members).
+func (s *Service) userGroupState(sc *stateCtx, st map[string]any) error {
+	r, err := s.listUserGroups(sc.ctx, sc.realm, GetUserGroupsRequest{IncludeDeactivatedGroups: &sc.opts.includeDeactivatedGroups})
+	if err != nil {
+		return err
+	}
+	st["realm_user_groups"] = r.UserGroups
+	return nil
+}
+
+// The legacy forms of the settings: those that predate user_settings at
+// the top level, for clients without user_settings_object.
+func legacySettings(sc *stateCtx) (display, notifications bool) {
+	return !sc.opts.userSettingsObject && wants(sc.fetch, "update_display_settings"),
+		!sc.opts.userSettingsObject && wants(sc.fetch, "update_global_notifications")
+}
+
+func wantsSettings(sc *stateCtx) bool {
+	display, notifications := legacySettings(sc)
+	return wants(sc.fetch, "user_settings") || display || notifications
+}
+
+func (s *Service) settingsState(sc *stateCtx, st map[string]any) error {
+	r, err := s.GetSettings(sc.ctx, sc.c)
+	if err != nil {
+		return err
+	}
+	if wants(sc.fetch, "user_settings") {
+		st["user_settings"] = r.UserSettings
+	}
+	display, notifications := legacySettings(sc)
+	raw, err := json.Marshal(r.UserSettings)
+	if err != nil {
+		return err
+	}
+	var flat map[string]any
+	if err := json.Unmarshal(raw, &flat); err != nil {
+		return err
+	}
+	for k, v := range flat {
+		if display && (legacyDisplaySettings[k] || k == "timezone") || notifications && legacyNotificationSettings[k] {
+			st[k] = v
+		}
+	}
+	if display {
+		st["emojiset_choices"] = emojisetChoices()
+	}
+	if notifications {
+		st["available_notification_sounds"] = notificationSounds()
+	}
+	return nil
+}
+
+func (s *Service) userTopicState(sc *stateCtx, st map[string]any) error {
+	r, err := s.GetUserTopics(sc.ctx, sc.c)
+	if err != nil {
+		return err
+	}
+	if !sc.opts.emptyTopicName {
+		for i := range r.UserTopics {
+			if r.UserTopics[i].TopicName == "" {
+				r.UserTopics[i].TopicName = EmptyTopicDisplayName
+			}
+		}
+	}
+	st["user_topics"] = r.UserTopics
+	return nil
+}
+
+func (s *Service) draftState(sc *stateCtx, st map[string]any) error {
+	drafts := []Draft{}
+	if settingsOf(sc.me).EnableDraftsSynchronization {
+		r, err := s.GetDrafts(sc.ctx, sc.c)
+		if err != nil {
+			return err
+		}
+		drafts = r.Drafts
+	}
+	st["drafts"] = drafts
+	return nil
+}
+
+func (s *Service) scheduledState(sc *stateCtx, st map[string]any) error {
+	r, err := s.GetScheduledMessages(sc.ctx, sc.c)
+	if err != nil {
+		return err
+	}
+	st["scheduled_messages"] = r.ScheduledMessages
+	return nil
+}
+
+func (s *Service) profileFieldState(sc *stateCtx, st map[string]any) error {
+	r, err := s.GetProfileFields(sc.ctx, sc.c)
+	if err != nil {
+		return err
+	}
+	st["custom_profile_fields"] = r.CustomFields
+	st["custom_profile_field_types"] = profileFieldTypes()
+	return nil
+}
+
+func (s *Service) customEmojiState(sc *stateCtx, st map[string]any) error {
+	r, err := s.GetCustomEmoji(sc.ctx, sc.c)
+	if err != nil {
+		return err
+	}
+	st["realm_emoji"] = r.Emoji
+	return nil
+}
+
+func (s *Service) botState(sc *stateCtx, st map[string]any) error {
+	r, err := s.GetBots(sc.ctx, sc.c)
+	if err != nil {
+		return err
+	}
+	st["realm_bots"] = r.Bots
+	return nil
+}
+
+func (s *Service) alertWordState(sc *stateCtx, st map[string]any) error {
+	words, err := s.listAlertWords(sc.ctx, s.store, sc.me)
+	st["alert_words"] = words
+	return err
+}
+
+func (s *Service) userStatusState(sc *stateCtx, st map[string]any) error {
+	statuses, err := s.userStatuses(sc.ctx, sc.me.RealmID)
+	st["user_status"] = statuses
+	return err
+}
+
+func (s *Service) mutedUserState(sc *stateCtx, st map[string]any) error {
+	list, err := mutedUsers(sc.ctx, s.store, sc.me.RealmID, sc.me.ID)
+	st["muted_users"] = list
+	return err
+}
+
+func (s *Service) presenceState(sc *stateCtx, st map[string]any) error {
+	q := presenceQuery{slim: flag(sc.req.SlimPresence, false), historyDays: sc.req.PresenceHistoryLimitDays}
+	presences, last, err := s.presences(sc.ctx, sc.realm, q)
+	if err != nil {
+		return err
+	}
+	st["presences"], st["presence_last_update_id"], st["server_timestamp"] = presences, last, s.serverTimestamp()
+	return nil
+}
+
+func (s *Service) starredState(sc *stateCtx, st map[string]any) error {
+	ids, err := s.store.ListFlaggedMessageIDs(sc.ctx, sc.me.RealmID, sc.me.ID, storage.FlagStarred)
+	st["starred_messages"] = ids
+	return err
+}
+
+func (s *Service) recentConversationState(sc *stateCtx, st map[string]any) error {
+	recent, err := s.recentDirectConversations(sc.ctx, sc.me)
+	st["recent_private_conversations"] = recent
+	return err
+}
+
+func (s *Service) defaultChannelState(sc *stateCtx, st map[string]any) error {
+	no, yes := false, true
+	r, err := s.GetChannels(sc.ctx, sc.c, GetChannelsRequest{IncludePublic: &no, IncludeSubscribed: &no, IncludeDefault: &yes})
+	if err != nil {
+		return err
+	}
+	defaults := []int64{}
+	for _, ch := range r.Streams {
+		if ch.IsDefault != nil && *ch.IsDefault {
+			defaults = append(defaults, ch.StreamID)
+		}
+	}
+	st["realm_default_streams"] = defaults // IDs since feature level 330
+	return nil
+}
+
+// settingsDefaultsState: new accounts start with the server's defaults
+// (there are no per-organization ones).
+func settingsDefaultsState(_ *Service, _ *stateCtx, st map[string]any) error {
+	st["realm_user_settings_defaults"] = DefaultSettings
+	return nil
+}
+
+func (s *Service) mutedTopicState(sc *stateCtx, st map[string]any) error {
+	muted, err := s.mutedTopics(sc.ctx, s.store, sc.me)
+	st["muted_topics"] = muted
+	return err
+}
+
+func stopWordState(_ *Service, _ *stateCtx, st map[string]any) error {
+	words := make([]string, 0, len(stopWords))
+	for w := range stopWords {
+		words = append(words, w)
+	}
+	slices.Sort(words)
+	st["stop_words"] = words
+	return nil
+}
+
+// absentFeatures are the state of features this server does not have:
+// empty, by event type.
+var absentFeatures = map[string]map[string]any{
+	"default_stream_groups":       {"realm_default_stream_groups": []any{}},
+	"realm_domains":               {"realm_domains": []any{}},
+	"realm_embedded_bots":         {"realm_embedded_bots": []any{}},
+	"realm_incoming_webhook_bots": {"realm_incoming_webhook_bots": []any{}},
+	"onboarding_steps":            {"onboarding_steps": []any{}, "navigation_tour_video_url": nil},
+	"saved_snippets":              {"saved_snippets": []any{}},
+	"video_calls":                 {"has_zoom_token": false},
+	"giphy":                       {"giphy_api_key": ""},
+}
+
+func absentFeatureState(_ *Service, sc *stateCtx, st map[string]any) error {
+	for typ, keys := range absentFeatures {
+		if wants(sc.fetch, typ) {
+			for k, v := range keys {
+				st[k] = v
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Service) playgroundState(sc *stateCtx, st map[string]any) error {
+	list, err := s.realmPlaygrounds(sc.ctx, s.store, sc.me.RealmID)
+	st["realm_playgrounds"] = list
+	return err
+}
+
+// linkifierState: only clients that take URL templates get the list (the
+// reference's linkifier_url_template capability).
+func (s *Service) linkifierState(sc *stateCtx, st map[string]any) error {
+	list := []Linkifier{}
+	if sc.opts.linkifierURLTemplate {
+		var err error
+		if list, err = s.realmLinkifiers(sc.ctx, s.store, sc.me.RealmID); err != nil {
+			return err
+		}
+	}
+	st["realm_linkifiers"] = list
+	return nil
+}
+
+// realmUserState is the realm_user state: the users, and the caller's own
+// account and permissions.
+func (s *Service) realmUserState(sc *stateCtx, st map[string]any) error {
+	ctx, me, realm := sc.ctx, sc.me, sc.realm
+	r, err := s.GetUsers(ctx, sc.c, GetUsersRequest{ClientGravatar: &sc.opts.clientGravatar, IncludeCustomProfileFields: new(true)})
+	if err != nil {
+		return err
+	}
+	active, inactive := []User{}, []User{}
+	for _, u := range r.Members {
+		if u.IsActive {
+			active = append(active, u)
+		} else {
+			inactive = append(inactive, u)
+		}
+	}
+	st["realm_users"], st["realm_non_active_users"], st["cross_realm_bots"] = active, inactive, []User{}
+	o, err := sc.ownUser(s)
+	if err != nil {
+		return err
+	}
+	st["user_id"], st["email"], st["delivery_email"], st["full_name"] = o.UserID, o.Email, o.DeliveryEmail, o.FullName
+	st["avatar_source"], st["avatar_url"], st["avatar_url_medium"] = me.AvatarSource, o.AvatarURL, o.AvatarURL
+	st["is_admin"], st["is_owner"], st["is_guest"] = o.IsAdmin, o.IsOwner, o.IsGuest
+	st["is_moderator"] = me.Role == RoleModerator
+	canInvite, err := s.mayInviteByEmail(ctx, realm, me)
+	if err != nil {
+		return err
+	}
+	st["can_invite_others_to_realm"] = canInvite
+	return nil
+}
+
+// subscriptionState is the subscription state: the channels the caller
+// is in, left, and could join but never did.
+func (s *Service) subscriptionState(sc *stateCtx, st map[string]any) error {
+	ctx, c, me := sc.ctx, sc.c, sc.me
+	subs, err := s.GetSubscriptions(ctx, c, GetSubscriptionsRequest{IncludeSubscribers: sc.req.IncludeSubscribers})
+	if err != nil {
+		return err
+	}
+	st["subscriptions"] = subs.Subscriptions
+	rows, err := s.store.ListUserSubscriptions(ctx, me.RealmID, me.ID)
+	if err != nil {
+		return err
+	}
+	left := map[int64]*storage.Subscription{}
+	for i := range rows {
+		if !rows[i].Active {
+			left[rows[i].StreamID] = &rows[i]
+		}
+	}
+	visible, err := s.GetChannels(ctx, c, GetChannelsRequest{})
+	if err != nil {
+		return err
+	}
+	in := map[int64]bool{}
+	for _, sub := range subs.Subscriptions {
+		in[sub.StreamID] = true
+	}
+	unsubscribed, never := []SubscriptionInfo{}, []Channel{}
+	for _, ch := range visible.Streams {
+		ch.IsDefault = nil // a GET /streams field
+		switch {
+		case in[ch.StreamID]:
+		case left[ch.StreamID] != nil:
+			unsubscribed = append(unsubscribed, subscriptionInfo(ch, left[ch.StreamID]))
+		default:
+			never = append(never, ch)
+		}
+	}
+	st["unsubscribed"], st["never_subscribed"] = unsubscribed, never
+	return nil
+}
+
+// realmState is the realm state: the organization's settings and the
+// server's limits.
+func (s *Service) realmState(sc *stateCtx, st map[string]any) error {
+	ctx, realm := sc.ctx, sc.realm
+	r, err := s.GetRealmSettings(ctx, sc.c)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	var settings map[string]any
+	if err := json.Unmarshal(raw, &settings); err != nil {
+		return err
+	}
+	for k, v := range settings {
+		switch k {
+		case "realm_email_address_visibility", "realm_rendered_description":
+			// GET /realm's; registration has neither (the visibility is
+			// each user's email_address_visibility setting now).
+		default:
+			st[k] = v
+		}
+	}
+	l := s.limits
+	st["max_message_length"] = l.MaxMessageLength
+	st["max_topic_length"] = l.MaxTopicLength
+	st["max_stream_name_length"] = l.MaxStreamNameLength
+	st["max_stream_description_length"] = l.MaxStreamDescLength
+	st["max_file_upload_size_mib"] = l.MaxFileUploadSizeMiB
+	st["realm_empty_topic_display_name"] = EmptyTopicDisplayName
+	st["server_typing_started_wait_period_milliseconds"] = TypingStartedWait.Milliseconds()
+	st["server_typing_stopped_wait_period_milliseconds"] = TypingStoppedWait.Milliseconds()
+	st["server_typing_started_expiry_period_milliseconds"] = TypingStartedExpiry.Milliseconds()
+	st["event_queue_longpoll_timeout_seconds"] = 90
+	st["realm_url"] = realm.URL
+	st["realm_uri"] = st["realm_url"]
+	if err := s.realmRegisterExtras(ctx, realm, st); err != nil {
+		return err
+	}
+	return nil
+}
+
+// profileFieldTypes describes the custom profile field types, by the
+// reference's names.
+func profileFieldTypes() map[string]any {
+	type ft struct {
+		ID   int    `json:"id"`
+		Name string `json:"name"`
+	}
+	return map[string]any{
+		"SHORT_TEXT":       ft{FieldShortText, "Text (short)"},
+		"LONG_TEXT":        ft{FieldLongText, "Text (long)"},
+		"SELECT":           ft{FieldSelect, "List of options"},
+		"DATE":             ft{FieldDate, "Date"},
+		"URL":              ft{FieldURL, "Link"},
+		"USER":             ft{FieldUser, "Users"},
+		"EXTERNAL_ACCOUNT": ft{FieldExternalAccount, "External account"},
+		"PRONOUNS":         ft{FieldPronouns, "Pronouns"},
+	}
+}
+
+// emojisetChoices are the emoji sets a user may pick, with their names.
+func emojisetChoices() []map[string]string {
+	return []map[string]string{
+		{"key": "google", "text": "Google"},
+		{"key": "twitter", "text": "Twitter"},
+		{"key": "text", "text": "Plain text"},
+		{"key": "google-blob", "text": "Google blobs"},
+	}
+}
+
+// notificationSounds are the sounds notification_sound may name (besides
+// "none").
+func notificationSounds() []string { return []string{"chime", "ding", "pling", "vibrate", "zulip"} }
+
+// recentConversationMessages is how many of the newest direct messages
+// recent_private_conversations looks at (the reference's limit).
+const recentConversationMessages = 1000
+
+// RecentConversation is a direct conversation with its newest message.
+type RecentConversation struct {
+	MaxMessageID int64 `json:"max_message_id"`
+	// UserIDs are the other participants (none for a conversation with
+	// oneself), ascending.
+	UserIDs []int64 `json:"user_ids"`
+}
+
+// recentDirectConversations lists the conversations of the user's newest
+// direct messages, most recent first.
+func (s *Service) recentDirectConversations(ctx context.Context, me *storage.User) ([]RecentConversation, error) {
+	refs, err := s.store.ListRecentDirectMessages(ctx, me.RealmID, me.ID, recentConversationMessages)
+	if err != nil {
+		return nil, err
+	}
+	var order []int64
+	newest := map[int64]int64{}
+	for _, r := range refs {
+		if _, ok := newest[r.ConversationID]; !ok {
+			order = append(order, r.ConversationID)
+			newest[r.ConversationID] = r.MessageID
+		}
+	}
+	members, err := s.store.ConversationMembersOf(ctx, me.RealmID, order)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RecentConversation, 0, len(order))
+	for _, conv := range order {
+		others := []int64{}
+		for _, id := range members[conv] {
+			if id != me.ID {
+				others = append(others, id)
+			}
+		}
+		out = append(out, RecentConversation{MaxMessageID: newest[conv], UserIDs: others})
+	}
+	return out, nil
+}
