@@ -33,7 +33,15 @@ import (
 const (
 	pgUniqueViolation     = "23505"
 	pgForeignKeyViolation = "23503"
+	pgDeadlockDetected    = "40P01"
 )
+
+// isDeadlock reports whether PostgreSQL aborted the statement to break a
+// deadlock (nothing of it was done).
+func isDeadlock(err error) bool {
+	var pe pgdriver.Error
+	return errors.As(err, &pe) && pe.Field('C') == pgDeadlockDetected
+}
 
 type errKind int
 

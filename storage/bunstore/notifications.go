@@ -157,11 +157,23 @@ func (s *Store) ClaimNotifications(ctx context.Context, kind int, now, leaseUnti
 		by = "id"
 	}
 	var rows []pendingNotificationRow
-	err := s.w.NewRaw(`UPDATE pending_notifications SET claimed_until = ?, claim = ?
+	var err error
+	// The update takes every unclaimed row of the users the subquery
+	// locked, and another deliverer may hold some of them (its subquery
+	// locked a later row of the same user): PostgreSQL then aborts one of
+	// the two as a deadlock. The statement is atomic, so the victim runs
+	// it again and finds the other's rows claimed.
+	for attempt := 0; ; attempt++ {
+		rows = rows[:0]
+		err = s.w.NewRaw(`UPDATE pending_notifications SET claimed_until = ?, claim = ?
 		WHERE kind = ? AND claimed_until <= ? AND `+by+` IN (
 			SELECT `+by+` FROM pending_notifications WHERE kind = ? AND due_at <= ? AND claimed_until <= ?
 			ORDER BY due_at, id LIMIT ?`+lock+`)
 		RETURNING *`, leaseUntil, claim, kind, now, kind, now, now, limit).Scan(ctx, &rows)
+		if attempt == 4 || !isDeadlock(err) {
+			break
+		}
+	}
 	out := make([]storage.PendingNotification, len(rows))
 	for i := range rows {
 		out[i] = rows[i].PendingNotification
