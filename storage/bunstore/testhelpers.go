@@ -5,8 +5,12 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 )
 
 // TB is the part of testing.TB the test helpers use. It is declared here
@@ -54,11 +58,23 @@ func OpenTestSQLite(t TB) *Store {
 
 // OpenTestPostgres returns a Store on a fresh, empty schema of the
 // PostgreSQL database named by $TEAMCHAT_POSTGRES_DSN. The store is closed
-// and the schema dropped when the test ends. Without the variable the test
-// is skipped, or fails when $TEAMCHAT_REQUIRE_POSTGRES is 1.
+// when the test ends, and the schema emptied for the process's next test
+// (or dropped, if the test changed more than rows in it). Without the
+// variable the test is skipped, or fails when $TEAMCHAT_REQUIRE_POSTGRES
+// is 1.
 func OpenTestPostgres(t TB) *Store {
 	t.Helper()
-	dsn, schema := NewTestPostgresSchema(t)
+	dsn := PostgresTestDSN(t)
+	schema, err := testSchemas.take(dsn)
+	if err != nil {
+		t.Fatalf("bunstore: test schema: %v", err)
+	}
+	// Registered first, so it runs after the store is closed.
+	t.Cleanup(func() {
+		if err := testSchemas.give(schema); err != nil {
+			t.Errorf("bunstore: test schema %s: %v", schema, err)
+		}
+	})
 	s, err := OpenPostgres(context.Background(), dsn, WithSchema(schema))
 	if err != nil {
 		t.Fatalf("bunstore: open test postgres: %v", err)
@@ -72,6 +88,154 @@ func OpenTestPostgres(t TB) *Store {
 		}
 	})
 	return s
+}
+
+// testSchemas are the migrated schemas of this test process: migrating a
+// new schema costs about half a second on PostgreSQL, and emptying a used
+// one (TRUNCATE … RESTART IDENTITY) a few tens of milliseconds, which
+// takes minutes off a suite that runs on PostgreSQL. A schema goes back
+// to the pool only if its relations are exactly those of a freshly
+// migrated one (a test that created a table or an index in it has it
+// dropped instead). Each process holds a session advisory lock on its
+// own token, which its schemas' names carry; a process that finds a
+// pooled schema whose token is not held (its process ended) drops it.
+var testSchemas schemaPool
+
+type schemaPool struct {
+	mu    sync.Mutex
+	admin *sql.DB  // one connection, holding the token's lock
+	token string   // this process's, in its schemas' names
+	free  []string // emptied schemas, ready
+	shape string   // the relations of a freshly migrated schema
+}
+
+const testSchemaPrefix = "teamchat_pool_"
+
+// start opens the admin connection, takes the process's token and drops
+// the schemas of ended processes (under p.mu).
+func (p *schemaPool) start(dsn string) error {
+	if p.admin != nil {
+		return nil
+	}
+	admin, err := openPostgresAdmin(dsn)
+	if err != nil {
+		return err
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	token := hex.EncodeToString(b[:])
+	ctx := context.Background()
+	if _, err := admin.ExecContext(ctx, "SELECT pg_advisory_lock(7413, hashtext($1))", token); err != nil {
+		admin.Close()
+		return fmt.Errorf("lock the pool's token: %w", err)
+	}
+	p.admin, p.token = admin, token
+	rows, err := admin.QueryContext(ctx, "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)", testSchemaPrefix)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return err
+		}
+		stale = append(stale, name)
+	}
+	rows.Close()
+	for _, name := range stale {
+		owner, _, _ := strings.Cut(strings.TrimPrefix(name, testSchemaPrefix), "_")
+		var free bool
+		if err := admin.QueryRowContext(ctx, "SELECT pg_try_advisory_lock(7413, hashtext($1))", owner).Scan(&free); err != nil {
+			return err
+		}
+		if !free {
+			continue // its process is running
+		}
+		_, err := admin.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+name+" CASCADE")
+		_, uerr := admin.ExecContext(ctx, "SELECT pg_advisory_unlock(7413, hashtext($1))", owner)
+		if err = errors.Join(err, uerr); err != nil {
+			return fmt.Errorf("drop the schema of an ended test process: %w", err)
+		}
+	}
+	// The first schema, migrated here, is the shape the others must have
+	// to go back to the pool.
+	schema, err := p.create(ctx)
+	if err != nil {
+		return err
+	}
+	s, err := OpenPostgres(ctx, dsn, WithSchema(schema))
+	if err != nil {
+		return err
+	}
+	if err := s.Close(); err != nil {
+		return err
+	}
+	if p.shape, err = p.shapeOf(ctx, schema); err != nil {
+		return err
+	}
+	p.free = append(p.free, schema)
+	return nil
+}
+
+// create makes a new, empty schema of the pool's.
+func (p *schemaPool) create(ctx context.Context) (string, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	schema := testSchemaPrefix + p.token + "_" + hex.EncodeToString(b[:])
+	_, err := p.admin.ExecContext(ctx, "CREATE SCHEMA "+schema)
+	return schema, err
+}
+
+// shapeOf lists the schema's relations and their kinds.
+func (p *schemaPool) shapeOf(ctx context.Context, schema string) (string, error) {
+	var shape string
+	err := p.admin.QueryRowContext(ctx, `SELECT coalesce(string_agg(c.relname || ':' || c.relkind::text, ',' ORDER BY c.relname), '')
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1`, schema).Scan(&shape)
+	return shape, err
+}
+
+// take returns an emptied schema of the pool, or a new one (migrated by
+// the store that opens it).
+func (p *schemaPool) take(dsn string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.start(dsn); err != nil {
+		return "", err
+	}
+	if n := len(p.free); n > 0 {
+		schema := p.free[n-1]
+		p.free = p.free[:n-1]
+		return schema, nil
+	}
+	return p.create(context.Background())
+}
+
+// give empties a schema whose test ended and keeps it for the next, or
+// drops it if the test changed its shape.
+func (p *schemaPool) give(schema string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ctx := context.Background()
+	shape, err := p.shapeOf(ctx, schema)
+	if err != nil {
+		return err
+	}
+	if shape == p.shape {
+		var tables string
+		err = p.admin.QueryRowContext(ctx, `SELECT coalesce(string_agg(quote_ident($1) || '.' || quote_ident(tablename), ', '), '')
+			FROM pg_tables WHERE schemaname = $1 AND tablename NOT IN ('bun_migrations', 'bun_migration_locks')`, schema).Scan(&tables)
+		if err == nil && tables != "" {
+			_, err = p.admin.ExecContext(ctx, "TRUNCATE "+tables+" RESTART IDENTITY CASCADE")
+		}
+		if err == nil {
+			p.free = append(p.free, schema)
+			return nil
+		}
+	}
+	_, derr := p.admin.ExecContext(ctx, "DROP SCHEMA "+schema+" CASCADE")
+	return derr
 }
 
 // NewTestPostgresSchema creates an empty schema with a random name in the
