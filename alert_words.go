@@ -131,6 +131,12 @@ func (s *Service) alertWordsByToken(ctx context.Context, st storage.Store, realm
 	if st != s.store {
 		return st.FindAlertWords(ctx, realmID, tokens)
 	}
+	any, err := s.callers.anyAlertWords.Load(realmID, realmID, func() (bool, error) {
+		return s.store.AnyAlertWords(ctx, realmID)
+	})
+	if err != nil || !any {
+		return nil, err
+	}
 	keys := make([]nameKey, len(tokens))
 	for i, t := range tokens {
 		keys[i] = nameKey{realmID, t}

@@ -48,6 +48,9 @@ type callerCache struct {
 	// send reads only the tokens of its content no send read before.
 	// Alert word changes start a new generation.
 	alertTokens *cache.Cache[nameKey, []storage.AlertWord]
+	// anyAlertWords says, per organization, whether anyone has an alert
+	// word: a send to an organization without any looks up none.
+	anyAlertWords *cache.Cache[int64, bool]
 	// topicPolicies are users' visibility policies of topics (0 when they
 	// have none), which every send to a channel reads for its sender.
 	// Besides new generations, a transaction that sets or removes a
@@ -97,7 +100,8 @@ func newCallerCache(now func() time.Time) *callerCache {
 		channels: newCache[int64, storage.Stream](g, now), groups: newCache[int64, []int64](g, now),
 		periods: newCache[int64, []storage.SubscriptionPeriod](g, now), mutes: newCache[int64, map[int64]bool](g, now),
 		muters: newCache[int64, []int64](g, now), channelNames: newCache[nameKey, int64](g, now),
-		alertTokens: newCache[nameKey, []storage.AlertWord](g, now), topicPolicies: newCache[topicKey, int](g, now)}
+		alertTokens: newCache[nameKey, []storage.AlertWord](g, now), topicPolicies: newCache[topicKey, int](g, now),
+		anyAlertWords: newCache[int64, bool](g, now)}
 }
 
 // generation is the organization's current generation: take it before

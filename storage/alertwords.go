@@ -27,4 +27,7 @@ type AlertWordStore interface {
 	// FindAlertWords returns the realm's alert words whose FirstToken is
 	// one of tokens, of active users.
 	FindAlertWords(ctx context.Context, realmID int64, tokens []string) ([]AlertWord, error)
+	// AnyAlertWords reports whether an active user of the realm has an
+	// alert word (so that a send to a realm without any reads none).
+	AnyAlertWords(ctx context.Context, realmID int64) (bool, error)
 }

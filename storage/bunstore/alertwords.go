@@ -60,6 +60,15 @@ func (s *Store) FindAlertWords(ctx context.Context, realmID int64, tokens []stri
 	return alertWords(all), wrapErr(fmt.Sprintf("find alert words in realm %d", realmID), err)
 }
 
+// AnyAlertWords is one EXISTS over the realm's words (by the realm's
+// index) and their users.
+func (s *Store) AnyAlertWords(ctx context.Context, realmID int64) (bool, error) {
+	exists, err := s.r.NewSelect().Model((*alertWordRow)(nil)).
+		Join("JOIN users AS u ON u.realm_id = aw.realm_id AND u.id = aw.user_id").
+		Where("aw.realm_id = ?", realmID).Where("u.is_active").Exists(ctx)
+	return exists, wrapErr(fmt.Sprintf("any alert words in realm %d", realmID), err)
+}
+
 func alertWords(rows []alertWordRow) []storage.AlertWord {
 	out := make([]storage.AlertWord, len(rows))
 	for i := range rows {

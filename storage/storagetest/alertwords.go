@@ -27,6 +27,16 @@ func testAlertWords(t *testing.T, s storage.Store) {
 	bob := newUser(t, s, realm.ID, "bob@example.com")
 	stranger := newUser(t, s, other.ID, "stranger@example.com")
 
+	anyWords := func() bool {
+		t.Helper()
+		any, err := s.AnyAlertWords(ctx, realm.ID)
+		require.NoError(t, err)
+		return any
+	}
+	assert.False(t, anyWords(), "none yet")
+	require.NoError(t, s.AddAlertWords(ctx, []storage.AlertWord{alertWord(other.ID, stranger.ID, "x", "x", "x")}))
+	assert.False(t, anyWords(), "another realm's word does not count")
+
 	require.NoError(t, s.AddAlertWords(ctx, []storage.AlertWord{
 		alertWord(realm.ID, alice.ID, "Release", "release", "release"),
 		alertWord(realm.ID, alice.ID, "on call", "on call", "on"),
@@ -55,6 +65,13 @@ func testAlertWords(t *testing.T, s storage.Store) {
 	found, err = s.FindAlertWords(ctx, realm.ID, []string{"release"})
 	require.NoError(t, err)
 	require.Len(t, found, 1, "a deactivated user's words are not found")
+
+	assert.True(t, anyWords())
+	alice.IsActive = false
+	require.NoError(t, s.UpdateUser(ctx, alice, "is_active"))
+	assert.False(t, anyWords(), "only deactivated users have words")
+	alice.IsActive = true
+	require.NoError(t, s.UpdateUser(ctx, alice, "is_active"))
 
 	require.NoError(t, s.RemoveAlertWords(ctx, realm.ID, alice.ID, []string{"release", "missing"}))
 	words, err = s.ListAlertWords(ctx, realm.ID, alice.ID)
