@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/teamchat/chat/internal/cache"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -22,6 +23,9 @@ type messageCache struct {
 	entries  map[int64]cachedMessage
 	bytes    int
 	maxBytes int
+	// counts: lookups that found their message or not, messages
+	// forgotten (for metrics).
+	counts cache.Stats
 }
 
 type cachedMessage struct {
@@ -75,8 +79,18 @@ func (c *messageCache) get(realmID int64, ids []int64, out map[int64]storage.Mes
 	for _, id := range ids {
 		if e, ok := c.entries[id]; ok && e.msg.RealmID == realmID && now.Before(e.expires) {
 			out[id] = e.msg
+			c.counts.Hits++
+		} else {
+			c.counts.Misses++
 		}
 	}
+}
+
+// stats reads the cache's counters.
+func (c *messageCache) stats() cache.Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts
 }
 
 func (c *messageCache) put(ms []storage.Message) {
@@ -111,6 +125,7 @@ func (c *messageCache) forget(ids []int64) {
 		if old, ok := c.entries[id]; ok {
 			c.bytes -= entryBytes(&old)
 			delete(c.entries, id)
+			c.counts.Forgotten++
 		}
 	}
 }
