@@ -1,0 +1,177 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The handler's telemetry follows OpenTelemetry's HTTP server semantic
+// conventions by hand rather than through otelhttp, because only the
+// router knows the route pattern (http.route) and only the handler knows
+// the Service's error kind (error.type): the request duration histogram
+// (http.server.request.duration), the requests in flight
+// (http.server.active_requests), and a server span per request named
+// "METHOD /api/v1/route", continuing the client's trace (W3C
+// traceparent, through the global propagator), under which the Service's
+// spans (authentication, the write path, rendering) and the store's
+// statements nest. Without providers none of it runs.
+
+const instrumentationName = "github.com/teamchat/chat/transport/rest"
+
+// WithMeterProvider measures the requests: http.server.request.duration
+// by http.route, http.request.method, http.response.status_code and
+// error.type (the Service's error kind), and http.server.active_requests.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(h *Handler) { h.tel.meterProvider = mp }
+}
+
+// WithTracerProvider makes a server span of every request, continuing the
+// client's trace when its headers carry one (the global propagator's
+// format, W3C trace context by default in the OpenTelemetry SDK setups).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(h *Handler) { h.tel.tracerProvider = tp }
+}
+
+type handlerTelemetry struct {
+	meterProvider  metric.MeterProvider
+	tracerProvider trace.TracerProvider
+	on             bool
+	tracer         trace.Tracer
+	duration       metric.Float64Histogram
+	active         metric.Int64UpDownCounter
+
+	mu   sync.RWMutex
+	sets map[requestKind][]metric.RecordOption
+}
+
+// requestKind is what a request's duration is recorded by.
+type requestKind struct {
+	route, method, scheme, errorType string
+	status                           int
+}
+
+func (t *handlerTelemetry) start() {
+	if t.tracerProvider != nil {
+		t.tracer = t.tracerProvider.Tracer(instrumentationName)
+		t.on = true
+	}
+	if t.meterProvider != nil {
+		m := t.meterProvider.Meter(instrumentationName)
+		t.duration, _ = m.Float64Histogram("http.server.request.duration", metric.WithUnit("s"),
+			metric.WithDescription("Duration of HTTP server requests."),
+			metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10))
+		t.active, _ = m.Int64UpDownCounter("http.server.active_requests", metric.WithUnit("{request}"),
+			metric.WithDescription("Number of active HTTP server requests."))
+		t.sets = map[requestKind][]metric.RecordOption{}
+		t.on = true
+	}
+}
+
+// knownMethods are the methods reported by name; any other is _OTHER
+// (the conventions' bound on the attribute's values).
+var knownMethods = map[string]string{"GET": "GET", "HEAD": "HEAD", "POST": "POST", "PUT": "PUT", "PATCH": "PATCH",
+	"DELETE": "DELETE", "OPTIONS": "OPTIONS", "CONNECT": "CONNECT", "TRACE": "TRACE"}
+
+func methodName(m string) string {
+	if n, ok := knownMethods[m]; ok {
+		return n
+	}
+	return "_OTHER"
+}
+
+// activeAttrs are http.server.active_requests' attribute sets, by method
+// and scheme.
+var activeAttrs sync.Map // [2]string -> []metric.AddOption
+
+func activeOpts(method, scheme string) []metric.AddOption {
+	k := [2]string{method, scheme}
+	if v, ok := activeAttrs.Load(k); ok {
+		return v.([]metric.AddOption)
+	}
+	v, _ := activeAttrs.LoadOrStore(k, []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
+		attribute.String("http.request.method", method), attribute.String("url.scheme", scheme)))})
+	return v.([]metric.AddOption)
+}
+
+// record returns the attribute set of a kind of request, made once.
+func (t *handlerTelemetry) record(k requestKind) []metric.RecordOption {
+	t.mu.RLock()
+	opts, ok := t.sets[k]
+	t.mu.RUnlock()
+	if ok {
+		return opts
+	}
+	kv := []attribute.KeyValue{attribute.String("http.request.method", k.method), attribute.String("url.scheme", k.scheme),
+		attribute.Int("http.response.status_code", k.status)}
+	if k.route != "" {
+		kv = append(kv, attribute.String("http.route", k.route))
+	}
+	if k.errorType != "" {
+		kv = append(kv, attribute.String("error.type", k.errorType))
+	}
+	opts = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kv...))}
+	t.mu.Lock()
+	t.sets[k] = opts
+	t.mu.Unlock()
+	return opts
+}
+
+// serveObserved serves r in a server span, measured.
+func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, serve func(*statusRecorder, *http.Request)) {
+	t := &h.tel
+	start := time.Now()
+	method, scheme := methodName(r.Method), "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	ctx := r.Context()
+	var sp trace.Span
+	if t.tracer != nil {
+		ctx = otel.GetTextMapPropagator().Extract(ctx, propagation.HeaderCarrier(r.Header))
+		ctx, sp = t.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(attribute.String("http.request.method", method), attribute.String("url.scheme", scheme),
+				attribute.String("url.path", r.URL.Path), attribute.String("user_agent.original", r.UserAgent())))
+		r = r.WithContext(ctx)
+	}
+	if t.active != nil {
+		t.active.Add(ctx, 1, activeOpts(method, scheme)...)
+		defer t.active.Add(context.WithoutCancel(ctx), -1, activeOpts(method, scheme)...)
+	}
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	serve(rec, r)
+	errorType := ""
+	if rec.failure != nil {
+		errorType = rec.failure.Kind.String()
+	} else if rec.status >= 500 {
+		errorType = strconv.Itoa(rec.status)
+	}
+	if sp != nil {
+		if rec.route != "" {
+			sp.SetName(method + " " + rec.route)
+			sp.SetAttributes(attribute.String("http.route", rec.route))
+		}
+		sp.SetAttributes(attribute.Int("http.response.status_code", rec.status))
+		if errorType != "" {
+			sp.SetAttributes(attribute.String("error.type", errorType))
+			if rec.status >= 500 {
+				sp.SetStatus(codes.Error, "")
+			}
+		}
+		sp.End()
+	}
+	if t.duration != nil {
+		t.duration.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(),
+			t.record(requestKind{route: rec.route, method: method, scheme: scheme, errorType: errorType, status: rec.status})...)
+	}
+	h.logRequest(r, rec, start)
+}
