@@ -228,4 +228,3 @@ func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
 func (h requestIDHandler) WithGroup(name string) slog.Handler {
 	return requestIDHandler{h.Handler.WithGroup(name)}
 }
-

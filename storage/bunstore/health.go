@@ -37,6 +37,9 @@ func (s *Store) Ready(ctx context.Context) error {
 		}
 	}
 	if n := s.listenDown.Load(); n > 0 {
+		// A listener learns that it is connected again when a
+		// notification reaches it: send it one, for the next probe.
+		_, _ = s.writer.ExecContext(ctx, "SELECT pg_notify(?, ?)", s.channel, listenMarker+"ready")
 		return fmt.Errorf("bunstore: ready: %w: the event listener's connection is broken", storage.ErrUnavailable)
 	}
 	return nil

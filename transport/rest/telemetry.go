@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	chat "github.com/teamchat/chat"
 )
 
 // The handler's telemetry follows OpenTelemetry's HTTP server semantic
@@ -56,8 +59,23 @@ type handlerTelemetry struct {
 
 // requestKind is what a request's duration is recorded by.
 type requestKind struct {
-	route, method, scheme, errorType string
-	status                           int
+	route, method, scheme string
+	status                int
+	// failed: the answer was an error of kind (else kind is unset).
+	failed bool
+	kind   chat.Kind
+}
+
+// errorType is error.type of a request that failed with an error of
+// kind, or answered status without one ("" when it did not fail).
+func (k requestKind) errorType() string {
+	switch {
+	case k.failed:
+		return strings.ReplaceAll(k.kind.String(), " ", "_")
+	case k.status >= 500:
+		return strconv.Itoa(k.status)
+	}
+	return ""
 }
 
 func (t *handlerTelemetry) start() {
@@ -116,8 +134,8 @@ func (t *handlerTelemetry) record(k requestKind) []metric.RecordOption {
 	if k.route != "" {
 		kv = append(kv, attribute.String("http.route", k.route))
 	}
-	if k.errorType != "" {
-		kv = append(kv, attribute.String("error.type", k.errorType))
+	if et := k.errorType(); et != "" {
+		kv = append(kv, attribute.String("error.type", et))
 	}
 	opts = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(kv...))}
 	t.mu.Lock()
@@ -149,11 +167,9 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, serve fu
 	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	serve(rec, r)
-	errorType := ""
+	k := requestKind{route: rec.route, method: method, scheme: scheme, status: rec.status}
 	if rec.failure != nil {
-		errorType = rec.failure.Kind.String()
-	} else if rec.status >= 500 {
-		errorType = strconv.Itoa(rec.status)
+		k.failed, k.kind = true, rec.failure.Kind
 	}
 	if sp != nil {
 		if rec.route != "" {
@@ -161,8 +177,8 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, serve fu
 			sp.SetAttributes(attribute.String("http.route", rec.route))
 		}
 		sp.SetAttributes(attribute.Int("http.response.status_code", rec.status))
-		if errorType != "" {
-			sp.SetAttributes(attribute.String("error.type", errorType))
+		if et := k.errorType(); et != "" {
+			sp.SetAttributes(attribute.String("error.type", et))
 			if rec.status >= 500 {
 				sp.SetStatus(codes.Error, "")
 			}
@@ -170,8 +186,7 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, serve fu
 		sp.End()
 	}
 	if t.duration != nil {
-		t.duration.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(),
-			t.record(requestKind{route: rec.route, method: method, scheme: scheme, errorType: errorType, status: rec.status})...)
+		t.duration.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(), t.record(k)...)
 	}
 	h.logRequest(r, rec, start)
 }
