@@ -310,11 +310,16 @@ func (s *Service) countWebhookAttempt(ctx context.Context, kind WebhookResultKin
 	}
 }
 
-// Ready reports whether the Service can serve: its store answers and its
-// schema is migrated, and the event bus's connection to the database (on
-// PostgreSQL, once the Service listens) is up. A host answers its
-// readiness probe with it. Its error is of KindUnavailable.
+// Ready reports whether the Service can serve: it listens to the event
+// bus (Ready starts listening, as Run does, if nothing did yet), its
+// store answers and its schema is migrated, and the bus's connection to
+// the database (on PostgreSQL) is up. A host answers its readiness probe
+// with it. Its error is of KindUnavailable, or KindInternal once the
+// Service is shutting down (StopEvents).
 func (s *Service) Ready(ctx context.Context) error {
+	if err := s.listening(ctx); err != nil {
+		return err
+	}
 	rc, ok := s.store.(storage.ReadinessChecker)
 	if !ok {
 		return nil

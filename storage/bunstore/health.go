@@ -22,6 +22,12 @@ func (s *Store) Ready(ctx context.Context) error {
 	if s.closed.Load() {
 		return errors.New("bunstore: closed")
 	}
+	if n := s.listenDown.Load(); n > 0 {
+		// A listener learns that it is connected again when a
+		// notification reaches it: send it one, for the next probe.
+		_, _ = s.writer.ExecContext(ctx, "SELECT pg_notify(?, ?)", s.channel, listenMarker+"ready")
+		return fmt.Errorf("bunstore: ready: %w: the event listener's connection is broken", storage.ErrUnavailable)
+	}
 	var applied int
 	err := s.writer.NewSelect().TableExpr("bun_migrations").ColumnExpr("count(*)").
 		Where("migrated_at IS NOT NULL").Scan(ctx, &applied)
@@ -35,12 +41,6 @@ func (s *Store) Ready(ctx context.Context) error {
 		if _, err := s.reader.ExecContext(ctx, "SELECT 1"); err != nil {
 			return wrapErr("ready: readers", err)
 		}
-	}
-	if n := s.listenDown.Load(); n > 0 {
-		// A listener learns that it is connected again when a
-		// notification reaches it: send it one, for the next probe.
-		_, _ = s.writer.ExecContext(ctx, "SELECT pg_notify(?, ?)", s.channel, listenMarker+"ready")
-		return fmt.Errorf("bunstore: ready: %w: the event listener's connection is broken", storage.ErrUnavailable)
 	}
 	return nil
 }
