@@ -240,8 +240,15 @@ func ageOf(now, at int64) int64 {
 
 // span starts a span named name under ctx's when tracing is on (else
 // it returns ctx and a span that does nothing, allocating nothing).
+// Under a span that is not recorded (a trace the sampler left out) it
+// makes none either: its children would not be recorded under the
+// parent-based samplers that OpenTelemetry's SDK uses by default, and
+// making them would cost every request what only sampled ones need.
 func (s *Service) span(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
 	if !s.tel.traces {
+		return ctx, noSpan
+	}
+	if parent := trace.SpanFromContext(ctx); parent.SpanContext().IsValid() && !parent.IsRecording() {
 		return ctx, noSpan
 	}
 	return s.tel.tracer.Start(ctx, name, trace.WithAttributes(attrs...))

@@ -127,7 +127,7 @@ func (h *queryHooks) ran(query string) {
 // queryPrepared runs a prepared statement and scans its rows into dest
 // with the reader's models.
 func (s *Store) queryPrepared(ctx context.Context, stmt *sql.Stmt, name string, dest any, args ...any) (err error) {
-	if s.hooks != nil && s.hooks.tracer != nil {
+	if s.hooks != nil && s.hooks.tracer != nil && !unrecordedParent(ctx) {
 		var sp trace.Span
 		ctx, sp = s.hooks.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient))
 		defer func() {

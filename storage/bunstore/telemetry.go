@@ -8,7 +8,9 @@ import (
 	"github.com/uptrace/bun/extra/bunotel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // Instrument reports the Store's statements and connection pools through
@@ -19,37 +21,64 @@ import (
 // (db.client.connection.* below). Either provider may be nil. Call it
 // once, before the Store serves.
 func (s *Store) Instrument(tp trace.TracerProvider, mp metric.MeterProvider) error {
-	var opts []bunotel.Option
-	if tp != nil {
-		opts = append(opts, bunotel.WithTracerProvider(tp))
-		s.hooks.tracer = tp.Tracer("github.com/teamchat/chat/storage/bunstore")
-	}
-	if mp != nil {
-		opts = append(opts, bunotel.WithMeterProvider(mp))
-	}
-	if len(opts) > 0 {
+	if tp != nil || mp != nil {
+		// bunotel falls back on the global providers, which a library
+		// must not report to: it gets no-op ones instead of nil.
+		h := statementHook{traces: tp != nil, metrics: mp != nil}
+		if tp != nil {
+			s.hooks.tracer = tp.Tracer("github.com/teamchat/chat/storage/bunstore")
+		} else {
+			tp = tracenoop.NewTracerProvider()
+		}
+		if mp == nil {
+			mp = metricnoop.NewMeterProvider()
+		}
 		// Without Init: bunotel's Init would report the pool to the
-		// global MeterProvider, which a library must not use; the pools
-		// are reported below to mp.
-		h := statementHook{bunotel.NewQueryHook(opts...)}
+		// global MeterProvider too; the pools are reported below.
+		h.h = bunotel.NewQueryHook(bunotel.WithTracerProvider(tp), bunotel.WithMeterProvider(mp))
 		for _, db := range s.pools() {
 			db.AddQueryHook(h)
 		}
 	}
-	if mp == nil {
+	if _, noop := mp.(metricnoop.MeterProvider); mp == nil || noop {
 		return nil
 	}
 	return s.observePools(mp.Meter("github.com/teamchat/chat/storage/bunstore"))
 }
 
-// statementHook is bunotel's hook without its Init.
-type statementHook struct{ h *bunotel.QueryHook }
+// statementHook is bunotel's hook without its Init; without traces it
+// makes no spans.
+type statementHook struct {
+	h               *bunotel.QueryHook
+	traces, metrics bool
+}
 
+// BeforeQuery starts bunotel's span, except under a span that is not
+// recorded (a trace the sampler left out), whose children would not be
+// recorded either under parent-based sampling: AfterQuery then finds
+// that span, records the statement's timing and stops.
 func (h statementHook) BeforeQuery(ctx context.Context, ev *bun.QueryEvent) context.Context {
+	if !h.traces || unrecordedParent(ctx) {
+		return ctx
+	}
 	return h.h.BeforeQuery(ctx, ev)
 }
 
-func (h statementHook) AfterQuery(ctx context.Context, ev *bun.QueryEvent) { h.h.AfterQuery(ctx, ev) }
+// unrecordedParent reports whether ctx's span belongs to a trace that is
+// not recorded.
+func unrecordedParent(ctx context.Context) bool {
+	parent := trace.SpanFromContext(ctx)
+	return parent.SpanContext().IsValid() && !parent.IsRecording()
+}
+
+// AfterQuery records the statement's timing and ends its span; without
+// metrics and with no span recorded there is nothing to do.
+func (h statementHook) AfterQuery(ctx context.Context, ev *bun.QueryEvent) {
+	if !h.metrics && !trace.SpanFromContext(ctx).IsRecording() {
+		return
+	}
+	h.h.AfterQuery(ctx, ev)
+}
 
 // pools are the Store's connection pools (one on PostgreSQL; the writer
 // and the readers on SQLite).

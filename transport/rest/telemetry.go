@@ -2,7 +2,9 @@ package rest
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,19 +109,20 @@ func methodName(m string) string {
 	return "_OTHER"
 }
 
-// activeAttrs are http.server.active_requests' attribute sets, by method
-// and scheme.
-var activeAttrs sync.Map // [2]string -> []metric.AddOption
-
-func activeOpts(method, scheme string) []metric.AddOption {
-	k := [2]string{method, scheme}
-	if v, ok := activeAttrs.Load(k); ok {
-		return v.([]metric.AddOption)
+// activeOpts are http.server.active_requests' attribute sets of a method
+// (by name, as methodName gives it) and scheme, made once.
+var activeOpts = func() map[string][2][]metric.AddOption {
+	m := map[string][2][]metric.AddOption{}
+	for _, method := range append(slices.Collect(maps.Values(knownMethods)), "_OTHER") {
+		var opts [2][]metric.AddOption
+		for i, scheme := range []string{"http", "https"} {
+			opts[i] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
+				attribute.String("http.request.method", method), attribute.String("url.scheme", scheme)))}
+		}
+		m[method] = opts
 	}
-	v, _ := activeAttrs.LoadOrStore(k, []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(
-		attribute.String("http.request.method", method), attribute.String("url.scheme", scheme)))})
-	return v.([]metric.AddOption)
-}
+	return m
+}()
 
 // record returns the attribute set of a kind of request, made once.
 func (t *handlerTelemetry) record(k requestKind) []metric.RecordOption {
@@ -148,9 +151,9 @@ func (t *handlerTelemetry) record(k requestKind) []metric.RecordOption {
 func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, serve func(*statusRecorder, *http.Request)) {
 	t := &h.tel
 	start := time.Now()
-	method, scheme := methodName(r.Method), "http"
+	method, scheme, tls := methodName(r.Method), "http", 0
 	if r.TLS != nil {
-		scheme = "https"
+		scheme, tls = "https", 1
 	}
 	ctx := r.Context()
 	var sp trace.Span
@@ -162,8 +165,9 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, serve fu
 		r = r.WithContext(ctx)
 	}
 	if t.active != nil {
-		t.active.Add(ctx, 1, activeOpts(method, scheme)...)
-		defer t.active.Add(context.WithoutCancel(ctx), -1, activeOpts(method, scheme)...)
+		active := activeOpts[method][tls]
+		t.active.Add(ctx, 1, active...)
+		defer t.active.Add(context.WithoutCancel(ctx), -1, active...)
 	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	serve(rec, r)
@@ -171,7 +175,9 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, serve fu
 	if rec.failure != nil {
 		k.failed, k.kind = true, rec.failure.Kind
 	}
-	if sp != nil {
+	if sp != nil && !sp.IsRecording() {
+		sp.End()
+	} else if sp != nil {
 		if rec.route != "" {
 			sp.SetName(method + " " + rec.route)
 			sp.SetAttributes(attribute.String("http.route", rec.route))
