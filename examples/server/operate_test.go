@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -17,6 +18,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // startOperated runs the server with -metrics-addr and the debug log
@@ -228,4 +231,50 @@ func lineWith(text, s string) string {
 		}
 	}
 	return fmt.Sprintf("(no line with %q)", s)
+}
+
+// With OTEL_EXPORTER_OTLP_ENDPOINT set, requests' traces reach the
+// collector over OTLP/HTTP, named by their route; other OTEL_* variables
+// (here the batch delay) apply.
+func TestOTLPTraces(t *testing.T) {
+	spans := make(chan string, 100)
+	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var req coltrace.ExportTraceServiceRequest
+		if r.URL.Path != "/v1/traces" || proto.Unmarshal(raw, &req) != nil {
+			http.Error(w, "bad export", http.StatusBadRequest)
+			return
+		}
+		for _, rs := range req.ResourceSpans {
+			for _, ss := range rs.ScopeSpans {
+				for _, s := range ss.Spans {
+					spans <- s.Name
+				}
+			}
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer collector.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+	base, _, key, _ := startOperated(t)
+	req, _ := http.NewRequest("GET", base+"/api/v1/users/me", nil)
+	req.SetBasicAuth("owner@teamchat.localhost", key)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	seen := map[string]bool{}
+	deadline := time.After(10 * time.Second)
+	for !seen["GET /api/v1/users/me"] || !seen["chat.authenticate"] {
+		select {
+		case name := <-spans:
+			seen[name] = true
+		case <-deadline:
+			t.Fatalf("spans seen: %v", seen)
+		}
+	}
+
+	t.Setenv("OTEL_TRACES_EXPORTER", "zipkin")
+	err = run(context.Background(), defaultConfig(filepath.Join(t.TempDir(), "x.db")), io.Discard, io.Discard, nil)
+	require.ErrorContains(t, err, "OTEL_TRACES_EXPORTER=zipkin")
 }

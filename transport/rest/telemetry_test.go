@@ -160,7 +160,7 @@ func TestRequestMetrics(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]uint64{
-		"GET /api/v1/users/{user_id:int} 200 ":         2,
+		"GET /api/v1/users/{user_id:int} 200 ":          2,
 		"GET /api/v1/users/{user_id:int} 400 not_found": 1,
 		"GET /api/v1/users/me 401 unauthenticated":      1,
 		"GET  404 not_found":                            1, // no route: no http.route
