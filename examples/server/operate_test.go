@@ -25,9 +25,12 @@ import (
 // startOperated runs the server with -metrics-addr and the debug log
 // (every request logged) until the test ends; it returns the API's base
 // URL, the metrics listener's, the owner's API key and the log.
-func startOperated(t *testing.T) (base, metrics, key string, log *syncBuffer) {
+func startOperated(t *testing.T, db string) (base, metrics, key string, log *syncBuffer) {
 	t.Helper()
-	cfg := defaultConfig(filepath.Join(t.TempDir(), "teamchat.db"))
+	if db == "" {
+		db = filepath.Join(t.TempDir(), "teamchat.db")
+	}
+	cfg := defaultConfig(db)
 	cfg.metricsAddr, cfg.logLevel = "127.0.0.1:0", "debug"
 	metricsReady := make(chan string, 1)
 	cfg.metricsReady = metricsReady
@@ -101,8 +104,14 @@ next:
 // After a scripted sequence (a queue registered, a send, a poll, a
 // failed login, a scheduled message delivered) /metrics shows each of
 // them in its series.
+// On SQLite and on PostgreSQL.
 func TestMetricsAfterAScriptedSequence(t *testing.T) {
-	base, metrics, key, _ := startOperated(t)
+	t.Run("sqlite", func(t *testing.T) { testMetricsAfterAScriptedSequence(t, "") })
+	t.Run("postgres", func(t *testing.T) { testMetricsAfterAScriptedSequence(t, postgresTestDB(t)) })
+}
+
+func testMetricsAfterAScriptedSequence(t *testing.T, db string) {
+	base, metrics, key, _ := startOperated(t, db)
 	ch := channelIDOf(t, base, key, "watched")
 	reg, status, err := post(base, key, "/api/v1/register", url.Values{"event_types": {`["message"]`}})
 	require.NoError(t, err)
@@ -145,7 +154,6 @@ func TestMetricsAfterAScriptedSequence(t *testing.T) {
 		// Their writes, and the scheduling's (its scheduled_messages event).
 		{"chat_event_delivery_latency_seconds", nil, 3},
 		{"chat_webhook_outbox_depth", nil, 0},
-		{"db_client_connection_max", map[string]string{"db_client_connection_pool_name": "writer"}, 1},
 	} {
 		got, ok := value(fams, c.name, c.labels)
 		require.True(t, ok, "%s%v is missing", c.name, c.labels)
@@ -160,6 +168,8 @@ func TestMetricsAfterAScriptedSequence(t *testing.T) {
 		{"chat_cache_hits_total", map[string]string{"cache": "callers"}},
 		{"chat_cache_misses_total", map[string]string{"cache": "callers"}},
 		{"chat_cache_invalidations_total", map[string]string{"cache": "organization"}},
+		{"db_client_connection_max", map[string]string{"db_client_connection_pool_name": "writer"}},
+		{"db_client_connection_count", map[string]string{"db_client_connection_state": "idle"}},
 		{"go_sql_query_timing_milliseconds", nil}, // bun's own instrumentation
 		{"go_goroutines", nil},
 	} {
@@ -180,7 +190,7 @@ func TestMetricsAfterAScriptedSequence(t *testing.T) {
 
 // /healthz and /readyz answer on the API's address and the metrics one.
 func TestHealthAndReadiness(t *testing.T) {
-	base, metrics, _, _ := startOperated(t)
+	base, metrics, _, _ := startOperated(t, "")
 	for _, u := range []string{base + "/healthz", base + "/readyz", metrics + "/healthz", metrics + "/readyz"} {
 		resp, err := http.Get(u)
 		require.NoError(t, err)
@@ -198,7 +208,7 @@ func TestHealthAndReadiness(t *testing.T) {
 // A request's ID comes from X-Request-ID when it is sane, is made up
 // otherwise, and is answered and logged with the request.
 func TestRequestIDs(t *testing.T) {
-	base, _, key, log := startOperated(t)
+	base, _, key, log := startOperated(t, "")
 	do := func(id string) string {
 		req, _ := http.NewRequest("GET", base+"/api/v1/users/me", nil)
 		req.SetBasicAuth("owner@teamchat.localhost", key)
@@ -257,7 +267,7 @@ func TestOTLPTraces(t *testing.T) {
 	defer collector.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
-	base, _, key, _ := startOperated(t)
+	base, _, key, _ := startOperated(t, "")
 	req, _ := http.NewRequest("GET", base+"/api/v1/users/me", nil)
 	req.SetBasicAuth("owner@teamchat.localhost", key)
 	resp, err := http.DefaultClient.Do(req)
