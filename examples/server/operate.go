@@ -211,12 +211,16 @@ func newRequestID() string {
 }
 
 // requestIDHandler adds the request ID of the context, if any, to every
-// record as request_id.
+// record as request_id, and the trace ID as trace_id when the request's
+// trace is recorded (to find it in the tracing system).
 type requestIDHandler struct{ slog.Handler }
 
 func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
 	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
 		r.AddAttrs(slog.String("request_id", id))
+	}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsSampled() {
+		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()))
 	}
 	return h.Handler.Handle(ctx, r)
 }

@@ -267,7 +267,7 @@ func TestOTLPTraces(t *testing.T) {
 	defer collector.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
-	base, _, key, _ := startOperated(t, "")
+	base, _, key, log := startOperated(t, "")
 	req, _ := http.NewRequest("GET", base+"/api/v1/users/me", nil)
 	req.SetBasicAuth("owner@teamchat.localhost", key)
 	resp, err := http.DefaultClient.Do(req)
@@ -283,6 +283,8 @@ func TestOTLPTraces(t *testing.T) {
 			t.Fatalf("spans seen: %v", seen)
 		}
 	}
+
+	assert.Regexp(t, `trace_id=[0-9a-f]{32}`, lineWith(log.String(), "path=/api/v1/users/me"), "a request's log line names its trace")
 
 	t.Setenv("OTEL_TRACES_EXPORTER", "zipkin")
 	err = run(context.Background(), defaultConfig(filepath.Join(t.TempDir(), "x.db")), io.Discard, io.Discard, nil)
