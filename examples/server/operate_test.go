@@ -170,7 +170,6 @@ func testMetricsAfterAScriptedSequence(t *testing.T, db string) {
 		{"chat_cache_invalidations_total", map[string]string{"cache": "organization"}},
 		{"db_client_connection_max", map[string]string{"db_client_connection_pool_name": "writer"}},
 		{"db_client_connection_count", map[string]string{"db_client_connection_state": "idle"}},
-		{"go_sql_query_timing_milliseconds", nil}, // bun's own instrumentation
 		{"go_goroutines", nil},
 	} {
 		got, ok := value(fams, c.name, c.labels)
