@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"context"
 	"maps"
 	"net/http"
 	"slices"
@@ -167,7 +166,7 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, serve fu
 	if t.active != nil {
 		active := activeOpts[method][tls]
 		t.active.Add(ctx, 1, active...)
-		defer t.active.Add(context.WithoutCancel(ctx), -1, active...)
+		defer t.active.Add(ctx, -1, active...)
 	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	serve(rec, r)
@@ -192,7 +191,7 @@ func (h *Handler) serveObserved(w http.ResponseWriter, r *http.Request, serve fu
 		sp.End()
 	}
 	if t.duration != nil {
-		t.duration.Record(context.WithoutCancel(ctx), time.Since(start).Seconds(), t.record(k)...)
+		t.duration.Record(ctx, time.Since(start).Seconds(), t.record(k)...)
 	}
 	h.logRequest(r, rec, start)
 }
