@@ -41,12 +41,12 @@ func TestSharedTransactionWithOneFailure(t *testing.T) {
 			reader := sdkmetric.NewManualReader()
 			s := New(st, WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))),
 				WithPasswordHasher(Argon2id{Time: 1, MemoryKiB: 64}), WithEventSink(func(ev Event) {
-				if e, ok := ev.Body.(UserTopicEvent); ok {
-					mu.Lock()
-					published = append(published, e.TopicName)
-					mu.Unlock()
-				}
-			}))
+					if e, ok := ev.Body.(UserTopicEvent); ok {
+						mu.Lock()
+						published = append(published, e.TopicName)
+						mu.Unlock()
+					}
+				}))
 			t.Cleanup(func() { _ = s.Close() })
 			realm, err := s.CreateRealm(ctx, CreateRealmRequest{Name: "Org", URL: "http://chat.example.com",
 				OwnerEmail: "owner@example.com", OwnerFullName: "Owner", OwnerPassword: "a long enough password"})
