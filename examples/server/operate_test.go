@@ -20,6 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/storage/bunstore"
 )
 
 // startOperated runs the server with -metrics-addr and the debug log
@@ -288,4 +291,26 @@ func TestOTLPTraces(t *testing.T) {
 	t.Setenv("OTEL_TRACES_EXPORTER", "zipkin")
 	err = run(context.Background(), defaultConfig(filepath.Join(t.TempDir(), "x.db")), io.Discard, io.Discard, nil)
 	require.ErrorContains(t, err, "OTEL_TRACES_EXPORTER=zipkin")
+}
+
+// /readyz answers 503 with the reason when the Service cannot serve
+// (here its store is closed; transport/rest's TestReadinessFollowsTheDatabase
+// takes PostgreSQL away and back).
+func TestReadyzWhenNotReady(t *testing.T) {
+	st, err := bunstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "x.db"))
+	require.NoError(t, err)
+	svc := chat.New(st)
+	t.Cleanup(svc.StopEvents)
+	probe := func() (int, string) {
+		w := httptest.NewRecorder()
+		health(svc, nil).ServeHTTP(w, httptest.NewRequest("GET", "/readyz", nil))
+		return w.Code, w.Body.String()
+	}
+	code, body := probe()
+	require.Equal(t, 200, code, body)
+	require.NoError(t, st.Close())
+	code, body = probe()
+	assert.Equal(t, 503, code)
+	assert.Contains(t, body, "not ready: ")
+	assert.Contains(t, body, "closed")
 }
