@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/crypto/argon2"
 
 	"github.com/teamchat/chat/storage"
@@ -132,12 +133,16 @@ func (a Argon2id) Verify(encoded, password string) bool {
 // malformed keys and unknown emails answer UNAUTHORIZED, a deactivated user
 // USER_DEACTIVATED and a deactivated organization REALM_DEACTIVATED. The
 // email is compared case-insensitively with the user's real email.
-func (s *Service) Authenticate(ctx context.Context, realmID int64, email, apiKey string) (Caller, error) {
+func (s *Service) Authenticate(ctx context.Context, realmID int64, email, apiKey string) (c Caller, err error) {
+	if s.tel.traces {
+		var sp trace.Span
+		ctx, sp = s.span(ctx, "chat.authenticate")
+		defer func() { endSpan(sp, err) }()
+	}
 	if !wellFormedAPIKey(apiKey) {
 		return Caller{}, Unauthorized("Malformed API key")
 	}
 	realm, u, cached := s.callers.getByEmail(realmID, email)
-	var err error
 	if !cached {
 		gen := s.callers.generation(realmID)
 		realm, u, err = s.store.GetRealmUserByEmail(ctx, realmID, email)

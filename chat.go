@@ -151,6 +151,8 @@ type Service struct {
 
 	sinks      []func(Event)
 	queueLimit QueueLimits
+	// tel is the Service's metrics and tracing (telemetry.go).
+	tel telemetry
 	// shared is what every view of the Service (see snapshotView) has in
 	// common: a Service value is copied to read through another Store.
 	shared *serviceShared
@@ -216,6 +218,7 @@ func New(store storage.Store, opts ...Option) *Service {
 	s.shared.hub = newEventHub(s)
 	s.shared.busOrigin = randomHex(8)
 	s.shared.writes = newWriteLanes(s, writeLimit(store))
+	s.startTelemetry()
 	return s
 }
 
@@ -267,9 +270,11 @@ func (s *Service) internal(ctx context.Context, op string, err error) error {
 	case errors.Is(err, storage.ErrUnavailable):
 		s.log.WarnContext(ctx, "database unavailable", "op", op, "err", err)
 		e = Unavailable(err)
+		s.countError(ctx, KindUnavailable)
 	default:
 		s.log.ErrorContext(ctx, "internal error", "op", op, "err", err)
 		e = Internal(err)
+		s.countError(ctx, KindInternal)
 	}
 	e.op, e.logged = op, true
 	return e

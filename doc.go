@@ -87,4 +87,12 @@
 // organization, collecting idle event queues) until its context ends; a
 // host program starts it once. StopEvents ends every long poll before a
 // shutdown.
+//
+// # Operating
+//
+// The Service reports metrics and spans through the OpenTelemetry API to
+// the providers of WithMeterProvider and WithTracerProvider (nothing is
+// measured without them), and Ready answers a readiness probe. The
+// README's Operating section lists the metrics; examples/server exports
+// them.
 package chat

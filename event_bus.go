@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/storage"
@@ -26,6 +27,9 @@ type busWrite struct {
 	// Mark: a marker of the origin (see awaitDelivery), which carries
 	// nothing else.
 	Mark uint64 `json:"m,omitempty"`
+	// At is when the write published its events (Unix nanoseconds, set
+	// only by a Service that measures delivery latency).
+	At int64 `json:"at,omitempty"`
 }
 
 // busEvent is one event as it travels to the queues: the reference's JSON
@@ -57,6 +61,9 @@ func (s *Service) busPayload(w *writeTx) ([]byte, error) {
 		return nil, nil
 	}
 	out := busWrite{Origin: s.shared.busOrigin, Realm: w.realmID, Bump: !w.callersKept, Forget: w.forgotten}
+	if s.tel.metrics && len(w.events) > 0 {
+		out.At = time.Now().UnixNano()
+	}
 	for i, ev := range w.events {
 		be, err := newBusEvent(ev)
 		if err != nil {
@@ -132,8 +139,8 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 				s.messages.forget(w.Forget)
 			}
 		}
-		if len(w.Events) > 0 {
-			s.deliver(b.Token, w.Realm, w.Events)
+		if len(w.Events) > 0 && s.deliver(b.Token, w.Realm, w.Events) && w.At != 0 && s.tel.metrics {
+			s.tel.deliveryLatency.Record(context.Background(), time.Since(time.Unix(0, w.At)).Seconds())
 		}
 	}
 }

@@ -30,11 +30,12 @@ type delivery struct {
 	runDone      bool
 }
 
-// deliver hands a committed write's events to the organization's queues.
-func (s *Service) deliver(token uint64, realmID int64, events []*busEvent) {
+// deliver hands a committed write's events to the organization's queues
+// and reports whether it has any.
+func (s *Service) deliver(token uint64, realmID int64, events []*busEvent) bool {
 	hub := s.shared.hub
 	if !hub.HasQueues(realmID) {
-		return
+		return false
 	}
 	ds := make([]eventq.Delivery[queueOptions], len(events))
 	for i, ev := range events {
@@ -45,6 +46,7 @@ func (s *Service) deliver(token uint64, realmID int64, events []*busEvent) {
 		ds[i] = d
 	}
 	hub.Deliver(token, realmID, ds)
+	return true
 }
 
 // Change is how the event changes the queues' replica of their users'

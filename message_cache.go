@@ -167,3 +167,7 @@ func (s *Service) messagesByID(ctx context.Context, realmID int64, ids []int64) 
 	}
 	return out, nil
 }
+
+// stats reads the cache's counters (for metrics; reaction lookups count
+// as lookups of their messages).
+func (m *messageCache) stats() cache.Stats { return m.c.Stats() }

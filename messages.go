@@ -309,7 +309,10 @@ func (s *Service) prepareMessage(ctx context.Context, me *storage.User, realm *s
 	if err != nil {
 		return nil, err
 	}
-	if err := s.renderOutgoing(ctx, send); err != nil {
+	rctx, sp := s.span(ctx, "chat.render")
+	err = s.renderOutgoing(rctx, send)
+	endSpan(sp, err)
+	if err != nil {
 		return nil, err
 	}
 	return send, nil

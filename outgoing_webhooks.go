@@ -371,6 +371,7 @@ func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row st
 	if ctx.Err() != nil {
 		return nil // shutting down: the claim expires and the delivery is tried again
 	}
+	s.countWebhookAttempt(ctx, res.Kind)
 	if res.Kind == WebhookRetry {
 		attempts := row.Attempts + 1
 		if attempts < webhookMaxAttempts {

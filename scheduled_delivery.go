@@ -166,6 +166,7 @@ func (s *Service) deliverScheduled(ctx context.Context, m *storage.ScheduledMess
 	}
 	switch e := AsError(err); {
 	case err == nil:
+		s.countScheduled(ctx, true, now.Sub(time.Unix(m.ScheduledTimestamp, 0)))
 		return true, nil
 	case errors.Is(err, errScheduledClaimLost):
 		return false, nil // sent elsewhere, or changed: the next round sees it as it is
@@ -204,7 +205,10 @@ func (s *Service) failScheduled(ctx context.Context, realm *storage.Realm, autho
 		if bot.ID != author.ID {
 			err = s.sendInternalDirect(ctx, realm, bot, author, scheduledFailureNotice(m.ScheduledTimestamp, reason), mark)
 			switch {
-			case err == nil || errors.Is(err, errScheduledClaimLost):
+			case err == nil:
+				s.countScheduled(ctx, false, 0)
+				return nil
+			case errors.Is(err, errScheduledClaimLost):
 				return nil
 			case AsError(err).Kind == KindInternal:
 				return err // tried again next round, notice included
@@ -219,6 +223,9 @@ func (s *Service) failScheduled(ctx context.Context, realm *storage.Realm, autho
 	})
 	if err != nil && !errors.Is(err, errScheduledClaimLost) {
 		return s.internal(ctx, "fail scheduled message", err)
+	}
+	if err == nil {
+		s.countScheduled(ctx, false, 0)
 	}
 	return nil
 }

@@ -3,6 +3,10 @@ package chat
 import (
 	"context"
 	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/teamchat/chat/internal/eventq"
 	"github.com/teamchat/chat/internal/writelane"
@@ -137,6 +141,8 @@ type writeOp struct {
 	ctx  context.Context
 	fn   func(w *writeTx) error
 	done *writeTx
+	// queued is when the write asked for its turn (only with metrics).
+	queued time.Time
 }
 
 // maxWriteBatch bounds how many writes share a transaction.
@@ -164,9 +170,16 @@ func (s *Service) write(ctx context.Context, realmID int64, fn func(w *writeTx) 
 // with other batchable writes of the lane (see write.go's comment); it
 // must then be safe to run again, because when one write of a shared
 // transaction fails, each of them runs again alone.
-func (s *Service) writeIn(ctx context.Context, key writelane.Key, batchable bool, fn func(w *writeTx) error) error {
+func (s *Service) writeIn(ctx context.Context, key writelane.Key, batchable bool, fn func(w *writeTx) error) (err error) {
+	if s.tel.traces {
+		var sp trace.Span
+		ctx, sp = s.span(ctx, "chat.write", laneNames[laneKind(key)])
+		defer func() { endSpan(sp, err) }()
+	}
 	op := &writeOp{ctx: ctx, fn: fn}
-	var err error
+	if s.tel.metrics {
+		op.queued = time.Now()
+	}
 	if key.Realm == 0 {
 		ops := []*writeOp{op}
 		errs := s.runWrites(ctx, key, ops)
@@ -194,6 +207,9 @@ func (s *Service) runWrites(ctx context.Context, key writelane.Key, ops []*write
 		return errs
 	}
 	failed, err := s.writeTxn(ctx, key, ops)
+	if err != nil && s.tel.metrics {
+		s.tel.writeRetries.Add(ctx, int64(len(ops)), laneAddAttrs[laneKind(key)]...)
+	}
 	switch {
 	case err == nil:
 	case failed < 0:
@@ -213,10 +229,23 @@ func (s *Service) runWrites(ctx context.Context, key writelane.Key, ops []*write
 func (s *Service) writeTxn(ctx context.Context, key writelane.Key, ops []*writeOp) (failed int, err error) {
 	failed = -1
 	runs := make([]*writeTx, len(ops))
+	kind := laneKind(key)
+	var start time.Time
+	if s.tel.metrics || s.tel.traces {
+		start = s.writeStarts(ctx, kind, ops)
+		var sp trace.Span
+		ctx, sp = s.span(ctx, "chat.write.transaction", attribute.Int("chat.write.batch.size", len(ops)))
+		defer func() {
+			endSpan(sp, err)
+			if s.tel.metrics {
+				s.tel.writeHeld.Record(ctx, since(start), laneAttrs[kind]...)
+			}
+		}()
+	}
 	err = s.store.InTx(ctx, func(st storage.Store) error {
 		ids := &reservedIDs{}
 		var err error
-		if ids.free, err = lockLane(ctx, st, key, len(ops)); err != nil {
+		if ids.free, err = s.lockLane(ctx, st, key, len(ops)); err != nil {
 			return err
 		}
 		for i, op := range ops {
@@ -225,14 +254,8 @@ func (s *Service) writeTxn(ctx context.Context, key writelane.Key, ops []*writeO
 				failed = i
 				return err
 			}
-			payload, err := s.busPayload(w)
-			if err != nil {
+			if err := s.publishInTx(ctx, st, w); err != nil {
 				return err
-			}
-			if payload != nil {
-				if err := st.PublishEvents(ctx, payload); err != nil {
-					return err
-				}
 			}
 			runs[i] = w
 		}
@@ -245,6 +268,51 @@ func (s *Service) writeTxn(ctx context.Context, key writelane.Key, ops []*writeO
 		op.done = runs[i]
 	}
 	return -1, nil
+}
+
+// writeStarts records, as a transaction of ops starts, how long each of
+// them waited for it, and returns the start time.
+func (s *Service) writeStarts(ctx context.Context, kind int, ops []*writeOp) time.Time {
+	start := time.Now()
+	if !s.tel.metrics {
+		return start
+	}
+	for _, op := range ops {
+		s.tel.writeWait.Record(ctx, start.Sub(op.queued).Seconds(), laneAttrs[kind]...)
+	}
+	s.tel.writeBatch.Record(ctx, int64(len(ops)), laneAttrs[kind]...)
+	return start
+}
+
+// publishInTx hands w's events and invalidations to the event bus, in
+// its transaction.
+func (s *Service) publishInTx(ctx context.Context, st storage.Store, w *writeTx) (err error) {
+	if s.tel.traces {
+		var sp trace.Span
+		ctx, sp = s.span(ctx, "chat.events.publish", attribute.Int("chat.events", len(w.events)))
+		defer func() { endSpan(sp, err) }()
+	}
+	payload, err := s.busPayload(w)
+	if err != nil || payload == nil {
+		return err
+	}
+	return st.PublishEvents(ctx, payload)
+}
+
+// lockLane takes the database's locks of lane key (see lockLane), in a
+// span of its own and measured when telemetry is on.
+func (s *Service) lockLane(ctx context.Context, st storage.Store, key writelane.Key, n int) (ids []int64, err error) {
+	if !s.tel.metrics && !s.tel.traces {
+		return lockLane(ctx, st, key, n)
+	}
+	start := time.Now()
+	ctx, sp := s.span(ctx, "chat.write.lock")
+	ids, err = lockLane(ctx, st, key, n)
+	endSpan(sp, err)
+	if s.tel.metrics {
+		s.tel.writeLock.Record(ctx, since(start), laneAttrs[laneKind(key)]...)
+	}
+	return ids, err
 }
 
 // lockLane takes the database's locks of lane key. A lane's writes are
@@ -279,7 +347,11 @@ func (s *Service) afterWrites(_ context.Context, ops []*writeOp, errs []error) {
 		for _, fn := range w.after {
 			fn()
 		}
-		s.publish(w.events)
+		if len(w.events) > 0 && len(s.sinks) > 0 {
+			_, sp := s.span(op.ctx, "chat.publish", attribute.Int("chat.events", len(w.events)))
+			s.publish(w.events)
+			sp.End()
+		}
 	}
 }
 

@@ -13,6 +13,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/teamchat/chat/storage"
 	"github.com/teamchat/chat/storage/bunstore"
@@ -35,13 +38,15 @@ func TestSharedTransactionWithOneFailure(t *testing.T) {
 			ctx := context.Background()
 			var mu sync.Mutex
 			var published []string
-			s := New(st, WithPasswordHasher(Argon2id{Time: 1, MemoryKiB: 64}), WithEventSink(func(ev Event) {
-				if e, ok := ev.Body.(UserTopicEvent); ok {
-					mu.Lock()
-					published = append(published, e.TopicName)
-					mu.Unlock()
-				}
-			}))
+			reader := sdkmetric.NewManualReader()
+			s := New(st, WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))),
+				WithPasswordHasher(Argon2id{Time: 1, MemoryKiB: 64}), WithEventSink(func(ev Event) {
+					if e, ok := ev.Body.(UserTopicEvent); ok {
+						mu.Lock()
+						published = append(published, e.TopicName)
+						mu.Unlock()
+					}
+				}))
 			t.Cleanup(func() { _ = s.Close() })
 			realm, err := s.CreateRealm(ctx, CreateRealmRequest{Name: "Org", URL: "http://chat.example.com",
 				OwnerEmail: "owner@example.com", OwnerFullName: "Owner", OwnerPassword: "a long enough password"})
@@ -114,8 +119,56 @@ func TestSharedTransactionWithOneFailure(t *testing.T) {
 				}
 			}
 			assert.True(t, s.shared.writes.Idle())
+
+			// The metrics of the lane's transactions: op 0 alone, 1-5
+			// (failed, so the five ran again), 1-2, 3 alone, 4-5.
+			lanes := writeMetrics(t, reader, "channel")
+			assert.Equal(t, int64(5), lanes["chat.write.retries"])
+			assert.Equal(t, int64(5), lanes["chat.write.duration"], "transactions")
+			assert.Equal(t, int64(5), lanes["chat.write.lock.duration"], "locks taken")
+			assert.Equal(t, int64(11), lanes["chat.write.wait"], "a wait per write per transaction it ran in")
+			assert.Equal(t, int64(11), lanes["chat.write.batch.size:sum"], "writes in the transactions")
 		})
 	}
+}
+
+// writeMetrics reads the write path's metrics of a lane kind: each
+// histogram's count (and the batch size's sum), each counter's value.
+func writeMetrics(t *testing.T, reader *sdkmetric.ManualReader, lane string) map[string]int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	out := map[string]int64{}
+	isLane := func(set attribute.Set) bool {
+		v, ok := set.Value("chat.write.lane")
+		return ok && v.AsString() == lane
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Histogram[float64]:
+				for _, dp := range d.DataPoints {
+					if isLane(dp.Attributes) {
+						out[m.Name] += int64(dp.Count)
+					}
+				}
+			case metricdata.Histogram[int64]:
+				for _, dp := range d.DataPoints {
+					if isLane(dp.Attributes) {
+						out[m.Name] += int64(dp.Count)
+						out[m.Name+":sum"] += dp.Sum
+					}
+				}
+			case metricdata.Sum[int64]:
+				for _, dp := range d.DataPoints {
+					if isLane(dp.Attributes) {
+						out[m.Name] += dp.Value
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 // A lane's sends reserve their message IDs together with the lane's locks,

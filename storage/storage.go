@@ -68,6 +68,34 @@ type WriteLimiter interface {
 	MaxConcurrentWrites() int
 }
 
+// Backlog is the background work waiting in a Store, for metrics.
+type Backlog struct {
+	// ScheduledDue counts the pending scheduled messages due at the time
+	// asked about; OldestScheduledDue is the earliest due time among them
+	// (Unix seconds, 0 when none).
+	ScheduledDue       int64
+	OldestScheduledDue int64
+	// WebhooksWaiting counts the outgoing webhook deliveries in the
+	// outbox (due, backing off or being attempted); OldestWebhook is the
+	// creation time of the oldest (Unix seconds, 0 when none).
+	WebhooksWaiting int64
+	OldestWebhook   int64
+}
+
+// BacklogReader is an optional interface of a Store that can count its
+// background backlog cheaply (an indexed range of the pending rows, never
+// the delivered ones).
+type BacklogReader interface {
+	Backlog(ctx context.Context, now int64) (Backlog, error)
+}
+
+// ReadinessChecker is an optional interface of a Store that can tell
+// whether it can serve: its database answers, its schema is migrated,
+// and its event bus (where it has one on the database) is connected.
+type ReadinessChecker interface {
+	Ready(ctx context.Context) error
+}
+
 // Realm is an organization. One Store can hold many.
 type Realm struct {
 	ID          int64  `bun:"id,pk,autoincrement"`

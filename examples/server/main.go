@@ -65,6 +65,10 @@ type config struct {
 	allowPrivateWebhooks bool
 	// debugAddr serves Go's profiles (net/http/pprof) apart from the API.
 	debugAddr string
+	// metricsAddr serves /metrics, /healthz and /readyz apart from the
+	// API (operate.go); metricsReady, if not nil, receives its address.
+	metricsAddr  string
+	metricsReady chan<- string
 	// smtp sends missed-message emails (smtp.go).
 	smtp smtpConfig
 }
@@ -90,6 +94,7 @@ func main() {
 	flag.BoolVar(&cfg.invite, "invite", false, "print a reusable invitation link (made by the owner) and how to accept it, then exit")
 	flag.IntVar(&cfg.inviteMinutes, "invite-minutes", 0, "with -invite: how long the link works (default 10 days)")
 	flag.StringVar(&cfg.debugAddr, "debug-addr", "", "serve Go's profiles (/debug/pprof/) on this address, apart from the API (off by default)")
+	flag.StringVar(&cfg.metricsAddr, "metrics-addr", "", "serve /metrics (Prometheus text format), /healthz and /readyz on this address, apart from the API (off by default)")
 	flag.BoolVar(&cfg.allowPrivateWebhooks, "allow-private-webhooks", false, "let outgoing webhooks reach loopback and private addresses (development: a bot on this machine)")
 	flag.StringVar(&cfg.smtp.addr, "smtp", "", "SMTP server (host:port) for missed-message emails; without it no notifications are sent (pushes are logged)")
 	flag.StringVar(&cfg.smtp.from, "smtp-from", "noreply@teamchat.localhost", "with -smtp: the sender address of notification emails")
@@ -118,24 +123,37 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
 		return fmt.Errorf("-log-level: %w", err)
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(requestIDHandler{slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})})
 
 	proxies, err := rest.ParseTrustedProxies(cfg.trustedProxies)
 	if err != nil {
 		return fmt.Errorf("-trusted-proxies: %w", err)
 	}
 
+	tel, err := setupTelemetry(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		tel.stop(stopCtx)
+	}()
 	store, err := bunstore.Open(ctx, cfg.db)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer store.Close()
+	if err := store.Instrument(tel.tracers, tel.meters); err != nil {
+		return fmt.Errorf("instrument the database: %w", err)
+	}
 	blobs, where, err := openBlobs(cfg)
 	if err != nil {
 		return err
 	}
 	hooks := webhook.New(webhook.Options{Version: "teamchat", AllowPrivate: cfg.allowPrivateWebhooks, Logger: log})
 	opts := []chat.Option{chat.WithLogger(log), chat.WithBlobStore(blobs), chat.WithWebhookDeliverer(webhook.NewDeliverer(hooks))}
+	opts = append(opts, tel.chatOptions()...)
 	if n, err := newNotifier(cfg.smtp, log); err != nil {
 		return err
 	} else if n != nil {
@@ -165,8 +183,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 		// 30 s): a client that stalls mid-body loses its connection.
 		// The web client at "/", the REST API at /api/v1 (and the files
 		// it serves): one handler hands the other what is not its own.
-		Handler: web.NewHandler(web.WithNext(rest.NewHandler(svc, rest.WithRateLimit(cfg.rateLimit, time.Minute),
-			rest.WithAddressRateLimit(cfg.addressRateLimit, time.Minute), rest.WithTrustedProxies(proxies...)))),
+		// Every request gets its ID first; /healthz and /readyz
+		// answer beside the rest (operate.go).
+		Handler: withRequestID(health(svc, web.NewHandler(web.WithNext(rest.NewHandler(svc, rest.WithRateLimit(cfg.rateLimit, time.Minute),
+			rest.WithAddressRateLimit(cfg.addressRateLimit, time.Minute), rest.WithTrustedProxies(proxies...),
+			rest.WithMeterProvider(tel.meters), rest.WithTracerProvider(tel.tracers)))))),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Long enough for the event long-poll (90 s client timeout).
 		WriteTimeout: 120 * time.Second,
@@ -180,6 +201,17 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 			return err
 		}
 		defer stopDebug()
+	}
+	if cfg.metricsAddr != "" {
+		bound, stopMetrics, err := serveMetrics(cfg.metricsAddr, svc, tel.metrics)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+		log.Info("serving metrics", "metrics", "http://"+displayAddr(bound)+"/metrics")
+		if cfg.metricsReady != nil {
+			cfg.metricsReady <- bound
+		}
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

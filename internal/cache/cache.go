@@ -34,7 +34,12 @@ import (
 // Generations are invalidated together. The zero value is ready to use.
 type Generations struct {
 	m sync.Map // scope -> *atomic.Uint64
+	// bumps counts the invalidations of every scope (for metrics).
+	bumps atomic.Uint64
 }
+
+// Invalidations counts the calls of Invalidate so far.
+func (g *Generations) Invalidations() uint64 { return g.bumps.Load() }
 
 // Current is the scope's generation.
 func (g *Generations) Current(scope int64) uint64 {
@@ -55,6 +60,7 @@ func (g *Generations) Invalidate(scope int64) {
 		v, _ = g.m.LoadOrStore(scope, new(atomic.Uint64))
 	}
 	v.(*atomic.Uint64).Add(1)
+	g.bumps.Add(1)
 }
 
 // Config describes a Cache.
@@ -82,6 +88,32 @@ type Cache[K comparable, V any] struct {
 	mu      sync.RWMutex
 	entries map[K]entry[V]
 	bytes   int
+
+	stats struct{ hits, misses, forgotten atomic.Uint64 }
+}
+
+// Stats count a Cache's lookups and explicit forgets since it was made.
+type Stats struct {
+	Hits, Misses uint64
+	// Forgotten counts the entries dropped by Forget.
+	Forgotten uint64
+}
+
+// Stats reads the cache's counters (zero for a nil Cache).
+func (c *Cache[K, V]) Stats() Stats {
+	if c == nil {
+		return Stats{}
+	}
+	return Stats{Hits: c.stats.hits.Load(), Misses: c.stats.misses.Load(), Forgotten: c.stats.forgotten.Load()}
+}
+
+// count records one lookup's outcome.
+func (c *Cache[K, V]) count(hit bool) {
+	if hit {
+		c.stats.hits.Add(1)
+	} else {
+		c.stats.misses.Add(1)
+	}
 }
 
 type entry[V any] struct {
@@ -126,8 +158,10 @@ func (c *Cache[K, V]) Get(scope int64, k K) (V, bool) {
 	e, ok := c.entries[k]
 	c.mu.RUnlock()
 	if !ok || !e.live(scope, gen, now) {
+		c.count(false)
 		return zero, false
 	}
+	c.count(true)
 	return e.val, true
 }
 
@@ -140,11 +174,15 @@ func (c *Cache[K, V]) GetMany(scope int64, keys []K, found func(K, V)) {
 	gen, now := c.Generation(scope), c.cfg.Now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	hits := 0
 	for _, k := range keys {
 		if e, ok := c.entries[k]; ok && e.live(scope, gen, now) {
 			found(k, e.val)
+			hits++
 		}
 	}
+	c.stats.hits.Add(uint64(hits))
+	c.stats.misses.Add(uint64(len(keys) - hits))
 }
 
 // Put stores v under k for the scope, read at generation gen; it does
@@ -247,6 +285,7 @@ func (c *Cache[K, V]) Forget(keys ...K) {
 		if e, ok := c.entries[k]; ok {
 			c.bytes -= e.size
 			delete(c.entries, k)
+			c.stats.forgotten.Add(1)
 		}
 	}
 }

@@ -60,6 +60,8 @@ func TestGenerationsInvalidateEveryCacheOfTheScope(t *testing.T) {
 	a.Put(1, a.Generation(1), 7, 72)
 	v, _ = a.Get(1, 7)
 	assert.Equal(t, 72, v)
+	assert.Equal(t, uint64(2), gens.Invalidations())
+	assert.Equal(t, Stats{Hits: 2, Misses: 2}, a.Stats())
 }
 
 func TestLoad(t *testing.T) {
@@ -102,6 +104,7 @@ func TestForgetAndGetMany(t *testing.T) {
 	got = map[int64]string{}
 	c.GetMany(2, []int64{0, 2}, func(k int64, v string) { got[k] = v })
 	assert.Empty(t, got, "another scope's entries are not returned")
+	assert.Equal(t, Stats{Hits: 2, Misses: 4, Forgotten: 1}, c.Stats(), "each key looked up counts; forgetting a missing key does not")
 	// Replacing an entry counts its new size only.
 	c.Put(1, 0, 0, "aaaa")
 	assert.Equal(t, 7, c.Bytes())

@@ -128,6 +128,8 @@ type Hub[O any] struct {
 	realms map[int64]map[*Queue[O]]struct{}
 	users  map[[2]int64]map[*Queue[O]]struct{} // by (realm, user)
 	bytes  atomic.Int64                        // the events held by all queues
+	// dropped counts the queues dropped, by reason (for Stats).
+	dropped struct{ behind, overTotal, idle atomic.Uint64 }
 }
 
 // New returns a hub with no queues.
@@ -381,6 +383,7 @@ func (h *Hub[O]) unlockDelivered(q *Queue[O]) {
 	if !q.dropped && (len(q.events) > lim.MaxEvents || q.bytes > lim.MaxBytes) {
 		h.cfg.Log.Warn("event queue fell behind; dropping it", "queue", q.id, "user", q.user, "events", len(q.events), "bytes", q.bytes)
 		h.drop(q)
+		h.dropped.behind.Add(1)
 	}
 	if !q.dropped && q.poll != nil && len(q.events) > 0 {
 		q.poll.signal()
@@ -410,6 +413,7 @@ func (h *Hub[O]) enforceTotal() {
 		}
 		h.cfg.Log.Warn("event queues over their memory bound; dropping the largest", "queue", largest.id, "bytes", size)
 		h.Remove(largest)
+		h.dropped.overTotal.Add(1)
 	}
 }
 
@@ -429,6 +433,7 @@ func (h *Hub[O]) Collect(now time.Time) int {
 			n++
 		}
 	}
+	h.dropped.idle.Add(uint64(n))
 	return n
 }
 
@@ -453,11 +458,17 @@ type Stats struct {
 	Waiting int
 	Events  int
 	Bytes   int64
+	// Dropped counts the queues dropped since the hub was made, by
+	// reason: their client fell behind (DroppedBehind), all queues
+	// together held too much (DroppedOverTotal), or nobody polled them
+	// within their lifespan (DroppedIdle).
+	DroppedBehind, DroppedOverTotal, DroppedIdle uint64
 }
 
 // Stats counts the queues and what they hold.
 func (h *Hub[O]) Stats() Stats {
-	st := Stats{Bytes: h.bytes.Load()}
+	st := Stats{Bytes: h.bytes.Load(), DroppedBehind: h.dropped.behind.Load(),
+		DroppedOverTotal: h.dropped.overTotal.Load(), DroppedIdle: h.dropped.idle.Load()}
 	for _, q := range h.list(0) {
 		q.mu.Lock()
 		if !q.dropped {

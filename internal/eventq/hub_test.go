@@ -274,7 +274,7 @@ func TestBounds(t *testing.T) {
 	h.Deliver(2, 1, ev("d"))
 	_, _, err := h.Poll(context.Background(), q, -1, true)
 	assert.ErrorIs(t, err, ErrNoQueue, "a queue over its event bound is dropped")
-	assert.Equal(t, Stats{}, h.Stats(), "and its events freed")
+	assert.Equal(t, Stats{DroppedBehind: 1}, h.Stats(), "and its events freed, and the drop counted")
 
 	lim = testLimits
 	lim.MaxTotalBytes = 300 // a few events
@@ -286,6 +286,8 @@ func TestBounds(t *testing.T) {
 	assert.Nil(t, h.Find(big.ID(), 1, 10), "over the total bound the largest queue goes")
 	assert.Equal(t, []string{"0:x"}, poll(t, h, small, -1))
 	assert.LessOrEqual(t, h.Stats().Bytes, lim.MaxTotalBytes)
+	assert.Equal(t, uint64(1), h.Stats().DroppedOverTotal)
+	assert.Zero(t, h.Stats().DroppedBehind)
 }
 
 func TestCollectReadsTheInjectedClock(t *testing.T) {
@@ -303,6 +305,7 @@ func TestCollectReadsTheInjectedClock(t *testing.T) {
 	assert.Nil(t, h.Find(short.ID(), 1, 10))
 	assert.Equal(t, 1, h.Collect(now.Add(61*time.Minute)))
 	assert.Equal(t, 0, h.Stats().Queues)
+	assert.Equal(t, uint64(2), h.Stats().DroppedIdle)
 }
 
 func TestStartStop(t *testing.T) {

@@ -80,13 +80,15 @@ func (s *Store) listenPostgres(ctx context.Context, fn func(storage.EventBatch))
 		_ = ln.Close()
 	}()
 	go func() {
-		gap := false
+		gap, broken := false, false
+		defer s.listenerUp(&broken) // a listener that stopped is not down
 		lastSweep := time.Now()
 		for ctx.Err() == nil {
 			_, text, err := ln.ReceiveTimeout(ctx, 5*time.Second)
 			if err != nil {
 				var ne net.Error
 				if errors.As(err, &ne) && ne.Timeout() {
+					s.listenerUp(&broken) // it waited on a connection
 					if time.Since(lastSweep) > time.Minute {
 						lastSweep = time.Now()
 						_, _ = s.writer.ExecContext(ctx, "DELETE FROM event_payloads WHERE created_at < ?",
@@ -99,10 +101,15 @@ func (s *Store) listenPostgres(ctx context.Context, fn func(storage.EventBatch))
 				}
 				// The listener reconnects (and listens again) on the next
 				// receive; what was sent meanwhile is lost.
+				if !broken {
+					broken = true
+					s.listenDown.Add(1)
+				}
 				gap = true
 				time.Sleep(200 * time.Millisecond)
 				continue
 			}
+			s.listenerUp(&broken)
 			if strings.HasPrefix(text, listenMarker) {
 				continue // another listener making sure it listens
 			}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // bun writes every value into the SQL text, so to the database each bun
@@ -93,6 +95,8 @@ func (p *preparedStmts) close() error {
 // bun's queries).
 type queryHooks struct {
 	fns atomic.Pointer[[]func(string)]
+	// tracer, when set (Instrument), traces the prepared statements.
+	tracer trace.Tracer
 }
 
 func (h *queryHooks) add(fn func(string)) {
@@ -122,7 +126,18 @@ func (h *queryHooks) ran(query string) {
 
 // queryPrepared runs a prepared statement and scans its rows into dest
 // with the reader's models.
-func (s *Store) queryPrepared(ctx context.Context, stmt *sql.Stmt, name string, dest any, args ...any) error {
+func (s *Store) queryPrepared(ctx context.Context, stmt *sql.Stmt, name string, dest any, args ...any) (err error) {
+	if s.hooks != nil && s.hooks.tracer != nil && !unrecordedParent(ctx) {
+		var sp trace.Span
+		ctx, sp = s.hooks.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient))
+		defer func() {
+			if err != nil {
+				sp.RecordError(err)
+				sp.SetStatus(codes.Error, "")
+			}
+			sp.End()
+		}()
+	}
 	rows, err := stmt.QueryContext(ctx, args...)
 	s.hooks.ran(name)
 	if err != nil {

@@ -61,6 +61,9 @@ type Store struct {
 	pending *txEvents
 
 	closed atomic.Bool
+	// listenDown counts this Store's PostgreSQL listeners whose
+	// connection is broken (health.go).
+	listenDown atomic.Int32
 }
 
 // Open opens the database named by dsn and applies pending migrations.

@@ -1,13 +1,25 @@
 package rest_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	chat "github.com/teamchat/chat"
 	"github.com/teamchat/chat/chattest"
+	"github.com/teamchat/chat/storage"
+	"github.com/teamchat/chat/storage/bunstore"
 	"github.com/teamchat/chat/transport/rest"
 )
 
@@ -32,4 +44,90 @@ func BenchmarkGetOwnUser(b *testing.B) {
 			_, _ = io.Copy(io.Discard, w.Body)
 		}
 	})
+}
+
+// BenchmarkTelemetry measures what the instrumentation costs: GET
+// /users/me and channel sends, with no providers ("off") and with an SDK
+// MeterProvider (a manual reader, as a Prometheus exporter has) and an
+// SDK TracerProvider sampling 1% of traces into a batching exporter
+// ("on"). The two sides are two Services, each on its own Store, on one
+// SQLite file, serving the same user and channel; each iteration serves
+// one request on each side, alternating which goes first, and times
+// each, so that both see the same machine and the same data (a shared
+// machine drifts by more than the difference, and two databases differ
+// by as much). It reports the median of each and the overhead in percent:
+//
+//	go test -run - -bench Telemetry -benchtime 5000x ./transport/rest
+//
+// With TEAMCHAT_BENCH_AA=1 both sides are off (the benchmark's own
+// error: the overhead should then be near 0).
+func BenchmarkTelemetry(b *testing.B) {
+	ctx := context.Background()
+	sdkTP := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01))),
+		sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = sdkTP.Shutdown(ctx) })
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	path := filepath.Join(b.TempDir(), "bench.db")
+	open := func(tb testing.TB) storage.Store {
+		st, err := bunstore.OpenSQLite(ctx, path)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { _ = st.Close() })
+		return st
+	}
+	h := chattest.New(b, chattest.WithStore(open))
+	offHandler := rest.NewHandler(h.Service, rest.WithRateLimit(0, 0))
+	stOn := open(b).(*bunstore.Store)
+	onOpts := []chat.Option{chat.WithClock(h.Clock.Now)}
+	onHandler := http.Handler(rest.NewHandler(chat.New(stOn, onOpts...), rest.WithRateLimit(0, 0)))
+	if os.Getenv("TEAMCHAT_BENCH_AA") == "" {
+		if err := stOn.Instrument(sdkTP, mp); err != nil {
+			b.Fatal(err)
+		}
+		onOpts = append(onOpts, chat.WithTracerProvider(sdkTP), chat.WithMeterProvider(mp))
+		onHandler = rest.NewHandler(chat.New(stOn, onOpts...), rest.WithRateLimit(0, 0),
+			rest.WithTracerProvider(sdkTP), rest.WithMeterProvider(mp))
+	}
+	u := h.NewUser(b, chat.RoleMember)
+	if w := serveOnce(offHandler, "POST", "/api/v1/users/me/subscriptions", &u, url.Values{"subscriptions": {`[{"name": "bench"}]`}}, nil); w.Code != http.StatusOK {
+		b.Fatal(w.Body)
+	}
+	handlers := [2]http.Handler{offHandler, onHandler}
+	send := url.Values{"type": {"channel"}, "to": {"bench"}, "topic": {"t"}, "content": {"hello **there**"}}
+	for _, c := range []struct {
+		name, method, path string
+		form               url.Values
+	}{
+		{"users_me", "GET", "/api/v1/users/me", nil},
+		{"send", "POST", "/api/v1/messages", send},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var took [2][]time.Duration
+			n := 0
+			for b.Loop() {
+				for j := range 2 {
+					side := (n + j) % 2
+					start := time.Now()
+					w := serveOnce(handlers[side], c.method, c.path, &u, c.form, nil)
+					took[side] = append(took[side], time.Since(start))
+					if w.Code != http.StatusOK {
+						b.Fatalf("status %d: %s", w.Code, w.Body)
+					}
+				}
+				n++
+			}
+			// Medians: a request that the machine's other work stalled
+			// says nothing about either side.
+			off, on := float64(median(took[0])), float64(median(took[1]))
+			b.ReportMetric(off, "ns-off/req")
+			b.ReportMetric(on, "ns-on/req")
+			b.ReportMetric(100*(on-off)/off, "overhead-%")
+		})
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
 }

@@ -336,3 +336,26 @@ func TestDatabaseStall(t *testing.T) {
 		assert.Less(t, time.Since(start), time.Second)
 	}
 }
+
+// Readiness follows the database: false while PostgreSQL is gone (the
+// pool cannot reach it, the event listener lost its connection), true
+// again once it is back and the listener has reconnected.
+func TestReadinessFollowsTheDatabase(t *testing.T) {
+	chattest.SkipStoreRerun(t)
+	f := newFaultyPostgres(t)
+	svc := f.h.Service
+	ready := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		return svc.Ready(ctx)
+	}
+	require.Eventually(t, func() bool { return ready() == nil }, 10*time.Second, 20*time.Millisecond, "ready once listening")
+	f.proxy.Stop()
+	err := ready()
+	require.Error(t, err, "not ready while the database is gone")
+	assert.Equal(t, chat.KindUnavailable, chat.AsError(err).Kind)
+	require.Eventually(t, func() bool { err := ready(); return err != nil && strings.Contains(err.Error(), "event listener") },
+		10*time.Second, 20*time.Millisecond, "the event listener's lost connection counts")
+	require.NoError(t, f.proxy.Start())
+	require.Eventually(t, func() bool { return ready() == nil }, 15*time.Second, 50*time.Millisecond, "ready again once it is back")
+}

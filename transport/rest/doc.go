@@ -21,6 +21,9 @@
 //   - every answer is JSON, 404 and 405 included; repeated slashes are
 //     collapsed ("//api/v1/users" works), never redirected.
 //
+// With WithMeterProvider and WithTracerProvider it measures requests and
+// traces them under OpenTelemetry's HTTP server conventions (telemetry.go).
+//
 // To mount it under a prefix of another server, strip the prefix:
 //
 //	mux.Handle("/chat/", http.StripPrefix("/chat", rest.NewHandler(svc)))

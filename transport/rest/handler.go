@@ -99,6 +99,7 @@ type Handler struct {
 	bodyTimeout time.Duration
 	now         func() time.Time
 	log         *slog.Logger
+	tel         handlerTelemetry
 }
 
 // NewHandler returns the REST API of svc as an http.Handler.
@@ -116,6 +117,7 @@ func NewHandler(svc *chat.Service, opts ...Option) *Handler {
 	for _, o := range opts {
 		o(h)
 	}
+	h.tel.start()
 	if h.limiter != nil {
 		h.limiter.now = h.now
 	}
@@ -140,8 +142,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// server's discarding of the rest is bounded too.
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.bodyTimeout))
 	}
+	if h.tel.on {
+		h.serveObserved(w, r, func(rec *statusRecorder, r *http.Request) { h.serve(rec, r) })
+		return
+	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	h.serve(rec, r)
+	h.logRequest(r, rec, start)
+}
+
+// logRequest logs a request's answer at debug level.
+func (h *Handler) logRequest(r *http.Request, rec *statusRecorder, start time.Time) {
 	if !h.log.Enabled(r.Context(), slog.LevelDebug) {
 		return
 	}
@@ -158,6 +169,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	// repeated slashes instead of redirecting (a redirect breaks POSTs).
 	path := collapseSlashes(r.URL.EscapedPath())
 	if strings.HasPrefix(path, uploadsPrefix) || strings.HasPrefix(path, emojiPrefix) {
+		if rec, ok := w.(*statusRecorder); ok {
+			rec.route = path[:len(uploadsPrefix)] + "{path...}" // both prefixes are as long
+		}
 		h.serveFile(w, r, path)
 		return
 	}
@@ -166,6 +180,9 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, params := h.router.find(strings.TrimPrefix(path, apiPrefix))
+	if rec, ok := w.(*statusRecorder); ok && res != nil {
+		rec.route = res.route
+	}
 	if res == nil {
 		writeError(w, h.log, r, &chat.Error{Kind: chat.KindNotFound, Code: chat.CodeBadRequest, Msg: "Not found"})
 		return

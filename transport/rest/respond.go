@@ -188,6 +188,9 @@ type statusRecorder struct {
 	// request's log line).
 	failure *chat.Error
 	op      string
+	// route is the pattern of the route served (with /api/v1), empty
+	// when none matched.
+	route string
 }
 
 // Unwrap gives http.ResponseController the underlying writer.

@@ -83,6 +83,8 @@ func (p pattern) match(segs []string) (map[string]string, bool) {
 // resource is one path pattern with the endpoints of each method.
 type resource struct {
 	pattern pattern
+	// route is the pattern below the handler's root (http.route).
+	route   string
 	methods map[string]*endpoint
 	allowed []string
 }
@@ -96,7 +98,7 @@ func newRouter(eps []endpoint) *router {
 		ep := &eps[i]
 		r := byText[ep.pattern]
 		if r == nil {
-			r = &resource{pattern: parsePattern(ep.pattern), methods: map[string]*endpoint{}}
+			r = &resource{pattern: parsePattern(ep.pattern), route: apiPrefix + ep.pattern, methods: map[string]*endpoint{}}
 			byText[ep.pattern] = r
 			rs = append(rs, r)
 		}
