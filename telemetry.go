@@ -187,6 +187,11 @@ func (s *Service) observe(m metric.Meter) {
 			{cacheName("subscriptions"), callers.periods.Stats},
 			{cacheName("mutes"), func() cache.Stats { return sumStats(callers.mutes.Stats(), callers.muters.Stats()) }},
 			{cacheName("linkifiers"), s.linkifiers.Stats},
+			{cacheName("channel_names"), callers.channelNames.Stats},
+			{cacheName("alert_words"), func() cache.Stats {
+				return sumStats(callers.alertTokens.Stats(), callers.anyAlertWords.Stats())
+			}},
+			{cacheName("topic_policies"), callers.topicPolicies.Stats},
 			{cacheName("messages"), s.messages.stats},
 		}
 		orgCaches = cacheName("organization")
