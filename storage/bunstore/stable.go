@@ -87,8 +87,14 @@ func (p *params) list(col string, ids []int64, not bool) (string, any) {
 	return col + " IN (SELECT value FROM json_each(?))", p.v(b.String())
 }
 
+// stableQuery is a query scan can prepare: a SELECT or a raw query.
+type stableQuery interface {
+	String() string
+	Scan(ctx context.Context, dest ...any) error
+}
+
 // scan runs q (built with p) and scans its rows into dest.
-func (s *Store) scan(ctx context.Context, q *bun.SelectQuery, p *params, dest ...any) error {
+func (s *Store) scan(ctx context.Context, q stableQuery, p *params, dest ...any) error {
 	if p.ph == nil {
 		return q.Scan(ctx, dest...)
 	}

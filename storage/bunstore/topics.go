@@ -1,8 +1,10 @@
 package bunstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/teamchat/chat/storage"
@@ -22,19 +24,38 @@ func spanCond(sp storage.ChannelSpan, col string) (string, []any) {
 // (messages_sender_idx) and, for each span, the channel's newest message
 // in it (messages_stream_cover_idx), all in one statement.
 func (s *Store) NewestReceivedMessage(ctx context.Context, realmID, userID int64, spans []storage.ChannelSpan) (int64, error) {
+	// Its text depends only on the number of spans and their kinds, so it
+	// is prepared once per shape (scan), not compiled per request.
+	p := s.params()
 	parts := []string{
 		"SELECT max(message_id) AS v FROM user_messages WHERE realm_id = ? AND user_id = ?",
 		"SELECT max(id) AS v FROM messages WHERE realm_id = ? AND sender_id = ?",
 	}
-	args := []any{realmID, userID, realmID, userID}
-	for _, sp := range spans {
+	args := []any{p.v(realmID), p.v(userID), p.v(realmID), p.v(userID)}
+	// Open spans first, then closed ones: the shape is then two counts.
+	sorted := slices.Clone(spans)
+	slices.SortStableFunc(sorted, func(a, b storage.ChannelSpan) int {
+		return cmp.Compare(boolInt(a.Through != nil), boolInt(b.Through != nil))
+	})
+	for _, sp := range sorted {
 		cond, bound := spanCond(sp, "id")
 		parts = append(parts, "SELECT max(id) AS v FROM messages WHERE realm_id = ? AND stream_id = ? AND "+cond)
-		args = append(append(args, realmID, sp.StreamID), bound...)
+		args = append(args, p.v(realmID), p.v(sp.StreamID))
+		for _, b := range bound {
+			args = append(args, p.v(b))
+		}
 	}
 	var id int64
-	err := s.r.NewRaw("SELECT COALESCE(max(v), 0) FROM ("+strings.Join(parts, " UNION ALL ")+") AS received", args...).Scan(ctx, &id)
+	q := s.r.NewRaw("SELECT COALESCE(max(v), 0) FROM ("+strings.Join(parts, " UNION ALL ")+") AS received", args...)
+	err := s.scan(ctx, q, p, &id)
 	return id, wrapErr(fmt.Sprintf("newest received message of user %d in realm %d", userID, realmID), err)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // topicRow is one row of ListChannelTopics.
