@@ -160,6 +160,12 @@ func testMetricsAfterAScriptedSequence(t *testing.T, db string) {
 	} {
 		got, ok := value(fams, c.name, c.labels)
 		require.True(t, ok, "%s%v is missing", c.name, c.labels)
+		// Writes outside the script (the scheduler's bookkeeping, a
+		// presence flush) may add deliveries: at least the script's.
+		if c.name == "chat_event_delivery_latency_seconds" {
+			assert.GreaterOrEqual(t, got, c.want, "%s%v", c.name, c.labels)
+			continue
+		}
 		assert.Equal(t, c.want, got, "%s%v", c.name, c.labels)
 	}
 	for _, c := range []struct {
