@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/teamchat/chat/internal/cache"
@@ -214,51 +213,6 @@ func (s *Service) channelByName(ctx context.Context, realmID int64, name string)
 	s.callers.channelNames.Put(realmID, gen, key, ch.ID)
 	s.callers.channels.Put(realmID, gen, ch.ID, *ch)
 	return ch, nil
-}
-
-// topicPolicy is the user's visibility policy of the topic
-// (TopicPolicyNone without one), through the cache when st is the
-// Service's store (a transaction reads its own).
-func (s *Service) topicPolicy(ctx context.Context, st storage.Store, realmID, userID, streamID int64, topic string) (int, error) {
-	load := func() (int, error) {
-		ut, err := st.GetUserTopic(ctx, realmID, userID, streamID, topic)
-		switch {
-		case err == nil:
-			return ut.VisibilityPolicy, nil
-		case errors.Is(err, storage.ErrNotFound):
-			return TopicPolicyNone, nil
-		}
-		return 0, err
-	}
-	if st != s.store {
-		return load()
-	}
-	return s.callers.topicPolicies.Load(realmID, topicKey{realmID, userID, streamID, storage.Fold(topic)}, load)
-}
-
-// SetUserTopic is the store's, and forgets the cached policy once the
-// transaction commits.
-func (w *writeTx) SetUserTopic(ctx context.Context, t *storage.UserTopic) error {
-	if err := w.Store.SetUserTopic(ctx, t); err != nil {
-		return err
-	}
-	w.forgetTopicPolicy(t.RealmID, t.UserID, t.StreamID, t.TopicName)
-	return nil
-}
-
-// DeleteUserTopic is the store's, and forgets the cached policy once the
-// transaction commits.
-func (w *writeTx) DeleteUserTopic(ctx context.Context, realmID, userID, streamID int64, topic string) error {
-	if err := w.Store.DeleteUserTopic(ctx, realmID, userID, streamID, topic); err != nil {
-		return err
-	}
-	w.forgetTopicPolicy(realmID, userID, streamID, topic)
-	return nil
-}
-
-func (w *writeTx) forgetTopicPolicy(realmID, userID, streamID int64, topic string) {
-	key := topicKey{realmID, userID, streamID, storage.Fold(topic)}
-	w.afterCommit(func() { w.svc.callers.topicPolicies.Forget(key) })
 }
 
 // channelByID is channelsByID for one channel: storage.ErrNotFound when

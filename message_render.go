@@ -477,11 +477,12 @@ func (s *Service) followWhereMentioned(ctx context.Context, st storage.Store, o 
 		if !settingsOf(u).AutomaticallyFollowTopicsWhereMentioned {
 			continue
 		}
-		ut, err := st.GetUserTopic(ctx, o.realm.ID, u.ID, o.channel.ID, o.msg.Topic)
-		if err == nil && (ut.VisibilityPolicy == TopicPolicyMuted || ut.VisibilityPolicy == TopicPolicyFollowed) {
-			continue
-		} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		policy, err := storedTopicPolicy(ctx, st, o.realm.ID, u.ID, o.channel.ID, o.msg.Topic)
+		if err != nil {
 			return nil, err
+		}
+		if policy == TopicPolicyMuted || policy == TopicPolicyFollowed {
+			continue
 		}
 		follow = append(follow, u.ID)
 	}

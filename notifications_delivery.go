@@ -217,10 +217,8 @@ func (s *Service) decideNotifications(ctx context.Context, realm *storage.Realm,
 			key := fmt.Sprintf("%d\x00%s", *m.StreamID, storage.Fold(m.Topic))
 			policy, ok := policies[key]
 			if !ok {
-				ut, err := s.store.GetUserTopic(ctx, realm.ID, user.ID, *m.StreamID, m.Topic)
-				if err == nil {
-					policy = ut.VisibilityPolicy
-				} else if !errors.Is(err, storage.ErrNotFound) {
+				var err error
+				if policy, err = storedTopicPolicy(ctx, s.store, realm.ID, user.ID, *m.StreamID, m.Topic); err != nil {
 					return nil, nil, err
 				}
 				policies[key] = policy
