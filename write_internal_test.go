@@ -91,7 +91,8 @@ func TestSharedTransactionWithOneFailure(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := 1; i <= 5; i++ {
 				wg.Go(func() { errs[i] = s.writeIn(ctx, lane, true, op(i)) })
-				time.Sleep(5 * time.Millisecond) // queued in this order
+				// Queued in this order: the next waits for this one.
+				require.Eventually(t, func() bool { return s.shared.writes.Queued(lane) == i }, 10*time.Second, 100*time.Microsecond)
 			}
 			close(release)
 			wg.Wait()

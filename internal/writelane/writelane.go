@@ -311,3 +311,21 @@ func (g *Gate[T]) Idle() bool {
 	defer g.mu.Unlock()
 	return len(g.realms) == 0 && (g.open == nil || len(g.open) == 0)
 }
+
+// Queued is the number of operations waiting in key's lane, not yet
+// taken into a transaction (for tests that queue in a known order).
+func (g *Gate[T]) Queued(key Key) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := g.realms[key.Realm]
+	if r == nil || r.lanes[key.Lane] == nil {
+		return 0
+	}
+	n := 0
+	for _, e := range r.lanes[key.Lane].pending {
+		if !e.taken {
+			n++
+		}
+	}
+	return n
+}

@@ -195,8 +195,10 @@ func TestUnbatchableRunsAlone(t *testing.T) {
 		wg.Go(func() { assert.NoError(t, g.Do(context.Background(), key, op, op != 4)) })
 		require.Eventually(t, func() bool { return queued(g, key, op) }, 10*time.Second, 10*time.Microsecond)
 	}
+	assert.Equal(t, 7, g.Queued(key), "seven wait behind the first")
 	close(rec.hold)
 	wg.Wait()
+	assert.Zero(t, g.Queued(key))
 	require.NoError(t, <-first)
 	assert.Equal(t, [][]int{{0}, {1, 2, 3}, {4}, {5, 6, 7}}, rec.batches)
 }
