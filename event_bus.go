@@ -30,6 +30,9 @@ type busWrite struct {
 	// At is when the write published its events (Unix nanoseconds, set
 	// only by a Service that measures delivery latency).
 	At int64 `json:"at,omitempty"`
+	// Handover moves event queues between servers (fleet_handover.go); it
+	// carries nothing else.
+	Handover *busHandover `json:"h,omitempty"`
 }
 
 // busEvent is one event as it travels to the queues: the reference's JSON
@@ -131,6 +134,10 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 			}
 			continue
 		}
+		if w.Handover != nil {
+			s.onHandover(w.Handover)
+			continue
+		}
 		if w.Origin != s.shared.busOrigin {
 			if w.Bump {
 				s.callers.bump(w.Realm)
@@ -148,7 +155,7 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 // listening starts listening to the event bus, and the collection of idle
 // queues (once); Run and the first queue call it.
 func (s *Service) listening(ctx context.Context) error {
-	err := s.shared.hub.Start(func(lctx context.Context) error { return s.store.ListenEvents(lctx, s.onBusBatch) })
+	err := s.shared.hub.Start(s.startEvents)
 	if errors.Is(err, eventq.ErrStopped) {
 		return Internal(context.Canceled)
 	}
