@@ -33,6 +33,9 @@ type busWrite struct {
 	// Handover moves event queues between servers (fleet_handover.go); it
 	// carries nothing else.
 	Handover *busHandover `json:"h,omitempty"`
+	// Sync: the writer waits until the other servers have applied this
+	// write (fleet_sync.go).
+	Sync string `json:"y,omitempty"`
 }
 
 // busEvent is one event as it travels to the queues: the reference's JSON
@@ -64,6 +67,10 @@ func (s *Service) busPayload(w *writeTx) ([]byte, error) {
 		return nil, nil
 	}
 	out := busWrite{Origin: s.shared.busOrigin, Realm: w.realmID, Bump: !w.callersKept, Forget: w.forgotten}
+	if s.needsSync(w) {
+		w.syncID = randomHex(8)
+		out.Sync = w.syncID
+	}
 	if s.tel.metrics && len(w.events) > 0 {
 		out.At = time.Now().UnixNano()
 	}
@@ -144,6 +151,9 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 			}
 			if len(w.Forget) > 0 {
 				s.messages.forget(w.Forget)
+			}
+			if w.Sync != "" {
+				s.shared.fleet.synced.arrived(w.Sync)
 			}
 		}
 		if len(w.Events) > 0 && s.deliver(b.Token, w.Realm, w.Events) && w.At != 0 && s.tel.metrics {

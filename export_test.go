@@ -31,3 +31,9 @@ func UserHere(s *Service, realmID, userID int64) (bool, error) {
 	here, _ := s.userHere(ctx, realmID, userID)
 	return here, ctx.Err()
 }
+
+// FleetPeers counts the other live servers s knows of.
+func FleetPeers(s *Service) (int, error) {
+	peers, err := s.livePeers(context.Background(), false)
+	return len(peers), err
+}

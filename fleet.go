@@ -91,6 +91,9 @@ type fleetState struct {
 	handovers map[string]chan struct{}
 	// transfers are the adoptions this server is sending.
 	transfers sync.WaitGroup
+	// synced are the writes of other servers that waited for this one
+	// (fleet_sync.go).
+	synced syncSeen
 }
 
 // newQueueID makes a queue ID that names this server (a random UUID when
@@ -99,17 +102,11 @@ func (s *Service) newQueueID() string {
 	return eventq.NewQueueID(uint32(s.shared.fleet.id.Load()))
 }
 
-// startEvents starts what a Service's event queues need before the bus
-// listens: the server's record in the fleet, and the queues a server saved
-// when it stopped alone. Then the bus listens and the fleet's heartbeat
-// starts. It runs once (eventHub.Start).
+// startEvents takes back the queues a server saved when it stopped
+// alone, starts listening to the bus, and then records this server in
+// the fleet and starts its heartbeat. It runs once (eventHub.Start).
 func (s *Service) startEvents(ctx context.Context) error {
 	f := &s.shared.fleet
-	if f.enabled && f.id.Load() == 0 {
-		if err := s.joinFleet(ctx); err != nil {
-			return err
-		}
-	}
 	if err := s.restoreQueues(ctx); err != nil {
 		return err
 	}
@@ -117,6 +114,13 @@ func (s *Service) startEvents(ctx context.Context) error {
 		return err
 	}
 	if f.enabled {
+		// Only now may the others hand this server queues: it hears
+		// their handovers.
+		if f.id.Load() == 0 {
+			if err := s.joinFleet(ctx); err != nil {
+				return err
+			}
+		}
 		// Moves recorded before the bus listened; later ones arrive on it.
 		moves, err := s.store.ListQueueMoves(ctx)
 		if err != nil {
@@ -274,9 +278,10 @@ func (s *Service) livePeers(ctx context.Context, fresh bool) ([]storage.Server, 
 	return out, nil
 }
 
-// holderOf returns the live server that holds queue id, when it is
-// another one than this: the server it moved to, else the one its ID
-// names; a move recorded before this server knew of it is looked up.
+// holderOf returns the live server that holds queue id, which this
+// server does not have: the server it moved to, else the one its ID names
+// (a move recorded before this server knew of it is looked up). It may be
+// this server, when a queue moved here and the bus has not said so yet.
 func (s *Service) holderOf(ctx context.Context, id string) (storage.Server, bool) {
 	f := &s.shared.fleet
 	if !f.enabled || f.id.Load() == 0 {
@@ -299,9 +304,6 @@ func (s *Service) holderOf(ctx context.Context, id string) (storage.Server, bool
 			}
 			to = m.ServerID
 		}
-	}
-	if to == f.id.Load() {
-		return storage.Server{}, false
 	}
 	return s.peer(ctx, to)
 }

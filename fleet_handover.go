@@ -33,6 +33,9 @@ import (
 // no events, and the next one finds the queue on its new holder. What is
 // lost: queues being handed to a server that dies before it has them.
 
+// errDraining is why a draining Service is not ready.
+var errDraining = errors.New("shutting down: handing event queues over")
+
 // handoverWait bounds how long a handover's new holder waits for the
 // queues, and the old holder for their sending.
 const handoverWait = 30 * time.Second

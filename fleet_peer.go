@@ -106,6 +106,15 @@ func (s *Service) ServePeer(ctx context.Context, secret, op string, body []byte)
 			return nil, BadRequest("Malformed peer call: %v", err)
 		}
 		out, err = s.adopt(ctx, a)
+	case peerOpSync:
+		var p peerSync
+		if err := json.Unmarshal(body, &p); err != nil {
+			return nil, BadRequest("Malformed peer call: %v", err)
+		}
+		if err := f.synced.await(ctx, p.ID); err != nil {
+			return nil, Unavailable(err)
+		}
+		out = struct{}{}
 	case peerOpHere:
 		var h peerHere
 		if err := json.Unmarshal(body, &h); err != nil {
@@ -124,6 +133,15 @@ func (s *Service) ServePeer(ctx context.Context, secret, op string, body []byte)
 // servePeerQueue polls or deletes a queue held here.
 func (s *Service) servePeerQueue(ctx context.Context, op string, p peerPoll) *peerPollResult {
 	q := s.shared.hub.Find(p.Queue, p.Realm, p.User)
+	if q == nil {
+		// The caller may know of a handover that this server's bus has
+		// not delivered yet (to this server, or on from it): catch up
+		// with the bus (every write committed so far), then look again.
+		if err := s.catchUp(ctx); err != nil {
+			return &peerPollResult{Outcome: peerNoQueue}
+		}
+		q = s.shared.hub.Find(p.Queue, p.Realm, p.User)
+	}
 	if q == nil {
 		f := &s.shared.fleet
 		f.mu.Lock()
@@ -165,18 +183,31 @@ func (s *Service) forwardQueue(ctx context.Context, op string, p peerPoll) (*pee
 		}
 	}
 	holder, ok := s.holderOf(ctx, p.Queue)
-	for hop := 0; ok && hop < 2; hop++ {
+	for hop := 0; ok && hop < 3; hop++ {
 		var out peerPollResult
 		callCtx, cancel := ctx, context.CancelFunc(func() {})
 		if op == peerOpDelete || p.DontBlock {
 			callCtx, cancel = context.WithTimeout(ctx, peerTimeout)
 		}
-		err := s.callPeer(callCtx, holder, op, p, &out)
+		var err error
+		if holder.ID == s.shared.fleet.id.Load() {
+			// It moved here (this server's bus had not said so yet).
+			out = *s.servePeerQueue(callCtx, op, p)
+		} else {
+			err = s.callPeer(callCtx, holder, op, p, &out)
+		}
 		cancel()
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return nil, ctx.Err()
 		case err != nil:
+			// A holder that stopped after handing the queue over may be
+			// gone before this server heard of the move: the database
+			// has it.
+			if m, merr := s.store.GetQueueMove(ctx, p.Queue); merr == nil && m.ServerID != holder.ID {
+				holder, ok = s.peer(ctx, m.ServerID)
+				continue
+			}
 			s.log.Warn("fleet: a queue's holder did not answer", "queue", p.Queue, "holder", holder.ID, "err", err)
 			return nil, badQueue(p.Queue)
 		case out.Outcome == peerMoved:
@@ -252,4 +283,12 @@ func (s *Service) userHere(ctx context.Context, realmID, userID int64) (bool, pr
 	}
 	wg.Wait()
 	return queue, held
+}
+
+// catchUp returns once this server's bus has delivered every write
+// committed before the call (a marker sent through it has come back).
+func (s *Service) catchUp(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, peerTimeout)
+	defer cancel()
+	return s.awaitDelivery(ctx, 0)
 }

@@ -69,7 +69,7 @@ func newFleet(t *testing.T, n int) *fleet {
 	f.h = chattest.New(t, chattest.WithStore(func(testing.TB) storage.Store { return st0 }), chattest.WithServiceOptions(cfg(0)))
 	f.servers = append(f.servers, f.h.Service)
 	for i := 1; i < n; i++ {
-		svc := chat.New(f.open(t), cfg(i))
+		svc := chat.New(f.open(t), cfg(i), chat.WithClock(f.h.Clock.Now))
 		t.Cleanup(func() { _ = svc.Close() })
 		f.servers = append(f.servers, svc)
 	}
@@ -343,4 +343,49 @@ func sendDM(t *testing.T, svc *chat.Service, from, to chattest.User, content str
 		To: chat.ToUsers(to.ID), Content: content})
 	require.NoError(t, err)
 	return resp.ID
+}
+
+// A write that makes other servers' caches stale answers once they have
+// applied it: the next request, on any server, sees it (a balancer sends
+// it to another server).
+func TestFleetReadYourWrites(t *testing.T) {
+	f := newFleet(t, 3)
+	h := f.h
+	ctx := context.Background()
+	alice, bob := h.NewUser(t, chat.RoleMember), h.NewUser(t, chat.RoleMember)
+	// Every server knows every other (the heartbeat has run).
+	require.Eventually(t, func() bool {
+		for _, svc := range f.servers {
+			if n, _ := chat.FleetPeers(svc); n != 2 {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 10*time.Millisecond)
+	msg := sendDM(t, f.servers[0], alice, bob, "before")
+	for round := range 20 {
+		// Each server has the key and the message cached.
+		for _, svc := range f.servers {
+			_, err := svc.Authenticate(ctx, h.RealmID, alice.Email, alice.APIKey)
+			require.NoError(t, err)
+			r, err := svc.GetMessages(ctx, bob.Caller, chat.GetMessagesRequest{MessageIDs: &[]int64{msg}, ApplyMarkdown: ptr(false)})
+			require.NoError(t, err)
+			require.Len(t, r.Messages, 1)
+		}
+		writer, reader := f.servers[round%3], f.servers[(round+1)%3]
+		resp, err := writer.RegenerateAPIKey(ctx, alice.Caller)
+		require.NoError(t, err)
+		_, err = reader.Authenticate(ctx, h.RealmID, alice.Email, alice.APIKey)
+		require.Error(t, err, "round %d: the old key is refused on the next server at once", round)
+		alice.APIKey = resp.APIKey
+		_, err = reader.Authenticate(ctx, h.RealmID, alice.Email, alice.APIKey)
+		require.NoError(t, err)
+
+		text := fmt.Sprint("edit ", round)
+		_, err = writer.UpdateMessage(ctx, alice.Caller, chat.UpdateMessageRequest{MessageID: msg, Content: &text})
+		require.NoError(t, err)
+		r, err := reader.GetMessages(ctx, bob.Caller, chat.GetMessagesRequest{MessageIDs: &[]int64{msg}, ApplyMarkdown: ptr(false)})
+		require.NoError(t, err)
+		require.Equal(t, text, r.Messages[0].Content, "round %d: the edit is read on the next server at once", round)
+	}
 }
