@@ -40,6 +40,10 @@ func TestBrowser(t *testing.T) {
 	t.Run("a lost event queue is registered again", func(t *testing.T) { testQueueLost(t, s) })
 	t.Run("keyboard only", func(t *testing.T) { testKeyboard(t, s) })
 	t.Run("a phone-sized screen", func(t *testing.T) { testPhone(t, s) })
+	t.Run("empty views say so", func(t *testing.T) { testEmptyViews(t, s) })
+	t.Run("joining by an invitation, inviting", func(t *testing.T) { testJoinAndInvite(t, s) })
+	t.Run("files open, images preview, custom emoji show", func(t *testing.T) { testFiles(t, s) })
+	t.Run("a message moved into the open view appears", func(t *testing.T) { testMovedIn(t, s) })
 }
 
 // testConversation: Alice writes to a channel and to Bob; Bob sees both

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -18,6 +19,15 @@ var static embed.FS
 // AssetPrefix is the path below which the client's files are served; the
 // page itself is at "/".
 const AssetPrefix = "/web/"
+
+// JoinPrefix starts the invitation links the server hands out
+// (<organization URL>/join/<key>/): the handler sends the browser on to the
+// page's join form, with the key in the page's hash (a relative redirect,
+// so it works under a prefix too, and the key is not sent again).
+const JoinPrefix = "/join/"
+
+// joinKey is what an invitation key may look like.
+var joinKey = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // ContentSecurityPolicy is sent with every file of the client. Scripts,
 // styles, images and connections come from the page's own origin only;
@@ -105,10 +115,10 @@ func contentType(name string) string {
 	return "application/octet-stream"
 }
 
-// Serves tells whether path is one of the client's own (the page or a
-// file below AssetPrefix, existing or not).
+// Serves tells whether path is one of the client's own (the page, a
+// file below AssetPrefix, existing or not, or an invitation link).
 func (h *Handler) Serves(path string) bool {
-	return path == "/" || strings.HasPrefix(path, AssetPrefix)
+	return path == "/" || strings.HasPrefix(path, AssetPrefix) || strings.HasPrefix(path, JoinPrefix)
 }
 
 // ServeHTTP implements http.Handler.
@@ -123,6 +133,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hd := w.Header()
 	setSecurityHeaders(hd)
+	if strings.HasPrefix(r.URL.Path, JoinPrefix) {
+		h.serveJoin(w, r)
+		return
+	}
 	a, ok := h.files[r.URL.Path]
 	if !ok {
 		http.Error(w, "Not found", http.StatusNotFound)
@@ -147,6 +161,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = w.Write(a.body)
+}
+
+// serveJoin answers an invitation link (/join/<key>/) with a redirect to
+// the page's join form, #join/<key>, relative to the link.
+func (h *Handler) serveJoin(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "Method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	key := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, JoinPrefix), "/")
+	if !joinKey.MatchString(key) {
+		http.Error(w, "This is not an invitation link.", http.StatusNotFound)
+		return
+	}
+	up := strings.Repeat("../", strings.Count(r.URL.Path, "/")-1)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Location", up+"#join/"+key)
+	w.WriteHeader(http.StatusFound)
 }
 
 // setSecurityHeaders sets the headers every answer of the client carries.

@@ -2,8 +2,11 @@ package web_test
 
 import (
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"strings"
 	"testing"
 
@@ -74,8 +77,14 @@ func TestContentSecurityPolicy(t *testing.T) {
 // innerHTML outside the one message function.
 func TestClientFilesAreSelfContained(t *testing.T) {
 	h := web.NewHandler()
-	files := []string{"/", "/web/app.css", "/web/js/main.js", "/web/js/api.js", "/web/js/events.js", "/web/js/model.js",
-		"/web/js/narrow.js", "/web/js/dom.js", "/web/js/sidebar.js", "/web/js/messages.js", "/web/js/compose.js", "/web/js/channels.js"}
+	files := []string{"/"}
+	require.NoError(t, fs.WalkDir(os.DirFS("static"), ".", func(name string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".css")) {
+			files = append(files, "/web/"+name)
+		}
+		return err
+	}))
+	require.Greater(t, len(files), 10)
 	for _, path := range files {
 		resp := get(t, h, "GET", path)
 		require.Equal(t, http.StatusOK, resp.StatusCode, path)
@@ -94,8 +103,34 @@ func TestClientFilesAreSelfContained(t *testing.T) {
 			assert.NotContains(t, text, "innerHTML", path)
 			assert.NotContains(t, text, "insertAdjacentHTML", path)
 			assert.NotContains(t, text, "outerHTML", path)
+			assert.NotContains(t, text, "createHTML", path)
+			assert.NotContains(t, text, "DOMParser", path)
 		}
 	}
+}
+
+// Invitation links lead to the page's join form, relative to the link
+// (so under a prefix too); anything else below /join/ is not found.
+func TestInvitationLinksLeadToTheJoinForm(t *testing.T) {
+	h := web.NewHandler()
+	for path, want := range map[string]string{
+		"/join/abcdefghijklmnopqrstuvwx/": "../../#join/abcdefghijklmnopqrstuvwx",
+		"/join/abcdefghijklmnopqrstuvwx":  "../#join/abcdefghijklmnopqrstuvwx",
+	} {
+		resp := get(t, h, "GET", path)
+		assert.Equal(t, http.StatusFound, resp.StatusCode, path)
+		assert.Equal(t, want, resp.Header.Get("Location"), path)
+		assert.Equal(t, "no-store", resp.Header.Get("Cache-Control"), path)
+		assert.Equal(t, "no-referrer", resp.Header.Get("Referrer-Policy"), path)
+		base, _ := url.Parse("http://chat.example.com/chat" + path)
+		loc, _ := url.Parse(want)
+		assert.Equal(t, "/chat/", base.ResolveReference(loc).Path, "the page beside the link, under a prefix")
+	}
+	for _, path := range []string{"/join/", "/join/a/b/", "/join/%3Cscript%3E/", "/join/a.b/"} {
+		assert.Equal(t, http.StatusNotFound, get(t, h, "GET", path).StatusCode, path)
+	}
+	assert.Equal(t, http.StatusMethodNotAllowed, get(t, h, "POST", "/join/abc/").StatusCode)
+	assert.True(t, h.Serves("/join/abc/"))
 }
 
 func TestHandlerRevalidatesWithETags(t *testing.T) {

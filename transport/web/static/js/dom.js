@@ -40,21 +40,34 @@ export function $(id) {
 }
 
 // setMessageHTML puts a message's rendered HTML into el and finishes it
-// with text-only changes: emoji spans show their character, links to other
-// sites open in a new tab without a referrer.
-export function setMessageHTML(el, html) {
-  el.innerHTML = policy.createHTML(html);
-  for (const span of el.querySelectorAll('span.emoji')) {
+// with DOM changes only: emoji spans show their character, custom emoji
+// images load from beside the page, links to other sites open in a new
+// tab without a referrer, and finish (when given) changes the rest. The
+// HTML is parsed in an inert <template>, so that nothing in it loads
+// before it is finished.
+export function setMessageHTML(el, html, finish) {
+  const t = document.createElement('template');
+  t.innerHTML = policy.createHTML(html);
+  const root = t.content;
+  for (const span of root.querySelectorAll('span.emoji')) {
     const code = [...span.classList].find((c) => c.startsWith('emoji-'));
     const ch = code && emojiChar(code.slice('emoji-'.length));
     if (ch) span.textContent = ch;
   }
-  for (const a of el.querySelectorAll('a[href]')) {
+  for (const img of root.querySelectorAll('img')) {
+    const src = img.getAttribute('src') || '';
+    // Custom emoji are at /user_avatars/...: beside the page, wherever it is mounted.
+    if (img.classList.contains('emoji') && /^\/user_avatars\/[\w./-]+$/.test(src) && !src.includes('..')) img.setAttribute('src', src.slice(1));
+    else img.replaceWith(img.getAttribute('alt') || '');
+  }
+  for (const a of root.querySelectorAll('a[href]')) {
     const href = a.getAttribute('href');
-    if (narrowHash(href) !== null) continue;
+    if (narrowHash(href) !== null || /^\/?user_uploads\//.test(href)) continue;
     a.setAttribute('target', '_blank');
     a.setAttribute('rel', 'noopener noreferrer');
   }
+  if (finish) finish(root);
+  el.replaceChildren(root);
 }
 
 // narrowHash returns the "#narrow/..." part of an in-app link of the

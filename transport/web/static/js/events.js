@@ -10,11 +10,12 @@ import { ApiError } from './api.js';
 export const EVENT_TYPES = [
   'message', 'update_message', 'delete_message', 'reaction', 'typing',
   'update_message_flags', 'subscription', 'stream', 'presence', 'realm_user',
+  'realm_emoji',
 ];
 
 const FETCH_TYPES = [
   'message', 'update_message_flags', 'subscription', 'stream', 'presence',
-  'realm_user', 'recent_private_conversations', 'realm',
+  'realm_user', 'recent_private_conversations', 'realm', 'realm_emoji',
 ];
 
 export class EventLoop {

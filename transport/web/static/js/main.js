@@ -10,6 +10,8 @@ import { renderSidebar } from './sidebar.js';
 import { MessageList } from './messages.js';
 import { Compose } from './compose.js';
 import { Channels } from './channels.js';
+import { showJoin, InviteDialog } from './join.js';
+import { Uploads, uploadPath } from './uploads.js';
 
 const api = new Api();
 const model = new Model();
@@ -47,9 +49,11 @@ function confirm(text) {
   });
 }
 
-const messages = new MessageList(api, model, { notify, confirm });
+const uploads = new Uploads(api);
+const messages = new MessageList(api, model, { notify, confirm, uploads });
 const compose = new Compose(api, model, { notify });
 const channels = new Channels(api, model, { notify });
+const invites = new InviteDialog(api, model);
 
 for (const button of document.querySelectorAll('#confirm-dialog button')) {
   button.addEventListener('click', (e) => {
@@ -60,6 +64,7 @@ for (const button of document.querySelectorAll('#confirm-dialog button')) {
 
 function showLogin(error = '') {
   $('app-view').hidden = true;
+  $('join-view').hidden = true;
   $('login-view').hidden = false;
   $('login-error').textContent = error;
   $('login-password').value = '';
@@ -83,8 +88,7 @@ async function login(e) {
   button.disabled = true;
   try {
     const body = await api.post('/fetch_api_key', { username: email, password });
-    saveSession({ email: body.email, key: body.api_key, userId: body.user_id });
-    enterApp(loadSession());
+    loggedIn({ email: body.email, key: body.api_key, userId: body.user_id });
   } catch (err) {
     error.textContent = err instanceof ApiError ? err.message : 'The server could not be reached.';
     $('login-password').select();
@@ -93,9 +97,18 @@ async function login(e) {
   }
 }
 
+// loggedIn keeps a new session for the tab and opens the app (from the
+// login form, or from the join form with the new account).
+function loggedIn(session) {
+  saveSession(session);
+  if (parseHash(location.hash).kind === 'join') history.replaceState(null, '', location.pathname + location.search);
+  enterApp(loadSession());
+}
+
 function enterApp(session) {
   api.setCredentials(session.email, session.key);
   $('login-view').hidden = true;
+  $('join-view').hidden = true;
   $('app-view').hidden = false;
   $('connection').textContent = 'Connecting…';
   registered = false;
@@ -111,6 +124,7 @@ function logout(reason = '') {
   compose.stopTyping();
   forgetSession();
   api.setCredentials('');
+  uploads.forget();
   model.reset({ user_id: 0 });
   messages.close();
   for (const id of ['channel-list', 'dm-list', 'people-list', 'all-channels']) clear($(id));
@@ -130,6 +144,7 @@ function onStatus(status) {
 function onRegister(state) {
   model.reset(state);
   $('me-name').textContent = `(${model.userName(model.me)})`;
+  invites.update();
   // A first registration opens the view; a later one (the queue was lost)
   // reloads it, since events were missed in between.
   route();
@@ -137,7 +152,8 @@ function onRegister(state) {
     registered = true;
     // After logging in, the keyboard is in the message box (on a phone,
     // where that would open the keyboard, on the main column).
-    if (!document.activeElement || document.activeElement === document.body) {
+    const active = document.activeElement;
+    if (!active || active === document.body || active.closest('[hidden]')) {
       if (matchMedia('(min-width: 721px)').matches && !$('compose').hidden) $('compose-content').focus();
       else $('main').focus();
     }
@@ -152,6 +168,9 @@ function onEvent(ev) {
   if (out.added) messages.add(out.added);
   if (out.removed) messages.remove(out.removed);
   if (out.changed) messages.refresh(out.changed);
+  if (out.moved) messages.moved(out.moved);
+  if (out.emoji) messages.refresh(messages.ids);
+  if (out.people) invites.update();
   if (out.readChanged) messages.readChanged(out.readChanged);
   if (out.typing) renderTyping();
   if (out.channels) {
@@ -231,6 +250,19 @@ function title() {
 
 function route() {
   view = parseHash(location.hash);
+  if (view.kind === 'join') {
+    if (!loop) {
+      showJoin(api, view.key, loggedIn);
+      return;
+    }
+    notify('You are logged in already: log out first to accept an invitation as someone else.');
+    history.replaceState(null, '', location.pathname + location.search);
+    view = { kind: 'all' };
+  }
+  if (!loop && !$('join-view').hidden) {
+    showLogin(); // left the join form for the login form
+    return;
+  }
   if (!model.me) return;
   const [t, sub] = title();
   $('view-title').textContent = t;
@@ -336,7 +368,8 @@ document.addEventListener('keydown', (e) => {
     $('menu-button').focus();
   }
 });
-// Links between conversations in rendered messages stay in the page.
+// Links between conversations in rendered messages stay in the page;
+// links to uploaded files open through a temporary URL.
 document.addEventListener('click', (e) => {
   const a = e.target.closest && e.target.closest('.rendered a[href]');
   if (!a) return;
@@ -344,10 +377,17 @@ document.addEventListener('click', (e) => {
   if (hash !== null) {
     e.preventDefault();
     location.hash = hash;
+    return;
+  }
+  const path = uploadPath(a.getAttribute('href'));
+  if (path) {
+    e.preventDefault();
+    uploads.open(path, notify);
   }
 });
 window.addEventListener('hashchange', route);
 
 const session = loadSession();
 if (session) enterApp(session);
+else if (view.kind === 'join') showJoin(api, view.key, loggedIn);
 else showLogin();

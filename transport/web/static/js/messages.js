@@ -9,6 +9,9 @@ import { avatar } from './sidebar.js';
 
 const PAGE = 50;
 
+// renderedFrom is the HTML each message content element was made from.
+const renderedFrom = new WeakMap();
+
 // The reactions offered by the picker: the reference's names and codes.
 export const REACTIONS = [
   ['+1', '1f44d'], ['heart', '2764'], ['tada', '1f389'], ['smile', '1f642'],
@@ -17,9 +20,10 @@ export const REACTIONS = [
 ];
 
 export class MessageList {
-  constructor(api, model, { notify, confirm }) {
+  constructor(api, model, { notify, confirm, uploads }) {
     this.api = api;
     this.model = model;
+    this.uploads = uploads;
     this.notify = notify;
     this.confirm = confirm;
     this.list = $('message-list');
@@ -112,6 +116,7 @@ export class MessageList {
       }
       else this.scroller.scrollTop = this.scroller.scrollHeight - before;
       this.status.textContent = this.foundOldest ? (this.ids.length ? 'This is the beginning of the conversation.' : '') : '';
+      this.loading = false;
       this.showEmpty();
     } catch (err) {
       if (gen === this.generation) this.status.textContent = `Could not load messages: ${err.message}`;
@@ -127,7 +132,7 @@ export class MessageList {
 
   showEmpty() {
     const empty = $('empty-view');
-    empty.hidden = this.ids.length > 0 || this.loading;
+    empty.hidden = this.ids.length > 0 || this.loading || !this.foundNewest;
     empty.textContent = this.view.kind === 'search' ? 'No messages match your search.' : 'No messages here yet. Say something!';
   }
 
@@ -155,6 +160,40 @@ export class MessageList {
     if (stick) this.scrollToBottom();
   }
 
+  // moved takes a move of messages ({ids, streamId, topic}): those that
+  // now belong in the view and are not shown are fetched and put in place.
+  async moved(mv) {
+    const gen = this.generation;
+    const dest = { type: 'stream', stream_id: mv.streamId, subject: mv.topic };
+    const missing = mv.ids.filter((id) => !this.ids.includes(id));
+    if (!missing.length || !matches(this.view, dest, this.model.me)) return;
+    try {
+      const body = await this.api.get('/messages', { message_ids: missing, apply_markdown: 'true', client_gravatar: 'true' });
+      if (gen !== this.generation) return;
+      this.model.remember(body.messages);
+      this.insert(body.messages.filter((m) => matches(this.view, m, this.model.me)));
+    } catch (err) {
+      this.notify(`Could not show the moved messages: ${err.message}`);
+    }
+  }
+
+  // insert puts messages in their places by ID, those within the loaded
+  // stretch of history only (older ones come with scrolling).
+  insert(messages) {
+    for (const m of [...messages].sort((a, b) => a.id - b.id)) {
+      if (this.ids.includes(m.id)) continue;
+      let i = this.ids.findIndex((id) => id > m.id);
+      if (i < 0) i = this.ids.length;
+      if ((i === 0 && !this.foundOldest) || (i === this.ids.length && !this.foundNewest)) continue;
+      const next = i < this.ids.length ? this.element(this.ids[i]) : null;
+      const prev = i > 0 ? this.model.messages.get(this.ids[i - 1]) : null;
+      this.ids.splice(i, 0, m.id);
+      this.list.insertBefore(this.render(m, prev), next);
+      if (next) this.fixHeader(next);
+    }
+    this.showEmpty();
+  }
+
   remove(ids) {
     for (const id of ids) {
       const el = this.element(id);
@@ -176,6 +215,13 @@ export class MessageList {
       if (!matches(this.view, m, this.model.me) && this.view.kind !== 'search') {
         this.remove([id]); // moved out of this view
         continue;
+      }
+      if (el.dataset.conv !== this.convKey(m)) {
+        // Moved within the view (another topic of the channel): new header.
+        el.dataset.conv = this.convKey(m);
+        if (el.firstElementChild.classList.contains('recipient')) el.firstElementChild.remove();
+        this.fixHeader(el);
+        if (el.nextElementSibling) this.fixHeader(el.nextElementSibling);
       }
       if (el.querySelector('.edit-form')) {
         keepFocus(el, () => this.renderReactions(el, m));
@@ -215,8 +261,15 @@ export class MessageList {
     el.classList.toggle('mine', m.sender_id === this.model.me);
     el.classList.toggle('mentioned', (m.flags || []).some((f) => f === 'mentioned' || f === 'wildcard_mentioned'));
     const body = el.querySelector('.msg-body');
-    const content = h('div', { class: 'msg-content rendered' });
-    setMessageHTML(content, this.view.kind === 'search' && m.match_content ? m.match_content : m.content);
+    // The content is parsed again only when it changed (a reaction
+    // redraws the rest), so previews and focus inside it stay.
+    const html = this.view.kind === 'search' && m.match_content ? m.match_content : m.content;
+    let content = body.querySelector(':scope > .msg-content');
+    if (!content || renderedFrom.get(content) !== html) {
+      content = h('div', { class: 'msg-content rendered' });
+      setMessageHTML(content, html, (root) => this.uploads.decorate(root));
+      renderedFrom.set(content, html);
+    }
     const edited = m.last_edit_timestamp || (m.edit_history && m.edit_history.length);
     body.replaceChildren(
       h('div', { class: 'msg-meta' },
@@ -284,9 +337,20 @@ export class MessageList {
         'data-emoji': g.emoji_name, 'data-focus': `reaction:${g.emoji_code}`,
         'aria-label': `${g.emoji_name}: ${g.users.length} (${names}). ${mine ? 'Remove your reaction' : 'Add yours'}`,
         onclick: () => this.react(m.id, g.emoji_name, g.emoji_code, g.reaction_type, mine),
-      }, h('span', { 'aria-hidden': 'true' }, g.reaction_type === 'unicode_emoji' ? emojiChar(g.emoji_code) || `:${g.emoji_name}:` : `:${g.emoji_name}:`),
-      ' ', h('span', { class: 'count' }, String(g.users.length)));
+      }, this.reactionEmoji(g), ' ', h('span', { class: 'count' }, String(g.users.length)));
     }));
+  }
+
+  // reactionEmoji shows a reaction's emoji: a custom emoji's image, a
+  // Unicode emoji's character, or its name.
+  reactionEmoji(g) {
+    if (g.reaction_type === 'realm_emoji') {
+      const e = this.model.customEmoji(g.emoji_code);
+      const src = e && /^\/user_avatars\/[\w./-]+$/.test(e.source_url) && !e.source_url.includes('..') ? e.source_url.slice(1) : '';
+      if (src) return h('img', { class: 'emoji', src, alt: '', 'aria-hidden': 'true' });
+    }
+    const ch = g.reaction_type === 'unicode_emoji' ? emojiChar(g.emoji_code) : '';
+    return h('span', { 'aria-hidden': 'true' }, ch || `:${g.emoji_name}:`);
   }
 
   async react(id, name, code, type, remove) {

@@ -54,6 +54,10 @@ export class Model {
     this.typingExpiry = state.server_typing_started_expiry_period_milliseconds || 15000;
     this.typing = new Map(); // conversation key -> Map(user ID -> expiry time)
     this.messages = new Map(); // message ID -> message, those loaded
+    this.isAdmin = !!state.is_admin;
+    this.canInvite = !!state.can_invite_others_to_realm;
+    this.role = (this.users.get(this.me) || {}).role || 400;
+    this.realmEmoji = state.realm_emoji || {}; // ID -> {name, source_url, deactivated}
     this.maxMessageLength = state.max_message_length || 10000;
     this.maxTopicLength = state.max_topic_length || 60;
   }
@@ -215,7 +219,7 @@ export class Model {
         break;
       }
       case 'update_message':
-        out.changed = this.applyUpdate(ev);
+        Object.assign(out, this.applyUpdate(ev));
         out.sidebar = true;
         break;
       case 'reaction': {
@@ -266,8 +270,16 @@ export class Model {
         if (ev.op === 'add') this.users.set(ev.person.user_id, ev.person);
         if (ev.op === 'update' && this.users.has(ev.person.user_id)) Object.assign(this.users.get(ev.person.user_id), ev.person);
         if (ev.op === 'remove') this.users.delete(ev.person.user_id);
+        if (ev.person.user_id === this.me && ev.person.role !== undefined) {
+          this.role = ev.person.role;
+          this.isAdmin = this.role <= 200;
+        }
         out.sidebar = true;
         out.people = true;
+        break;
+      case 'realm_emoji':
+        if (ev.op === 'update') this.realmEmoji = ev.realm_emoji || {};
+        out.emoji = true;
         break;
       default:
         break;
@@ -275,8 +287,16 @@ export class Model {
     return out;
   }
 
+  // customEmoji is a custom emoji by its ID (the reaction's emoji_code).
+  customEmoji(id) {
+    return this.realmEmoji[id] || null;
+  }
+
+  // applyUpdate takes an edit or a move: {changed: IDs of loaded messages
+  // to redraw, moved: {ids, streamId, topic} where a move took them}.
   applyUpdate(ev) {
     const changed = [];
+    let moved = null;
     const m = this.messages.get(ev.message_id);
     if (m && ev.rendered_content !== undefined) {
       m.content = ev.rendered_content;
@@ -301,8 +321,9 @@ export class Model {
         }
       }
       this.noteTopic(newStream ?? ev.stream_id, newTopic ?? ev.orig_subject, Math.max(...(ev.message_ids || [0])));
+      moved = { ids: ev.message_ids || [], streamId: newStream ?? ev.stream_id, topic: newTopic ?? ev.orig_subject };
     }
-    return changed;
+    return { changed, moved };
   }
 
   applySubscription(ev) {

@@ -27,6 +27,7 @@ function slug(name) {
 export function parseHash(hash) {
   const parts = String(hash || '').replace(/^#/, '').split('/');
   if (parts[0] === 'channels') return { kind: 'channels' };
+  if (parts[0] === 'join' && parts[1]) return { kind: 'join', key: parts[1] };
   if (parts[0] !== 'narrow') return { kind: 'all' };
   const op = parts[1];
   if ((op === 'channel' || op === 'stream') && parts[2]) {
