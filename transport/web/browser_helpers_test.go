@@ -337,7 +337,7 @@ func (tb *tab) typeInto(selector, text string) {
 // button) happens unless the page cancels the keydown.
 func (tb *tab) press(key string, shift ...bool) {
 	tb.t.Helper()
-	codes := map[string]int64{"Enter": 13, "Tab": 9, "Escape": 27, "End": 35}
+	codes := map[string]int64{"Enter": 13, "Tab": 9, "Escape": 27, "End": 35, "ArrowUp": 38, "ArrowDown": 40, "ArrowLeft": 37, "ArrowRight": 39}
 	text := map[string]string{"Enter": "\r"}[key]
 	var mods int64
 	if len(shift) > 0 && shift[0] {

@@ -12,6 +12,8 @@ import { Compose } from './compose.js';
 import { Channels } from './channels.js';
 import { showJoin, InviteDialog } from './join.js';
 import { Uploads, uploadPath } from './uploads.js';
+import { Drafts } from './drafts.js';
+import { Picker, sprite } from './emoji.js';
 
 const api = new Api();
 const model = new Model();
@@ -50,8 +52,23 @@ function confirm(text) {
 }
 
 const uploads = new Uploads(api);
-const messages = new MessageList(api, model, { notify, confirm, uploads });
-const compose = new Compose(api, model, { notify });
+const messages = new MessageList(api, model, { notify, confirm, uploads, onReply: (m) => compose.replyTo(m) });
+const compose = new Compose(api, model, { notify, uploads, loadTopics: (id) => loadTopics(id), onEditLast: () => messages.editLast() });
+const composePicker = new Picker(model);
+$('compose-emoji').addEventListener('click', (e) => {
+  composePicker.toggle(e.currentTarget, 'Insert an emoji', (c) => {
+    compose.insert(`:${c.name}: `);
+    $('compose-content').focus();
+  });
+});
+// The message box's icons are emoji of the sheet.
+for (const el of document.querySelectorAll('[data-emoji-icon]')) {
+  const s = sprite(el.dataset.emojiIcon, '');
+  if (s) {
+    s.setAttribute('aria-hidden', 'true');
+    el.replaceWith(s);
+  }
+}
 const channels = new Channels(api, model, { notify });
 const invites = new InviteDialog(api, model);
 
@@ -125,6 +142,8 @@ function logout(reason = '') {
   forgetSession();
   api.setCredentials('');
   uploads.forget();
+  Drafts.forget();
+  compose.drafts = new Drafts();
   model.reset({ user_id: 0 });
   messages.close();
   for (const id of ['channel-list', 'dm-list', 'people-list', 'all-channels']) clear($(id));
@@ -285,7 +304,7 @@ function route() {
 // are those of the unread and loaded messages.
 let topicsEndpoint = true;
 async function loadTopics(streamId) {
-  if (!topicsEndpoint) return;
+  if (!topicsEndpoint || !streamId) return;
   try {
     const body = await api.get(`/users/me/${streamId}/topics`);
     if (!model.me) return;

@@ -3,7 +3,8 @@
 // reactions as they arrive, marks messages read as they are seen, and
 // offers reacting, editing and deleting.
 
-import { $, h, clear, setMessageHTML, timeElement, emojiChar, keepFocus } from './dom.js';
+import { $, h, clear, setMessageHTML, timeElement, keepFocus } from './dom.js';
+import { Picker, emojiElement, decorateEmoji } from './emoji.js';
 import { apiNarrow, hashFor, matches, dmPeople, dmKey } from './narrow.js';
 import { avatar } from './sidebar.js';
 
@@ -12,18 +13,13 @@ const PAGE = 50;
 // renderedFrom is the HTML each message content element was made from.
 const renderedFrom = new WeakMap();
 
-// The reactions offered by the picker: the reference's names and codes.
-export const REACTIONS = [
-  ['+1', '1f44d'], ['heart', '2764'], ['tada', '1f389'], ['smile', '1f642'],
-  ['joy', '1f602'], ['eyes', '1f440'], ['rocket', '1f680'], ['thinking', '1f914'],
-  ['check', '2705'], ['working_on_it', '1f6e0'],
-];
-
 export class MessageList {
-  constructor(api, model, { notify, confirm, uploads }) {
+  constructor(api, model, { notify, confirm, uploads, onReply }) {
     this.api = api;
+    this.onReply = onReply;
     this.model = model;
     this.uploads = uploads;
+    this.picker = new Picker(model);
     this.notify = notify;
     this.confirm = confirm;
     this.list = $('message-list');
@@ -44,7 +40,6 @@ export class MessageList {
       if (this.scroller.scrollTop < 300) this.loadOlder();
     }, { passive: true });
     document.addEventListener('visibilitychange', () => this.markVisible());
-    this.list.addEventListener('keydown', (e) => this.onKey(e));
   }
 
   // open shows a view's newest messages.
@@ -267,7 +262,10 @@ export class MessageList {
     let content = body.querySelector(':scope > .msg-content');
     if (!content || renderedFrom.get(content) !== html) {
       content = h('div', { class: 'msg-content rendered' });
-      setMessageHTML(content, html, (root) => this.uploads.decorate(root));
+      setMessageHTML(content, html, (root) => {
+        decorateEmoji(root);
+        this.uploads.decorate(root);
+      });
       renderedFrom.set(content, html);
     }
     const edited = m.last_edit_timestamp || (m.edit_history && m.edit_history.length);
@@ -316,6 +314,7 @@ export class MessageList {
     const who = `message from ${m.sender_full_name}`;
     return h('div', { class: 'msg-actions' },
       h('button', { type: 'button', class: 'icon-button react-button', 'data-focus': 'react', 'aria-label': `Add a reaction to this ${who}`, 'aria-expanded': 'false', onclick: (e) => this.togglePicker(m.id, e.currentTarget) }, h('span', { 'aria-hidden': 'true' }, '☺+')),
+      h('button', { type: 'button', class: 'link-button reply-button', 'data-focus': 'reply', 'aria-label': `Reply to this ${who}`, onclick: () => this.onReply(m) }, 'Reply'),
       mine ? h('button', { type: 'button', class: 'link-button edit-button', 'data-focus': 'edit', 'aria-label': 'Edit this message', onclick: () => this.startEdit(m.id) }, 'Edit') : null,
       mine ? h('button', { type: 'button', class: 'link-button delete-button', 'data-focus': 'delete', 'aria-label': 'Delete this message', onclick: () => this.delete(m.id) }, 'Delete') : null);
   }
@@ -337,20 +336,8 @@ export class MessageList {
         'data-emoji': g.emoji_name, 'data-focus': `reaction:${g.emoji_code}`,
         'aria-label': `${g.emoji_name}: ${g.users.length} (${names}). ${mine ? 'Remove your reaction' : 'Add yours'}`,
         onclick: () => this.react(m.id, g.emoji_name, g.emoji_code, g.reaction_type, mine),
-      }, this.reactionEmoji(g), ' ', h('span', { class: 'count' }, String(g.users.length)));
+      }, emojiElement({ type: g.reaction_type, code: g.emoji_code, name: g.emoji_name }, this.model), ' ', h('span', { class: 'count' }, String(g.users.length)));
     }));
-  }
-
-  // reactionEmoji shows a reaction's emoji: a custom emoji's image, a
-  // Unicode emoji's character, or its name.
-  reactionEmoji(g) {
-    if (g.reaction_type === 'realm_emoji') {
-      const e = this.model.customEmoji(g.emoji_code);
-      const src = e && /^\/user_avatars\/[\w./-]+$/.test(e.source_url) && !e.source_url.includes('..') ? e.source_url.slice(1) : '';
-      if (src) return h('img', { class: 'emoji', src, alt: '', 'aria-hidden': 'true' });
-    }
-    const ch = g.reaction_type === 'unicode_emoji' ? emojiChar(g.emoji_code) : '';
-    return h('span', { 'aria-hidden': 'true' }, ch || `:${g.emoji_name}:`);
   }
 
   async react(id, name, code, type, remove) {
@@ -364,44 +351,20 @@ export class MessageList {
   }
 
   togglePicker(id, button) {
-    const open = this.list.querySelector('.emoji-picker');
-    const el = this.element(id);
-    if (open) {
-      const same = open.closest('article') === el;
-      this.closePicker(false);
-      if (same) return;
-    }
-    const picker = h('div', { class: 'emoji-picker', role: 'group', 'aria-label': 'Pick a reaction' },
-      REACTIONS.map(([name, code]) => h('button', {
-        type: 'button', 'aria-label': name, title: `:${name}:`, 'data-emoji': name,
-        onclick: () => {
-          this.closePicker(true);
-          const m = this.model.messages.get(id);
-          const mine = m && (m.reactions || []).some((r) => r.emoji_code === code && (r.user_id ?? r.user?.id) === this.model.me);
-          this.react(id, name, code, 'unicode_emoji', mine);
-        },
-      }, h('span', { 'aria-hidden': 'true' }, emojiChar(code)))));
-    button.setAttribute('aria-expanded', 'true');
-    button.after(picker);
-    picker.querySelector('button').focus();
+    this.picker.toggle(button, 'Pick a reaction', (c) => {
+      const m = this.model.messages.get(id);
+      const mine = m && (m.reactions || []).some((r) => r.emoji_code === c.code && r.reaction_type === c.type && (r.user_id ?? r.user?.id) === this.model.me);
+      this.react(id, c.name, c.code, c.type, mine);
+    });
   }
 
-  closePicker(refocus) {
-    const picker = this.list.querySelector('.emoji-picker');
-    if (!picker) return;
-    const button = picker.previousElementSibling;
-    picker.remove();
-    if (button) {
-      button.setAttribute('aria-expanded', 'false');
-      if (refocus) button.focus();
-    }
-  }
-
-  onKey(e) {
-    if (e.key === 'Escape' && this.list.querySelector('.emoji-picker')) {
-      e.preventDefault();
-      this.closePicker(true);
-    }
+  // editLast edits the person's last message in the view (Up in an
+  // empty message box); false when there is none.
+  editLast() {
+    const mine = this.list.querySelectorAll('article.mine');
+    if (!mine.length) return false;
+    this.startEdit(Number(mine[mine.length - 1].dataset.id));
+    return true;
   }
 
   async startEdit(id) {
