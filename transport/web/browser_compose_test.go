@@ -135,3 +135,55 @@ func testCompose(t *testing.T, s *site) {
 	assert.True(t, eval[bool](tb, `window.pwned === undefined`))
 	tb.clean()
 }
+
+// testEmojiPicker: reactions and emoji show as images of the sheet; the
+// picker holds every emoji and the custom ones, finds them by name,
+// moves with the arrows and puts the recently used first.
+func testEmojiPicker(t *testing.T, s *site) {
+	u := s.h.NewUser(t, chat.RoleMember)
+	ch := s.channel(t, "emoji", u)
+	s.upload(t, s.h.Owner, "/realm/emoji/octo_parrot", "octo.png", "image/png", pngImage(t, 16, 16, color.RGBA{R: 90, G: 30, B: 160, A: 255}))
+	id := s.send(t, u, "emoji", "faces", "so :octopus: much")
+	tb := s.tab(t, 1200, 800)
+	tb.login(u)
+	tb.open(fmt.Sprintf("#narrow/channel/%d-emoji", ch))
+	msg := fmt.Sprintf(`#message-list article[data-id="%d"]`, id)
+	tb.wait(`document.querySelector(%s) !== null`, msg+" .msg-content .emoji-img")
+	assert.Equal(t, "octopus", eval[string](tb, `document.querySelector(%s).getAttribute("aria-label")`, msg+" .msg-content .emoji-img"))
+	assert.Equal(t, ":octopus:", tb.text(msg+" .msg-content .emoji-img"), "the text stays, for copying")
+	tb.wait(`performance.getEntriesByType("resource").some(e => e.name.endsWith("/web/emoji/sheet.png"))`)
+
+	tb.click(msg + " .react-button")
+	tb.wait(`document.querySelector(%s) !== null`, msg+" .emoji-picker .emoji-grid button")
+	assert.Greater(t, tb.count(msg+" .emoji-picker .emoji-grid button"), 1800, "every emoji")
+	assert.Equal(t, "+1", eval[string](tb, `document.activeElement.dataset.emoji`), "the focus on the first of the recent row")
+	assert.Equal(t, 1, tb.count(msg+` .emoji-picker .emoji-section[aria-label="Custom"] button[data-emoji="octo_parrot"] img.emoji`))
+	// Search by name, then the arrows move through the results.
+	tb.click(msg + " .emoji-picker .emoji-search")
+	tb.keys("octo")
+	tb.wait(`[...document.querySelectorAll(%s)].map(b => b.dataset.emoji).join(",") === "octo_parrot,octopus"`, msg+" .emoji-picker .emoji-grid button")
+	tb.press("ArrowDown")
+	tb.wait(`document.activeElement.dataset.emoji === "octo_parrot"`)
+	tb.press("ArrowRight")
+	tb.wait(`document.activeElement.dataset.emoji === "octopus"`)
+	tb.press("Enter")
+	tb.wait(`document.querySelector(%s)?.getAttribute("aria-pressed") === "true"`, msg+` .reaction[data-emoji="octopus"]`)
+	assert.Equal(t, 1, tb.count(msg+` .reaction[data-emoji="octopus"] .emoji-img`), "the reaction's emoji is an image")
+	tb.wait(`document.querySelector(".emoji-picker") === null && document.activeElement.matches(".react-button")`)
+	// The custom one, by the search's Enter; then both lead the recent row.
+	tb.press("Enter")
+	tb.wait(`document.querySelector(".emoji-picker .emoji-search") !== null`)
+	tb.click(msg + " .emoji-picker .emoji-search")
+	tb.keys("octo_p")
+	tb.wait(`document.querySelectorAll(%s).length === 1`, msg+" .emoji-picker .emoji-grid button")
+	tb.press("Enter")
+	tb.wait(`(() => { const i = document.querySelector(%s); return i && i.complete && i.naturalWidth === 16; })()`, msg+` .reaction[data-emoji="octo_parrot"] img.emoji`)
+	tb.click(msg + " .react-button")
+	tb.wait(`document.querySelector(".emoji-picker .emoji-recent button") !== null`)
+	assert.Equal(t, []string{"octo_parrot", "octopus", "+1", "heart"},
+		eval[[]string](tb, `[...document.querySelectorAll(".emoji-picker .emoji-recent button")].slice(0, 4).map(b => b.dataset.emoji)`))
+	tb.press("Escape")
+	tb.wait(`document.querySelector(".emoji-picker") === null`)
+	tb.checkNames()
+	tb.clean()
+}

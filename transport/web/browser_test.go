@@ -45,6 +45,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("files open, images preview, custom emoji show", func(t *testing.T) { testFiles(t, s) })
 	t.Run("a message moved into the open view appears", func(t *testing.T) { testMovedIn(t, s) })
 	t.Run("the message box completes, replies, keeps drafts, attaches", func(t *testing.T) { testCompose(t, s) })
+	t.Run("emoji are images; the picker finds them", func(t *testing.T) { testEmojiPicker(t, s) })
 }
 
 // testConversation: Alice writes to a channel and to Bob; Bob sees both

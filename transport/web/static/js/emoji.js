@@ -189,6 +189,7 @@ export class Picker {
         if (first) first.click();
       } else if (e.key === 'ArrowDown') {
         e.preventDefault();
+        e.stopPropagation();
         const first = grid.querySelector('button');
         if (first) first.focus();
       }
