@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
@@ -78,4 +80,31 @@ func (tb *tab) openedPage(part string) string {
 		return false
 	}, "a page opened at a URL with "+part)
 	return found
+}
+
+// grant gives the tab's page a permission ("clipboard-read",
+// "clipboard-write", ...), as a person allowing it would.
+func (tb *tab) grant(names ...string) {
+	tb.t.Helper()
+	origin := eval[string](tb, `location.origin`)
+	c := chromedp.FromContext(tb.ctx)
+	ctx, cancel := context.WithTimeout(tb.ctx, waitFor)
+	defer cancel()
+	for _, n := range names {
+		_, err := cdp.Call(ctx, c.Browser, browser.SetPermission, browser.SetPermissionParams{
+			Permission: &browser.PermissionDescriptor{Name: n}, Setting: browser.PermissionSettingGranted,
+			Origin: origin, BrowserContextID: c.BrowserContextID,
+		})
+		require.NoError(tb.t, err, n)
+	}
+}
+
+// evalAwait is eval for an expression whose value is a promise.
+func evalAwait[T any](tb *tab, expr string) T {
+	tb.t.Helper()
+	ctx, cancel := context.WithTimeout(tb.ctx, waitFor)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	require.NoError(tb.t, err, expr)
+	return v
 }

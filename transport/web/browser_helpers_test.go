@@ -65,7 +65,8 @@ func newSite(t *testing.T) *site {
 	t.Helper()
 	path := chromium(t)
 	h := chattest.New(t)
-	api := rest.NewHandler(h.Service, rest.WithRealm(h.RealmID), rest.WithRateLimit(0, time.Minute))
+	// No rate limits: every tab comes from one address.
+	api := rest.NewHandler(h.Service, rest.WithRealm(h.RealmID), rest.WithRateLimit(0, time.Minute), rest.WithAddressRateLimit(0, time.Minute))
 	srv := httptest.NewServer(web.NewHandler(web.WithNext(api)))
 	t.Cleanup(srv.Close)
 	// Cleanups run last-registered first: the browser goes, then the long
@@ -161,6 +162,13 @@ type tab struct {
 
 func (s *site) tab(t *testing.T, width, height int64, emulate ...chromedp.EmulateViewportOption) *tab {
 	t.Helper()
+	return s.tabWith(t, width, height, "", emulate...)
+}
+
+// tabWith is tab with a script that runs in the page before the page's
+// own (a stand-in for a browser API the headless browser lacks).
+func (s *site) tabWith(t *testing.T, width, height int64, script string, emulate ...chromedp.EmulateViewportOption) *tab {
+	t.Helper()
 	tb := &tab{t: t}
 	ctx, cancel := chromedp.NewContext(s.browser, chromedp.WithNewBrowserContext(), chromedp.WithListener(tb.listen))
 	t.Cleanup(cancel)
@@ -174,6 +182,12 @@ func (s *site) tab(t *testing.T, width, height int64, emulate ...chromedp.Emulat
 			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
 		}
 	}()
+	if script != "" {
+		tb.do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: script})
+			return err
+		}))
+	}
 	tb.do(chromedp.EmulateViewport(width, height, emulate...), chromedp.Navigate(s.url))
 	tb.wait(`document.readyState === "complete"`)
 	return tb
@@ -339,6 +353,9 @@ func (tb *tab) press(key string, shift ...bool) {
 	tb.t.Helper()
 	codes := map[string]int64{"Enter": 13, "Tab": 9, "Escape": 27, "End": 35, "ArrowUp": 38, "ArrowDown": 40, "ArrowLeft": 37, "ArrowRight": 39}
 	text := map[string]string{"Enter": "\r"}[key]
+	if len(key) == 1 {
+		text = key // a character: its keydown carries it, as a keyboard's does
+	}
 	var mods int64
 	if len(shift) > 0 && shift[0] {
 		mods = 8 // Shift

@@ -46,6 +46,9 @@ func TestBrowser(t *testing.T) {
 	t.Run("a message moved into the open view appears", func(t *testing.T) { testMovedIn(t, s) })
 	t.Run("the message box completes, replies, keeps drafts, attaches", func(t *testing.T) { testCompose(t, s) })
 	t.Run("emoji are images; the picker finds them", func(t *testing.T) { testEmojiPicker(t, s) })
+	t.Run("inbox, recent conversations, grouping, message actions", func(t *testing.T) { testReadingViews(t, s) })
+	t.Run("following and muting, profile cards, code in colour", func(t *testing.T) { testTopicsAndPeople(t, s) })
+	t.Run("desktop notifications and keyboard shortcuts", func(t *testing.T) { testNotificationsAndShortcuts(t, s) })
 }
 
 // testConversation: Alice writes to a channel and to Bob; Bob sees both

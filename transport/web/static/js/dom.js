@@ -70,6 +70,14 @@ export function setMessageHTML(el, html, finish) {
   el.replaceChildren(root);
 }
 
+// messageText is the text of a message's rendered HTML (parsed inert,
+// nothing loads).
+export function messageText(html) {
+  const t = document.createElement('template');
+  t.innerHTML = policy.createHTML(html);
+  return t.content.textContent.replace(/\s+/g, ' ').trim();
+}
+
 // narrowHash returns the "#narrow/..." part of an in-app link of the
 // rendered HTML ("/#narrow/channel/1-general"), or null.
 export function narrowHash(href) {
@@ -91,15 +99,23 @@ export function emojiChar(code) {
   }
 }
 
-const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
-const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const formats = new Map();
 
-// timeElement shows a Unix time as a local time, the full date in its title.
-export function timeElement(seconds) {
+function format(opts) {
+  const key = JSON.stringify(opts);
+  if (!formats.has(key)) formats.set(key, new Intl.DateTimeFormat(undefined, opts));
+  return formats.get(key);
+}
+
+// timeElement shows a Unix time as a local time (on a 24-hour clock when
+// asked, else the locale's), the full date in its title.
+export function timeElement(seconds, twentyFour) {
   const d = new Date(seconds * 1000);
   const today = new Date().toDateString() === d.toDateString();
-  return h('time', { datetime: d.toISOString(), title: dateFormat.format(d) },
-    today ? timeFormat.format(d) : dateFormat.format(d));
+  const cycle = twentyFour === undefined ? {} : { hourCycle: twentyFour ? 'h23' : 'h12' };
+  const full = format({ dateStyle: 'medium', timeStyle: 'short', ...cycle }).format(d);
+  return h('time', { datetime: d.toISOString(), title: full },
+    today ? format({ hour: '2-digit', minute: '2-digit', ...cycle }).format(d) : full);
 }
 
 // initials of a name, for the avatar circle.

@@ -14,6 +14,11 @@ import { showJoin, InviteDialog } from './join.js';
 import { Uploads, uploadPath } from './uploads.js';
 import { Drafts } from './drafts.js';
 import { Picker, sprite } from './emoji.js';
+import { Views } from './views.js';
+import { viewTitle, renderViewActions } from './header.js';
+import { DesktopNotifications } from './notifications.js';
+import { installShortcuts } from './shortcuts.js';
+import { matches } from './narrow.js';
 
 const api = new Api();
 const model = new Model();
@@ -25,9 +30,9 @@ let typingTimer = null;
 let noticeTimer = null;
 
 // notify shows an error that has no better place (and logs it, so the
-// browser tests see it).
-function notify(text) {
-  console.warn(text);
+// browser tests see it), or, with error false, a passing word.
+function notify(text, error = true) {
+  if (error) console.warn(text);
   const el = $('notice');
   el.textContent = text;
   clearTimeout(noticeTimer);
@@ -52,7 +57,14 @@ function confirm(text) {
 }
 
 const uploads = new Uploads(api);
-const messages = new MessageList(api, model, { notify, confirm, uploads, onReply: (m) => compose.replyTo(m) });
+const messages = new MessageList(api, model, {
+  notify, confirm, uploads,
+  onReply: (m) => compose.replyTo(m),
+  onQuote: (m, text) => {
+    compose.replyTo(m);
+    compose.insert(text);
+  },
+});
 const compose = new Compose(api, model, { notify, uploads, loadTopics: (id) => loadTopics(id), onEditLast: () => messages.editLast() });
 const composePicker = new Picker(model);
 $('compose-emoji').addEventListener('click', (e) => {
@@ -71,6 +83,9 @@ for (const el of document.querySelectorAll('[data-emoji-icon]')) {
 }
 const channels = new Channels(api, model, { notify });
 const invites = new InviteDialog(api, model);
+const views = new Views(api, model, { notify });
+const desktop = new DesktopNotifications(model, { isShown: (m) => matches(view, m, model.me) && !$('messages-view').hidden });
+installShortcuts({ messages, compose, openDM: () => openDMDialog(), nextUnread: () => nextUnread() });
 
 for (const button of document.querySelectorAll('#confirm-dialog button')) {
   button.addEventListener('click', (e) => {
@@ -146,6 +161,8 @@ function logout(reason = '') {
   compose.drafts = new Drafts();
   model.reset({ user_id: 0 });
   messages.close();
+  views.reset();
+  desktop.hide();
   for (const id of ['channel-list', 'dm-list', 'people-list', 'all-channels']) clear($(id));
   $('typing').textContent = '';
   document.title = 'teamchat';
@@ -162,6 +179,7 @@ function onStatus(status) {
 
 function onRegister(state) {
   model.reset(state);
+  views.reset();
   $('me-name').textContent = `(${model.userName(model.me)})`;
   invites.update();
   // A first registration opens the view; a later one (the queue was lost)
@@ -176,6 +194,7 @@ function onRegister(state) {
       if (matchMedia('(min-width: 721px)').matches && !$('compose').hidden) $('compose-content').focus();
       else $('main').focus();
     }
+    desktop.offer();
     pingPresence();
     clearInterval(presenceTimer);
     presenceTimer = setInterval(pingPresence, model.pingEvery);
@@ -184,7 +203,10 @@ function onRegister(state) {
 
 function onEvent(ev) {
   const out = model.apply(ev);
-  if (out.added) messages.add(out.added);
+  if (out.added) {
+    messages.add(out.added);
+    desktop.message(out.added);
+  }
   if (out.removed) messages.remove(out.removed);
   if (out.changed) messages.refresh(out.changed);
   if (out.moved) messages.moved(out.moved);
@@ -196,13 +218,20 @@ function onEvent(ev) {
     if (view.kind === 'channels') channels.render();
     compose.fillChannels();
   }
-  if (out.sidebar) sidebar();
+  if (out.mutedUsers) messages.refresh(messages.ids);
+  if (out.settings === 'twenty_four_hour_time') messages.refresh(messages.ids);
+  if (out.sidebar || out.policy || out.channels) {
+    sidebar();
+    if (view.kind === 'inbox') views.inbox();
+    if (view.kind === 'recent') views.drawRecent();
+    renderViewActions(api, model, view, notify);
+  }
 }
 
 function sidebar() {
   if (!model.me) return; // logged out meanwhile
   renderSidebar(model, view, { onNewDM: openDMDialog });
-  const n = model.unread.size;
+  const n = model.counts().total;
   document.title = `${n ? `(${n}) ` : ''}${model.realmName || 'teamchat'}`;
 }
 
@@ -250,21 +279,20 @@ function renderTyping() {
   if (names.length) typingTimer = setInterval(renderTyping, 1000);
 }
 
-function title() {
-  switch (view.kind) {
-    case 'channel':
-      return ['#' + model.channelName(view.streamId), (model.streams.get(view.streamId) || {}).description || ''];
-    case 'topic':
-      return [`#${model.channelName(view.streamId)} › ${view.topic}`, ''];
-    case 'dm':
-      return [view.userIds.map((id) => model.userName(id)).join(', '), 'Direct messages'];
-    case 'search':
-      return [`Search: ${view.query}`, ''];
-    case 'channels':
-      return ['Channels', 'Subscribe to channels or create one'];
-    default:
-      return ['All messages', ''];
+// nextUnread opens the next topic with unread messages after the open
+// one (in the sidebar's order), or the first.
+function nextUnread() {
+  const c = model.counts();
+  const list = [];
+  for (const s of [...model.subs.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const t of model.topicsOf(s.stream_id)) {
+      if (c.topic(s.stream_id, t.name) && !model.topicMuted(s.stream_id, t.name)) list.push({ s, t });
+    }
   }
+  if (!list.length) return notify('There are no unread topics.', false);
+  const at = view.kind === 'topic' ? list.findIndex((x) => x.s.stream_id === view.streamId && x.t.name.toLowerCase() === view.topic.toLowerCase()) : -1;
+  const next = list[(at + 1) % list.length];
+  location.hash = hashFor({ kind: 'topic', streamId: next.s.stream_id, topic: next.t.name }, { channelName: next.s.name });
 }
 
 function route() {
@@ -283,16 +311,18 @@ function route() {
     return;
   }
   if (!model.me) return;
-  const [t, sub] = title();
+  const [t, sub] = viewTitle(model, view);
   $('view-title').textContent = t;
   $('view-subtitle').textContent = sub;
   $('search-input').value = view.kind === 'search' ? view.query : '';
-  const directory = view.kind === 'channels';
-  $('channels-view').hidden = !directory;
-  $('messages-view').hidden = directory;
+  const panel = { channels: 'channels-view', inbox: 'inbox-view', recent: 'recent-view' }[view.kind] || 'messages-view';
+  for (const id of ['channels-view', 'inbox-view', 'recent-view', 'messages-view']) $(id).hidden = id !== panel;
   closeMenu();
   compose.show(view);
-  if (directory) channels.render();
+  renderViewActions(api, model, view, notify);
+  if (view.kind === 'channels') channels.render();
+  else if (view.kind === 'inbox') views.inbox();
+  else if (view.kind === 'recent') views.recent();
   else messages.open(view);
   if (view.kind === 'channel' || view.kind === 'topic') loadTopics(view.streamId);
   renderTyping();

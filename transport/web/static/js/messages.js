@@ -4,7 +4,9 @@
 // offers reacting, editing and deleting.
 
 import { $, h, clear, setMessageHTML, timeElement, keepFocus } from './dom.js';
-import { Picker, emojiElement, decorateEmoji } from './emoji.js';
+import { decorateEmoji } from './emoji.js';
+import { MessageActions } from './actions.js';
+import { showProfile } from './profile.js';
 import { apiNarrow, hashFor, matches, dmPeople, dmKey } from './narrow.js';
 import { avatar } from './sidebar.js';
 
@@ -13,13 +15,18 @@ const PAGE = 50;
 // renderedFrom is the HTML each message content element was made from.
 const renderedFrom = new WeakMap();
 
+// day is a message's local date, for grouping.
+function day(seconds) {
+  return new Date(seconds * 1000).toDateString();
+}
+
 export class MessageList {
-  constructor(api, model, { notify, confirm, uploads, onReply }) {
+  constructor(api, model, { notify, confirm, uploads, onReply, onQuote }) {
     this.api = api;
-    this.onReply = onReply;
     this.model = model;
     this.uploads = uploads;
-    this.picker = new Picker(model);
+    this.actions = new MessageActions(api, model, this, { notify, confirm, onReply, onQuote });
+    this.readingHeld = false;
     this.notify = notify;
     this.confirm = confirm;
     this.list = $('message-list');
@@ -45,6 +52,7 @@ export class MessageList {
   // open shows a view's newest messages.
   async open(view) {
     this.view = view;
+    this.readingHeld = false;
     this.ids = [];
     this.foundOldest = false;
     this.foundNewest = false;
@@ -219,7 +227,7 @@ export class MessageList {
         if (el.nextElementSibling) this.fixHeader(el.nextElementSibling);
       }
       if (el.querySelector('.edit-form')) {
-        keepFocus(el, () => this.renderReactions(el, m));
+        keepFocus(el, () => this.actions.reactions(el.querySelector('.reactions'), m));
         continue;
       }
       keepFocus(el, () => this.fill(el, m));
@@ -242,9 +250,11 @@ export class MessageList {
   }
 
   render(m, prev) {
-    const el = h('article', { class: 'msg', 'data-id': m.id, 'data-conv': this.convKey(m), tabindex: '-1' });
+    const el = h('article', { class: 'msg', 'data-id': m.id, 'data-conv': this.convKey(m), 'data-sender': m.sender_id, 'data-day': day(m.timestamp), tabindex: '-1' });
     if (!prev || this.convKey(prev) !== this.convKey(m)) el.append(this.header(m));
-    el.append(avatar(this.model.users.get(m.sender_id) || { user_id: m.sender_id, full_name: m.sender_full_name }));
+    else if (prev.sender_id === m.sender_id && day(prev.timestamp) === day(m.timestamp)) el.classList.add('continued');
+    const face = avatar(this.model.users.get(m.sender_id) || { user_id: m.sender_id, full_name: m.sender_full_name });
+    el.append(face);
     el.append(h('div', { class: 'msg-body' }));
     this.fill(el, m);
     return el;
@@ -253,6 +263,7 @@ export class MessageList {
   // fill (re)draws a message's meta line, content, reactions and actions.
   fill(el, m) {
     el.classList.toggle('unread', this.model.isUnread(m.id));
+    el.classList.toggle('starred', (m.flags || []).includes('starred'));
     el.classList.toggle('mine', m.sender_id === this.model.me);
     el.classList.toggle('mentioned', (m.flags || []).some((f) => f === 'mentioned' || f === 'wildcard_mentioned'));
     const body = el.querySelector('.msg-body');
@@ -269,15 +280,25 @@ export class MessageList {
       renderedFrom.set(content, html);
     }
     const edited = m.last_edit_timestamp || (m.edit_history && m.edit_history.length);
+    const starred = (m.flags || []).includes('starred');
+    // A muted sender's message is hidden until asked for.
+    const hidden = this.model.mutedUsers.has(m.sender_id) && !el.dataset.reveal;
+    const shown = hidden ? h('p', { class: 'msg-content muted-message muted' }, 'This message was hidden because you muted its sender. ',
+      h('button', { type: 'button', class: 'link-button', onclick: () => { el.dataset.reveal = '1'; this.fill(el, m); } }, 'Show it')) : content;
+    const reactions = h('div', { class: 'reactions' });
     body.replaceChildren(
       h('div', { class: 'msg-meta' },
-        h('span', { class: 'sender' }, m.sender_full_name),
-        ' ', timeElement(m.timestamp),
-        edited ? h('span', { class: 'edited', title: 'This message was edited' }, ' (edited)') : null),
-      content,
-      h('div', { class: 'reactions' }),
-      this.actions(m));
-    this.renderReactions(el, m);
+        h('button', {
+          type: 'button', class: 'sender link-button', 'aria-haspopup': 'dialog', 'aria-expanded': 'false',
+          onclick: (e) => showProfile(e.currentTarget, m.sender_id, this.model, { api: this.api, notify: this.notify }),
+        }, m.sender_full_name),
+        ' ', timeElement(m.timestamp, this.model.settings.twenty_four_hour_time),
+        edited ? h('span', { class: 'edited', title: 'This message was edited' }, ' (edited)') : null,
+        starred ? h('span', { class: 'star-mark', title: 'Starred' }, h('span', { 'aria-hidden': 'true' }, '★'), h('span', { class: 'visually-hidden' }, 'starred')) : null),
+      shown,
+      reactions,
+      this.actions.bar(m));
+    this.actions.reactions(reactions, m);
     if (this.model.isUnread(m.id)) this.seen.observe(el);
   }
 
@@ -307,55 +328,23 @@ export class MessageList {
     } else if (!need && has) {
       el.firstElementChild.remove();
     }
+    // Under one name: the same sender, the same day, the same conversation.
+    el.classList.toggle('continued', !need && prev.dataset.sender === el.dataset.sender && prev.dataset.day === el.dataset.day);
   }
 
-  actions(m) {
-    const mine = m.sender_id === this.model.me;
-    const who = `message from ${m.sender_full_name}`;
-    return h('div', { class: 'msg-actions' },
-      h('button', { type: 'button', class: 'icon-button react-button', 'data-focus': 'react', 'aria-label': `Add a reaction to this ${who}`, 'aria-expanded': 'false', onclick: (e) => this.togglePicker(m.id, e.currentTarget) }, h('span', { 'aria-hidden': 'true' }, '☺+')),
-      h('button', { type: 'button', class: 'link-button reply-button', 'data-focus': 'reply', 'aria-label': `Reply to this ${who}`, onclick: () => this.onReply(m) }, 'Reply'),
-      mine ? h('button', { type: 'button', class: 'link-button edit-button', 'data-focus': 'edit', 'aria-label': 'Edit this message', onclick: () => this.startEdit(m.id) }, 'Edit') : null,
-      mine ? h('button', { type: 'button', class: 'link-button delete-button', 'data-focus': 'delete', 'aria-label': 'Delete this message', onclick: () => this.delete(m.id) }, 'Delete') : null);
+  // holdReading stops marking the view's messages read (after "mark as
+  // unread"), until a view is opened.
+  holdReading() {
+    this.readingHeld = true;
+    this.toMark.clear();
   }
 
-  renderReactions(el, m) {
-    const box = el.querySelector('.reactions');
-    if (!box) return;
-    const groups = new Map();
-    for (const r of m.reactions || []) {
-      const key = `${r.reaction_type}:${r.emoji_code}`;
-      if (!groups.has(key)) groups.set(key, { ...r, users: [] });
-      groups.get(key).users.push(r.user_id ?? (r.user && r.user.id));
-    }
-    box.replaceChildren(...[...groups.values()].map((g) => {
-      const mine = g.users.includes(this.model.me);
-      const names = g.users.map((id) => (id === this.model.me ? 'you' : this.model.userName(id))).join(', ');
-      return h('button', {
-        type: 'button', class: 'reaction', 'aria-pressed': mine ? 'true' : 'false',
-        'data-emoji': g.emoji_name, 'data-focus': `reaction:${g.emoji_code}`,
-        'aria-label': `${g.emoji_name}: ${g.users.length} (${names}). ${mine ? 'Remove your reaction' : 'Add yours'}`,
-        onclick: () => this.react(m.id, g.emoji_name, g.emoji_code, g.reaction_type, mine),
-      }, emojiElement({ type: g.reaction_type, code: g.emoji_code, name: g.emoji_name }, this.model), ' ', h('span', { class: 'count' }, String(g.users.length)));
-    }));
-  }
-
-  async react(id, name, code, type, remove) {
-    try {
-      const params = { emoji_name: name, emoji_code: code, reaction_type: type };
-      if (remove) await this.api.del(`/messages/${id}/reactions`, params);
-      else await this.api.post(`/messages/${id}/reactions`, params);
-    } catch (err) {
-      this.notify(`Could not ${remove ? 'remove' : 'add'} the reaction: ${err.message}`);
-    }
-  }
-
-  togglePicker(id, button) {
-    this.picker.toggle(button, 'Pick a reaction', (c) => {
-      const m = this.model.messages.get(id);
-      const mine = m && (m.reactions || []).some((r) => r.emoji_code === c.code && r.reaction_type === c.type && (r.user_id ?? r.user?.id) === this.model.me);
-      this.react(id, c.name, c.code, c.type, mine);
-    });
+  // selected is the message a shortcut acts on: the focused one, or the
+  // last of the view.
+  selected() {
+    const a = document.activeElement && document.activeElement.closest && document.activeElement.closest('#message-list article');
+    const el = a || this.list.lastElementChild;
+    return el ? this.model.messages.get(Number(el.dataset.id)) || null : null;
   }
 
   // editLast edits the person's last message in the view (Up in an
@@ -363,61 +352,8 @@ export class MessageList {
   editLast() {
     const mine = this.list.querySelectorAll('article.mine');
     if (!mine.length) return false;
-    this.startEdit(Number(mine[mine.length - 1].dataset.id));
+    this.actions.startEdit(Number(mine[mine.length - 1].dataset.id));
     return true;
-  }
-
-  async startEdit(id) {
-    const el = this.element(id);
-    if (!el || el.querySelector('.edit-form')) return;
-    let raw;
-    try {
-      const body = await this.api.get(`/messages/${id}`, { apply_markdown: 'false' });
-      raw = body.message ? body.message.content : body.raw_content;
-    } catch (err) {
-      this.notify(`Could not load the message for editing: ${err.message}`);
-      return;
-    }
-    const content = el.querySelector('.msg-content');
-    const textarea = h('textarea', { class: 'edit-content', id: `edit-${id}`, rows: '3' });
-    textarea.value = raw;
-    const error = h('p', { class: 'error', role: 'alert' });
-    const close = () => {
-      const m = this.model.messages.get(id);
-      if (m) this.fill(el, m);
-      const edit = el.querySelector('.edit-button');
-      if (edit) edit.focus();
-    };
-    const save = async () => {
-      try {
-        await this.api.patch(`/messages/${id}`, { content: textarea.value });
-        close();
-      } catch (err) {
-        error.textContent = err.message;
-      }
-    };
-    const form = h('form', { class: 'edit-form', onsubmit: (e) => { e.preventDefault(); save(); } },
-      h('label', { for: `edit-${id}` }, 'Edit message'),
-      textarea,
-      error,
-      h('div', { class: 'edit-buttons' },
-        h('button', { type: 'submit', class: 'primary' }, 'Save'),
-        h('button', { type: 'button', onclick: close }, 'Cancel')));
-    textarea.addEventListener('keydown', (e) => {
-      if (e.key === 'Escape') { e.preventDefault(); close(); }
-      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); save(); }
-    });
-    content.replaceWith(form);
-    textarea.focus();
-  }
-
-  async delete(id) {
-    if (!(await this.confirm('Delete this message? This cannot be undone.'))) return;
-    try {
-      await this.api.del(`/messages/${id}`);
-    } catch (err) {
-      this.notify(`Could not delete the message: ${err.message}`);
-    }
   }
 
   // Marking read: messages seen while the page is visible are marked in
@@ -431,7 +367,7 @@ export class MessageList {
   }
 
   markVisible() {
-    if (document.visibilityState !== 'visible') return;
+    if (document.visibilityState !== 'visible' || this.readingHeld) return;
     for (const el of this.list.querySelectorAll('article.unread[data-visible]')) {
       const id = Number(el.dataset.id);
       if (this.model.isUnread(id)) this.toMark.add(id);
