@@ -49,6 +49,8 @@ func TestBrowser(t *testing.T) {
 	t.Run("inbox, recent conversations, grouping, message actions", func(t *testing.T) { testReadingViews(t, s) })
 	t.Run("following and muting, profile cards, code in colour", func(t *testing.T) { testTopicsAndPeople(t, s) })
 	t.Run("desktop notifications and keyboard shortcuts", func(t *testing.T) { testNotificationsAndShortcuts(t, s) })
+	t.Run("settings", func(t *testing.T) { testSettings(t, s) })
+	t.Run("organization settings", func(t *testing.T) { testOrganizationSettings(t, s) })
 }
 
 // testConversation: Alice writes to a channel and to Bob; Bob sees both

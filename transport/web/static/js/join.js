@@ -73,7 +73,9 @@ export class InviteDialog {
     $('invite-button').hidden = !this.model.canInvite;
   }
 
-  open() {
+  // open shows the dialog; onClose (if given) runs when it closes.
+  open(onClose) {
+    if (onClose) this.dialog.addEventListener('close', onClose, { once: true });
     const mine = this.model.role || 400;
     for (const select of document.querySelectorAll('.invite-role')) {
       clear(select);

@@ -19,6 +19,7 @@ import { viewTitle, renderViewActions } from './header.js';
 import { DesktopNotifications } from './notifications.js';
 import { installShortcuts } from './shortcuts.js';
 import { matches } from './narrow.js';
+import { Settings, applyTheme } from './settings.js';
 
 const api = new Api();
 const model = new Model();
@@ -40,9 +41,10 @@ function notify(text, error = true) {
 }
 
 // confirm asks a yes/no question in a modal <dialog> (not window.confirm).
-function confirm(text) {
+function confirm(text, ok = 'Delete') {
   const dialog = $('confirm-dialog');
   $('confirm-text').textContent = text;
+  $('confirm-ok').textContent = ok;
   return new Promise((resolve) => {
     const done = (answer) => {
       dialog.removeEventListener('close', onClose);
@@ -85,6 +87,7 @@ const channels = new Channels(api, model, { notify });
 const invites = new InviteDialog(api, model);
 const views = new Views(api, model, { notify });
 const desktop = new DesktopNotifications(model, { isShown: (m) => matches(view, m, model.me) && !$('messages-view').hidden });
+const settings = new Settings(api, model, { notify, desktop, confirm, invites });
 installShortcuts({ messages, compose, openDM: () => openDMDialog(), nextUnread: () => nextUnread() });
 
 for (const button of document.querySelectorAll('#confirm-dialog button')) {
@@ -166,6 +169,7 @@ function logout(reason = '') {
   for (const id of ['channel-list', 'dm-list', 'people-list', 'all-channels']) clear($(id));
   $('typing').textContent = '';
   document.title = 'teamchat';
+  delete document.documentElement.dataset.theme;
   showLogin(reason);
 }
 
@@ -180,6 +184,7 @@ function onStatus(status) {
 function onRegister(state) {
   model.reset(state);
   views.reset();
+  applyTheme(model.settings);
   $('me-name').textContent = `(${model.userName(model.me)})`;
   invites.update();
   // A first registration opens the view; a later one (the queue was lost)
@@ -220,6 +225,8 @@ function onEvent(ev) {
   }
   if (out.mutedUsers) messages.refresh(messages.ids);
   if (out.settings === 'twenty_four_hour_time') messages.refresh(messages.ids);
+  if (out.settings === 'color_scheme') applyTheme(model.settings);
+  if (view.kind === 'settings' && (out.settings || out.mutedUsers || out.realm || out.people)) settings.refresh();
   if (out.sidebar || out.policy || out.channels) {
     sidebar();
     if (view.kind === 'inbox') views.inbox();
@@ -315,14 +322,15 @@ function route() {
   $('view-title').textContent = t;
   $('view-subtitle').textContent = sub;
   $('search-input').value = view.kind === 'search' ? view.query : '';
-  const panel = { channels: 'channels-view', inbox: 'inbox-view', recent: 'recent-view' }[view.kind] || 'messages-view';
-  for (const id of ['channels-view', 'inbox-view', 'recent-view', 'messages-view']) $(id).hidden = id !== panel;
+  const panel = { channels: 'channels-view', inbox: 'inbox-view', recent: 'recent-view', settings: 'settings-view' }[view.kind] || 'messages-view';
+  for (const id of ['channels-view', 'inbox-view', 'recent-view', 'settings-view', 'messages-view']) $(id).hidden = id !== panel;
   closeMenu();
   compose.show(view);
   renderViewActions(api, model, view, notify);
   if (view.kind === 'channels') channels.render();
   else if (view.kind === 'inbox') views.inbox();
   else if (view.kind === 'recent') views.recent();
+  else if (view.kind === 'settings') settings.show(view.section);
   else messages.open(view);
   if (view.kind === 'channel' || view.kind === 'topic') loadTopics(view.streamId);
   renderTyping();

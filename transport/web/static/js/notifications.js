@@ -81,7 +81,8 @@ export class DesktopNotifications {
     const title = m.type === 'private'
       ? (m.display_recipient.length > 2 ? `${m.sender_full_name} (to ${dmPeople(m, model.me).map((id) => model.userName(id)).join(', ')})` : m.sender_full_name)
       : `#${model.channelName(m.stream_id)} › ${m.subject}`;
-    const body = m.type === 'private' ? messageText(m.content) : `${m.sender_full_name}: ${messageText(m.content)}`;
+    const text = model.settings.pm_content_in_desktop_notifications === false ? 'New message' : messageText(m.content);
+    const body = m.type === 'private' ? text : `${m.sender_full_name}: ${text}`;
     const where = m.type === 'private'
       ? hashFor({ kind: 'dm', userIds: dmPeople(m, model.me) })
       : hashFor({ kind: 'topic', streamId: m.stream_id, topic: m.subject }, { channelName: model.channelName(m.stream_id) });
