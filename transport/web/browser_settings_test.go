@@ -2,7 +2,10 @@ package web_test
 
 import (
 	"fmt"
+	"image/color"
 	"net/url"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -32,6 +35,16 @@ func testSettings(t *testing.T, s *site) {
 	tb.wait(`document.getElementById("settings-name-status").textContent === "Saved."`)
 	tb.wait(`document.getElementById("people-list").textContent.includes(%s)`, hostile+" (you)")
 	assert.Zero(t, tb.count("#people-list img, #settings-view img"))
+
+	// A picture: uploaded, shown to everyone, removed.
+	file := filepath.Join(t.TempDir(), "me.png")
+	require.NoError(t, os.WriteFile(file, pngImage(t, 24, 24, color.RGBA{R: 250, G: 120, A: 255}), 0o644))
+	tb.do(chromedp.SetUploadFiles(chromedp.CSS("#settings-avatar-file"), []string{file}, chromedp.NodeReady))
+	mine := fmt.Sprintf(`#people-list a[data-user-id="%d"] img.avatar`, me.ID)
+	tb.wait(`(i => i && i.complete && i.naturalWidth === 24)(document.querySelector(%s))`, mine)
+	tb.wait(`(i => i && i.complete && i.naturalWidth === 24)(document.querySelector("#settings-view img.avatar"))`)
+	tb.click("#settings-avatar-remove")
+	tb.wait(`document.querySelector(%s) === null && document.getElementById("settings-avatar-remove") === null`, mine)
 
 	// The password: a wrong current one is refused, then it changes.
 	tb.click(`.settings-nav a[href="#settings/account"]`)

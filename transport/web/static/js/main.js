@@ -224,6 +224,7 @@ function onEvent(ev) {
     compose.fillChannels();
   }
   if (out.mutedUsers) messages.refresh(messages.ids);
+  if (out.avatars) messages.reavatar();
   if (out.settings === 'twenty_four_hour_time') messages.refresh(messages.ids);
   if (out.settings === 'color_scheme') applyTheme(model.settings);
   if (view.kind === 'settings' && (out.settings || out.mutedUsers || out.realm || out.people)) settings.refresh();

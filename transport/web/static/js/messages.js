@@ -332,6 +332,15 @@ export class MessageList {
     el.classList.toggle('continued', !need && prev.dataset.sender === el.dataset.sender && prev.dataset.day === el.dataset.day);
   }
 
+  // reavatar draws the senders' pictures again (one changed).
+  reavatar() {
+    for (const el of this.list.children) {
+      const old = el.querySelector(':scope > .avatar');
+      const m = this.model.messages.get(Number(el.dataset.id));
+      if (old && m) old.replaceWith(avatar(this.model.users.get(m.sender_id) || { user_id: m.sender_id, full_name: m.sender_full_name }));
+    }
+  }
+
   // holdReading stops marking the view's messages read (after "mark as
   // unread"), until a view is opened.
   holdReading() {

@@ -340,6 +340,7 @@ export class Model {
         if (ev.op === 'add') this.users.set(ev.person.user_id, ev.person);
         if (ev.op === 'update' && this.users.has(ev.person.user_id)) Object.assign(this.users.get(ev.person.user_id), ev.person);
         if (ev.op === 'remove') this.users.delete(ev.person.user_id);
+        if (ev.op === 'update' && ev.person.avatar_url !== undefined) out.avatars = true;
         if (ev.person.user_id === this.me && ev.person.role !== undefined) {
           this.role = ev.person.role;
           this.isAdmin = this.role <= 200;

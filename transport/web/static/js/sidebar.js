@@ -54,7 +54,7 @@ export function renderSidebar(model, view, { onNewDM }) {
 
   const order = { active: 0, idle: 1, offline: 2 };
   const people = [...model.users.values()].filter((u) => u.is_active !== false && !u.is_bot)
-    .map((u) => ({ id: u.user_id, name: u.full_name, me: u.user_id === model.me, status: u.user_id === model.me ? 'active' : model.online(u.user_id) }))
+    .map((u) => ({ id: u.user_id, name: u.full_name, avatar: u.avatar_url || '', me: u.user_id === model.me, status: u.user_id === model.me ? 'active' : model.online(u.user_id) }))
     .sort((a, b) => order[a.status] - order[b.status] || a.name.localeCompare(b.name));
   reconcile($('people-list'), people.map((p) => ({ key: `p${p.id}`, sig: JSON.stringify(p), build: () => personItem(p) })));
 }
@@ -83,7 +83,7 @@ function personItem(p) {
     'data-presence': p.status,
   },
   h('span', { class: `presence ${p.status}`, 'aria-hidden': 'true' }),
-  avatar({ user_id: p.id, full_name: p.name }),
+  avatar({ user_id: p.id, full_name: p.name, avatar_url: p.avatar }),
   h('span', { class: 'name' }, p.name + (p.me ? ' (you)' : '')),
   h('span', { class: 'visually-hidden' }, `, ${label}`)));
 }
@@ -96,6 +96,11 @@ function navLink(href, { current, dataset }, content, unread) {
 }
 
 export function avatar(u, size = '') {
+  // An uploaded picture (beside the page); else initials on a colour.
+  const url = u && typeof u.avatar_url === 'string' ? u.avatar_url : '';
+  if (/^\/user_avatars\/\d+\/avatars\/\d+-\d+$/.test(url)) {
+    return h('img', { class: `avatar ${size}`.trim(), src: url.slice(1), alt: '', 'aria-hidden': 'true' });
+  }
   const el = h('span', { class: `avatar ${size}`.trim(), 'aria-hidden': 'true' }, initials(u ? u.full_name : '?'));
   el.style.setProperty('--hue', String(hue(u ? u.user_id : 0)));
   return el;
