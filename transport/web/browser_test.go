@@ -51,6 +51,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("desktop notifications and keyboard shortcuts", func(t *testing.T) { testNotificationsAndShortcuts(t, s) })
 	t.Run("settings", func(t *testing.T) { testSettings(t, s) })
 	t.Run("organization settings", func(t *testing.T) { testOrganizationSettings(t, s) })
+	t.Run("a newcomer's first ten minutes", func(t *testing.T) { testNewcomer(t, s) })
 }
 
 // testConversation: Alice writes to a channel and to Bob; Bob sees both

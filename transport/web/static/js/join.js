@@ -83,6 +83,13 @@ export class InviteDialog {
         if (n >= mine) select.append(h('option', { value: n, selected: n === 400 }, name));
       }
     }
+    const channels = $('invite-channels');
+    clear(channels);
+    for (const sub of [...this.model.subs.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+      const id = `invite-channel-${sub.stream_id}`;
+      channels.append(h('li', {}, h('input', { type: 'checkbox', id, value: sub.stream_id }), h('label', { for: id }, `#${sub.name}`)));
+    }
+    if (!channels.children.length) channels.append(h('li', { class: 'muted' }, 'You are in no channels yet.'));
     for (const id of ['invite-email-result', 'invite-email-error', 'invite-link-error']) $(id).textContent = '';
     $('invite-link-result').hidden = true;
     $('invite-link-form').hidden = !this.model.isAdmin;
@@ -103,7 +110,7 @@ export class InviteDialog {
       await this.api.post('/invites', {
         invitee_emails: emails,
         invite_as: Number($('invite-email-role').value),
-        stream_ids: [],
+        stream_ids: chosenChannels(),
         include_realm_default_subscriptions: true,
       });
       $('invite-email-result').textContent = `Invited: ${emails.split(/[\n,]+/).map((e) => e.trim()).filter(Boolean).join(', ')}.`;
@@ -121,6 +128,7 @@ export class InviteDialog {
       const body = await this.api.post('/invites/multiuse', {
         invite_expires_in_minutes: expiry === 'null' ? null : Number(expiry),
         invite_as: Number($('invite-link-role').value),
+        stream_ids: chosenChannels(),
         include_realm_default_subscriptions: true,
       });
       $('invite-link').value = body.invite_link;
@@ -130,6 +138,11 @@ export class InviteDialog {
       error.textContent = err.message;
     }
   }
+}
+
+// chosenChannels are the channels checked in the invitation dialog.
+function chosenChannels() {
+  return [...document.querySelectorAll('#invite-channels input:checked')].map((i) => Number(i.value));
 }
 
 // copyText copies an input's text and says so on the button.
