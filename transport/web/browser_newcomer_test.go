@@ -23,6 +23,7 @@ func testNewcomer(t *testing.T, s *site) {
 	owner.login(s.h.Owner)
 	// A channel to welcome people in.
 	owner.click(`#channels-heading a[href="#channels"]`)
+	owner.wait(`!document.getElementById("channels-view").hidden`)
 	owner.typeInto("#new-channel-name", "welcome")
 	owner.typeInto("#new-channel-description", "Say hello")
 	owner.click(`#create-channel-form button[type=submit]`)
