@@ -23,7 +23,7 @@ import (
 
 // upload posts a file as u (multipart, as a client does) to path
 // ("/user_uploads" or "/realm/emoji/NAME") and returns the answer.
-func (s *site) upload(t *testing.T, u chattest.User, path, name, contentType string, data []byte) map[string]any {
+func (s *site) upload(t testing.TB, u chattest.User, path, name, contentType string, data []byte) map[string]any {
 	t.Helper()
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
@@ -48,7 +48,7 @@ func (s *site) upload(t *testing.T, u chattest.User, path, name, contentType str
 }
 
 // pngImage is a w×h PNG of one colour.
-func pngImage(t *testing.T, w, h int, c color.Color) []byte {
+func pngImage(t testing.TB, w, h int, c color.Color) []byte {
 	t.Helper()
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	for y := range h {

@@ -171,7 +171,7 @@ func testMovedIn(t *testing.T, s *site) {
 }
 
 // channelID is a channel's ID by its name.
-func (s *site) channelID(t *testing.T, name string) int64 {
+func (s *site) channelID(t testing.TB, name string) int64 {
 	t.Helper()
 	return int64(s.call(t, s.h.Owner, "GET", "/get_stream_id", url.Values{"stream": {name}})["stream_id"].(float64))
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // dm sends a direct message from u to the others.
-func (s *site) dm(t *testing.T, u chattest.User, content string, to ...chattest.User) {
+func (s *site) dm(t testing.TB, u chattest.User, content string, to ...chattest.User) {
 	t.Helper()
 	ids := make([]int64, len(to))
 	for i, x := range to {

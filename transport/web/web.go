@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
@@ -58,6 +60,10 @@ type asset struct {
 	body        []byte
 	contentType string
 	etag        string
+	// gz is the body gzipped (text files), served to browsers that take
+	// it, with its own ETag.
+	gz     []byte
+	gzETag string
 }
 
 // NewHandler returns the web client's handler.
@@ -81,7 +87,11 @@ func loadAssets() map[string]asset {
 			return err
 		}
 		sum := sha256.Sum256(body)
-		a := asset{body: body, contentType: contentType(name), etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+		tag := base64.RawURLEncoding.EncodeToString(sum[:12])
+		a := asset{body: body, contentType: contentType(name), etag: `"` + tag + `"`}
+		if compressible(a.contentType) {
+			a.gz, a.gzETag = gzipped(body), `"`+tag+`-gz"`
+		}
 		rel := strings.TrimPrefix(name, "static/")
 		if rel == "index.html" {
 			files["/"] = a
@@ -94,6 +104,31 @@ func loadAssets() map[string]asset {
 		panic("web: embedded files: " + err.Error()) // the files are compiled in
 	}
 	return files
+}
+
+// compressible types are gzipped once, when the handler is made.
+func compressible(contentType string) bool {
+	return strings.HasPrefix(contentType, "text/") || contentType == "image/svg+xml"
+}
+
+func gzipped(body []byte) []byte {
+	var b bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+	_, _ = w.Write(body)
+	_ = w.Close()
+	return b.Bytes()
+}
+
+// acceptsGzip tells whether a request's Accept-Encoding takes gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
 }
 
 func contentType(name string) string {
@@ -149,18 +184,27 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The files change with the binary: browsers revalidate each time and
 	// get 304 while the ETag (a hash of the content) matches.
+	body, etag := a.body, a.etag
+	if a.gz != nil {
+		hd.Set("Vary", "Accept-Encoding")
+		if acceptsGzip(r) {
+			body, etag = a.gz, a.gzETag
+			hd.Set("Content-Encoding", "gzip")
+		}
+	}
 	hd.Set("Cache-Control", "no-cache")
-	hd.Set("ETag", a.etag)
-	if etagMatches(r.Header.Get("If-None-Match"), a.etag) {
+	hd.Set("ETag", etag)
+	if etagMatches(r.Header.Get("If-None-Match"), etag) {
+		hd.Del("Content-Encoding")
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
 	hd.Set("Content-Type", a.contentType)
-	hd.Set("Content-Length", strconv.Itoa(len(a.body)))
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
 	if r.Method == http.MethodHead {
 		return
 	}
-	_, _ = w.Write(a.body)
+	_, _ = w.Write(body)
 }
 
 // serveJoin answers an invitation link (/join/<key>/) with a redirect to

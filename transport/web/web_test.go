@@ -1,12 +1,14 @@
 package web_test
 
 import (
+	"compress/gzip"
 	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -177,4 +179,33 @@ func TestHandlerHandsTheRestToNext(t *testing.T) {
 	assert.Equal(t, "text/html; charset=utf-8", get(t, site, "GET", "/").Header.Get("Content-Type"))
 	assert.True(t, site.Serves("/web/app.css"))
 	assert.False(t, site.Serves("/api/v1/users"))
+}
+
+// Text files go gzipped to browsers that take it (their own ETag, Vary
+// set); the rest, and other clients, get them as they are.
+func TestHandlerGzipsTextFiles(t *testing.T) {
+	h := web.NewHandler()
+	plain := get(t, h, "GET", "/web/js/main.js")
+	want, _ := io.ReadAll(plain.Body)
+	assert.Empty(t, plain.Header.Get("Content-Encoding"))
+	assert.Equal(t, "Accept-Encoding", plain.Header.Get("Vary"))
+
+	zipped := get(t, h, "GET", "/web/js/main.js", "Accept-Encoding", "br, gzip;q=0.8")
+	require.Equal(t, "gzip", zipped.Header.Get("Content-Encoding"))
+	assert.Equal(t, "Accept-Encoding", zipped.Header.Get("Vary"))
+	assert.NotEqual(t, plain.Header.Get("ETag"), zipped.Header.Get("ETag"))
+	zr, err := gzip.NewReader(zipped.Body)
+	require.NoError(t, err)
+	got, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	n, _ := strconv.Atoi(zipped.Header.Get("Content-Length"))
+	assert.Less(t, n, len(want)/2, "smaller")
+	assert.Equal(t, http.StatusNotModified, get(t, h, "GET", "/web/js/main.js", "Accept-Encoding", "gzip", "If-None-Match", zipped.Header.Get("ETag")).StatusCode)
+	assert.Equal(t, http.StatusOK, get(t, h, "GET", "/web/js/main.js", "If-None-Match", zipped.Header.Get("ETag")).StatusCode, "the other variant's tag")
+	assert.Empty(t, get(t, h, "GET", "/web/js/main.js", "Accept-Encoding", "gzip;q=0").Header.Get("Content-Encoding"))
+
+	png := get(t, h, "GET", "/web/emoji/sheet.png", "Accept-Encoding", "gzip")
+	assert.Empty(t, png.Header.Get("Content-Encoding"), "images are compressed already")
+	assert.Equal(t, "image/png", png.Header.Get("Content-Type"))
 }

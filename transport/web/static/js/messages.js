@@ -98,7 +98,9 @@ export class MessageList {
       this.model.remember(body.messages);
       this.foundOldest = body.found_oldest;
       if (anchor === 'newest') this.foundNewest = body.found_newest;
-      const before = this.scroller.scrollHeight - this.scroller.scrollTop;
+      // Where the reader is, to stay there as older messages come in
+      // above (read only then: reading it lays the page out).
+      const before = anchor === 'newest' ? 0 : this.scroller.scrollHeight - this.scroller.scrollTop;
       const fresh = body.messages.filter((m) => !this.ids.includes(m.id));
       this.ids = [...fresh.map((m) => m.id), ...this.ids];
       const frag = document.createDocumentFragment();
