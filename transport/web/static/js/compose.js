@@ -199,11 +199,13 @@ export class Compose {
 
   // fillChannels lists the subscribed channels in the picker.
   fillChannels() {
+    const subs = [...this.model.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
+    const sig = subs.map((s) => `${s.stream_id}:${s.name}`).join('\n');
+    if (sig === this.channelsSig) return; // the same channels: the options stay
+    this.channelsSig = sig;
     const keep = this.channel.value;
     clear(this.channel);
-    for (const s of [...this.model.subs.values()].sort((a, b) => a.name.localeCompare(b.name))) {
-      this.channel.append(h('option', { value: s.stream_id }, s.name));
-    }
+    for (const s of subs) this.channel.append(h('option', { value: s.stream_id }, s.name));
     if (keep && [...this.channel.options].some((o) => o.value === keep)) this.channel.value = keep;
   }
 

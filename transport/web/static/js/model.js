@@ -23,6 +23,7 @@ export class Model {
       this.streams.set(s.stream_id, { ...this.streams.get(s.stream_id), ...s });
     }
     this.unread = new Map(); // message ID -> {streamId, topic} | {dm: key}
+    this.cachedCounts = null;
     this.topics = new Map(); // stream ID -> Map(folded topic -> {name, maxId})
     this.dms = new Map(); // key -> {userIds, maxId}
     const u = state.unread_msgs || {};
@@ -151,6 +152,11 @@ export class Model {
   // (muted topics left out of their channel's count), by direct
   // conversation, and the total the title shows.
   counts() {
+    if (!this.cachedCounts) this.cachedCounts = this.countAll();
+    return this.cachedCounts;
+  }
+
+  countAll() {
     const channels = new Map();
     const topics = new Map();
     const dms = new Map();
@@ -237,6 +243,7 @@ export class Model {
   // typing, people}.
   apply(ev) {
     const out = { sidebar: false };
+    this.cachedCounts = null; // any event may change them
     switch (ev.type) {
       case 'message': {
         const m = { ...ev.message, flags: ev.flags || [] };
