@@ -98,22 +98,23 @@ export class Settings {
     return h('p', { id, class: 'result', role: 'status' });
   }
 
+  // save patches settings and says how it went on the status line, found
+  // after the answer (the settings event may have redrawn the section).
   async save(params, statusId, what = 'Saved.') {
-    const status = $(statusId);
+    let ok = true;
+    let text = what;
     try {
       await this.api.patch('/settings', params);
-      if (status) {
-        status.classList.remove('error');
-        status.textContent = what;
-      }
-      return true;
     } catch (err) {
-      if (status) {
-        status.classList.add('error');
-        status.textContent = err.message;
-      }
-      return false;
+      ok = false;
+      text = err.message;
     }
+    const status = $(statusId);
+    if (status) {
+      status.classList.toggle('error', !ok);
+      status.textContent = text;
+    }
+    return ok;
   }
 
   profile() {
@@ -153,10 +154,10 @@ export class Settings {
     form.append('file', f, f.name);
     try {
       await this.api.upload('/users/me/avatar', form);
-      status.textContent = 'Saved.';
+      $('settings-avatar-status').textContent = 'Saved.';
     } catch (err) {
-      status.classList.add('error');
-      status.textContent = err.message;
+      $('settings-avatar-status').classList.add('error');
+      $('settings-avatar-status').textContent = err.message;
     }
   }
 
