@@ -306,20 +306,19 @@ func (im *importer) remap(e *archive.Entry, line int, rec any) error {
 	fail := func(format string, args ...any) error {
 		return &archive.Error{Entry: e.Name, Line: line, Err: fmt.Errorf(format, args...)}
 	}
-	if k.Name == "realms" {
-		if err := im.takeRealm(rec.(*storage.Realm)); err != nil {
-			return fail("%v", err)
-		}
-	}
-	if k.Name != "realms" {
-		storage.ColumnValue(rec, "realm_id").SetInt(im.realm.ID)
-	}
 	if k.HasID() {
 		id := storage.ColumnValue(rec, "id")
 		if id.Int() < 1 || id.Int() > im.m.Kind(k.Name).MaxID {
 			return fail("ID %d is outside the manifest's range for %s (1 to %d)", id.Int(), k.Name, im.m.Kind(k.Name).MaxID)
 		}
 		id.SetInt(id.Int() + im.base[k.Name])
+	}
+	if k.Name == "realms" {
+		if err := im.takeRealm(rec.(*storage.Realm)); err != nil {
+			return fail("%v", err)
+		}
+	} else {
+		storage.ColumnValue(rec, "realm_id").SetInt(im.realm.ID)
 	}
 	for col, ref := range columnRefs(k) {
 		v := storage.ColumnValue(rec, col)
@@ -357,8 +356,7 @@ func (im *importer) takeRealm(r *storage.Realm) error {
 	if im.m.NewOrganization {
 		return errors.New("an organization record in an archive that asks for a new organization")
 	}
-	im.oldRealm = r.ID
-	r.ID += im.base["realms"]
+	im.oldRealm = r.ID - im.base["realms"]
 	if im.req.URL != "" {
 		u, host, err := parseRealmURL(im.req.URL)
 		if err != nil {

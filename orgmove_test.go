@@ -8,6 +8,7 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"io/fs"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -40,17 +41,31 @@ type moveNode struct {
 	svc   *chat.Service
 	store storage.Store
 	h     http.Handler
+	dir   string // the blob store's
+}
+
+// files lists the files in the node's blob store.
+func (n *moveNode) files(t *testing.T) []string {
+	var out []string
+	require.NoError(t, filepath.WalkDir(n.dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			out = append(out, path)
+		}
+		return err
+	}))
+	return out
 }
 
 var moveClock = func() time.Time { return chattest.Start }
 
 func newMoveNode(t *testing.T, st storage.Store) *moveNode {
-	blobs, err := blob.NewDir(filepath.Join(t.TempDir(), "uploads"))
+	dir := filepath.Join(t.TempDir(), "uploads")
+	blobs, err := blob.NewDir(dir)
 	require.NoError(t, err)
 	svc := chat.New(st, chat.WithBlobStore(blobs), chat.WithClock(moveClock),
 		chat.WithPasswordHasher(chat.Argon2id{Time: 1, MemoryKiB: 64}))
 	t.Cleanup(func() { _ = svc.Close() })
-	return &moveNode{svc: svc, store: st, h: rest.NewHandler(svc, rest.WithRateLimit(0, time.Minute), rest.WithAddressRateLimit(0, time.Minute))}
+	return &moveNode{svc: svc, store: st, h: rest.NewHandler(svc, rest.WithRateLimit(0, time.Minute), rest.WithAddressRateLimit(0, time.Minute)), dir: dir}
 }
 
 // account is who calls.
@@ -188,7 +203,9 @@ func populate(t *testing.T, n *moveNode) *movedOrg {
 	n.ok(t, owner, "POST", fmt.Sprintf("/api/v1/user_groups/%d/subgroups", idOf(g2, "group_id")), vals("add", fmt.Sprintf("[%d]", idOf(g, "group_id"))))
 
 	// Messages of every kind.
-	send := func(who account, form url.Values) int64 { return idOf(n.ok(t, who, "POST", "/api/v1/messages", form), "id") }
+	send := func(who account, form url.Values) int64 {
+		return idOf(n.ok(t, who, "POST", "/api/v1/messages", form), "id")
+	}
 	var ids []int64
 	for i := range 12 {
 		ids = append(ids, send(o.accounts[i%4], vals("type", "stream", "to", "general", "topic", fmt.Sprintf("topic %d", i%3),

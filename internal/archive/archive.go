@@ -367,7 +367,8 @@ func (r *Reader) classify(hdr *tar.Header) (*Entry, error) {
 // and its line number.
 func (r *Reader) Records(fn func(rec any, line int) error) error {
 	e := r.cur
-	sc := bufio.NewScanner(io.LimitReader(r.tr, e.Size))
+	src := &errReader{r: io.LimitReader(r.tr, e.Size)}
+	sc := bufio.NewScanner(src)
 	sc.Buffer(make([]byte, 64<<10), MaxLine)
 	line := 0
 	for sc.Scan() {
@@ -377,6 +378,9 @@ func (r *Reader) Records(fn func(rec any, line int) error) error {
 			continue
 		}
 		rec, err := UnmarshalRecord(e.Kind, text)
+		if err != nil && src.err != nil && !errors.Is(src.err, io.EOF) {
+			err = fmt.Errorf("the archive is broken or cut short: %v", src.err)
+		}
 		if err != nil {
 			return &Error{Entry: e.Name, Line: line, Err: err}
 		}
@@ -391,6 +395,20 @@ func (r *Reader) Records(fn func(rec any, line int) error) error {
 		return &Error{Entry: e.Name, Line: line + 1, Err: fmt.Errorf("the archive is broken or cut short: %v", err)}
 	}
 	return nil
+}
+
+// errReader remembers its reader's error.
+type errReader struct {
+	r   io.Reader
+	err error
+}
+
+func (r *errReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil {
+		r.err = err
+	}
+	return n, err
 }
 
 // Body is the current file entry's content: exactly its stated size.
