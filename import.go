@@ -106,6 +106,8 @@ type importer struct {
 	stored   []string
 	progress Progress
 	convert  []func(k *storage.Kind, rec any) error
+	// groups are a new organization's system groups, by name.
+	groups map[string]int64
 }
 
 // pendingRef is a reference checked once every record is in (to a

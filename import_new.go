@@ -80,7 +80,9 @@ func (im *importer) newOrganization(ctx context.Context) error {
 	if err := setRealmDefaultGroups(ctx, im.tx, realm, groups); err != nil {
 		return err
 	}
-	im.realm, im.oldRealm = realm, realm.ID
+	// The archive's paths hold its own organization ID (0 in the Slack
+	// importer's).
+	im.realm, im.oldRealm, im.groups = realm, im.m.Realm.ID, groups
 	return nil
 }
 
@@ -108,6 +110,9 @@ func (im *importer) finishNewOrganization(ctx context.Context) error {
 	if owners == 0 {
 		return &archive.Error{Entry: "records/users", Err: errors.New("no active user owns the organization")}
 	}
+	if err := im.defaultChannelSettings(ctx); err != nil {
+		return err
+	}
 	for name, ids := range byGroup {
 		g, err := im.tx.GetGroupByName(ctx, im.realm.ID, name)
 		if err != nil {
@@ -115,6 +120,43 @@ func (im *importer) finishNewOrganization(ctx context.Context) error {
 		}
 		if err := im.tx.AddGroupMembers(ctx, im.realm.ID, g.ID, ids); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// defaultChannelSettings gives the archive's channels the reference's
+// permission settings where the archive leaves them unset (0): another
+// system's archive cannot name this organization's system groups. The
+// setting whose default is "the creator alone" gets the administrators.
+func (im *importer) defaultChannelSettings(ctx context.Context) error {
+	var streams []storage.Stream
+	err := im.b.ScanRecords(ctx, im.realm.ID, storage.KindByName("streams"), exportPage, func(recs []any) error {
+		for _, rec := range recs {
+			streams = append(streams, *rec.(*storage.Stream))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range streams {
+		ch := &streams[i]
+		var columns []string
+		for _, d := range channelSettings {
+			if f := d.field(ch); *f == 0 {
+				def := d.def
+				if def == "" {
+					def = GroupAdministrators
+				}
+				*f = im.groups[def]
+				columns = append(columns, d.column())
+			}
+		}
+		if len(columns) > 0 {
+			if err := im.tx.UpdateStream(ctx, ch, columns...); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

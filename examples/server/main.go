@@ -71,6 +71,8 @@ type config struct {
 	metricsReady chan<- string
 	// smtp sends missed-message emails (smtp.go).
 	smtp smtpConfig
+	// move: export, import, set a password, then exit (move.go).
+	move moveConfig
 }
 
 func main() {
@@ -101,6 +103,10 @@ func main() {
 	flag.StringVar(&cfg.smtp.user, "smtp-user", "", "with -smtp: the user to authenticate as (the password from -smtp-password or TEAMCHAT_SMTP_PASSWORD)")
 	flag.StringVar(&cfg.smtp.password, "smtp-password", "", "with -smtp-user: the password (TEAMCHAT_SMTP_PASSWORD keeps it out of the process list)")
 	flag.StringVar(&cfg.smtp.tls, "smtp-tls", "opportunistic", "with -smtp: opportunistic (STARTTLS when offered), mandatory, implicit (TLS from the start) or none")
+	flag.StringVar(&cfg.move.exportFile, "export", "", "write the organization (at -url, or the only one) to this archive file, then exit")
+	flag.StringVar(&cfg.move.importFile, "import", "", "import an organization from this archive file (served at -url, or the archive's URL), then exit")
+	flag.StringVar(&cfg.move.importSlack, "import-slack", "", "import a Slack workspace export (a .zip file) as a new organization (at -url, named -realm-name), then exit")
+	flag.StringVar(&cfg.move.setPassword, "set-password", "", "set this user's password (from TEAMCHAT_NEW_PASSWORD, or else standard input), then exit")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -108,6 +114,9 @@ func main() {
 	runServer := func() error { return run(ctx, cfg, os.Stdout, os.Stderr, nil) }
 	if cfg.invite {
 		runServer = func() error { return printInvite(ctx, cfg, os.Stdout) }
+	}
+	if cfg.move.any() {
+		runServer = func() error { return runMove(ctx, cfg, os.Stdin, os.Stdout, os.Stderr) }
 	}
 	if err := runServer(); err != nil {
 		fmt.Fprintln(os.Stderr, "server:", err)

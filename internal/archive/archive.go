@@ -301,6 +301,11 @@ func (r *Reader) Next() (*Entry, error) {
 	for {
 		hdr, err := r.tr.Next()
 		if errors.Is(err, io.EOF) {
+			// The rest of the stream: the gzip trailer, whose checksum
+			// says the whole archive arrived as written.
+			if _, err := io.Copy(io.Discard, io.LimitReader(r.gz, 1<<20)); err != nil {
+				return nil, &Error{Err: fmt.Errorf("the archive is broken or cut short: %v", err)}
+			}
 			return nil, io.EOF
 		}
 		if err != nil {
