@@ -436,8 +436,12 @@ func (c *converter) eachDay(ctx context.Context, dir string, fn func(entry strin
 	return nil
 }
 
+// warn adds a warning once (the messages are walked several times).
 func (c *converter) warn(format string, args ...any) {
-	c.report.Warnings = append(c.report.Warnings, fmt.Sprintf(format, args...))
+	w := fmt.Sprintf(format, args...)
+	if !slices.Contains(c.report.Warnings, w) {
+		c.report.Warnings = append(c.report.Warnings, w)
+	}
 }
 
 // pathID is an imported file's path, derived from its Slack ID so that
@@ -485,4 +489,3 @@ const (
 	RecordsSchema        = "0028_notifications"
 	RecordsSchemaVersion = 28
 )
-

@@ -154,7 +154,9 @@ func (r *sizedReader) Read(p []byte) (int, error) {
 	if r.left < 0 {
 		return n, refuse(r.name, "holds more bytes than it states")
 	}
-	if err != nil && !errors.Is(err, io.EOF) {
+	if errors.Is(err, zip.ErrFormat) || errors.Is(err, zip.ErrChecksum) {
+		err = refuse(r.name, "holds more bytes than it states, or is corrupt (%v)", err)
+	} else if err != nil && !errors.Is(err, io.EOF) {
 		err = refuse(r.name, "%v", err)
 	}
 	return n, err
