@@ -69,6 +69,8 @@ type ImportResult struct {
 	// IDsKept: every record kept its ID.
 	IDsKept        bool
 	Records, Files int64
+	// Counts are the records of each kind.
+	Counts map[string]int64
 }
 
 // importBatch is how many records go to the store at once.
@@ -153,7 +155,7 @@ func (s *Service) importRealm(ctx context.Context, r io.Reader, req ImportReques
 		}
 		return nil, err
 	}
-	res := &ImportResult{RealmID: im.realm.ID, IDsKept: !im.shifted, Files: im.progress.Files}
+	res := &ImportResult{RealmID: im.realm.ID, IDsKept: !im.shifted, Files: im.progress.Files, Counts: im.counts}
 	for _, n := range im.counts {
 		res.Records += n
 	}

@@ -152,8 +152,10 @@ func exportTo(ctx context.Context, svc *chat.Service, store *bunstore.Store, cfg
 		records += k.Records
 	}
 	info, _ := os.Stat(cfg.move.exportFile)
-	fmt.Fprintf(stdout, "exported %q (%d records, %d messages) to %s: %d bytes in %v\n", res.Manifest.Realm.Name, records,
-		res.Manifest.Kind("messages").Records, cfg.move.exportFile, info.Size(), time.Since(start).Round(time.Millisecond))
+	took := time.Since(start)
+	msgs := res.Manifest.Kind("messages").Records
+	fmt.Fprintf(stdout, "exported %q (%d records, %d messages) to %s: %d bytes in %v, %.0f messages/s\n", res.Manifest.Realm.Name, records,
+		msgs, cfg.move.exportFile, info.Size(), took.Round(time.Millisecond), float64(msgs)/took.Seconds())
 	for _, m := range res.MissingFiles {
 		fmt.Fprintf(stderr, "warning: file %s is missing from the file store; its record is exported without it\n", m)
 	}
@@ -172,8 +174,9 @@ func importFrom(ctx context.Context, svc *chat.Service, cfg config, r io.Reader,
 	if !res.IDsKept {
 		kept = "renumbered"
 	}
-	fmt.Fprintf(stdout, "imported organization %d: %d records, %d files in %v (IDs %s)\n", res.RealmID, res.Records, res.Files,
-		time.Since(start).Round(time.Millisecond), kept)
+	took := time.Since(start)
+	fmt.Fprintf(stdout, "imported organization %d: %d records (%d messages), %d files in %v, %.0f messages/s (IDs %s)\n", res.RealmID, res.Records,
+		res.Counts["messages"], res.Files, took.Round(time.Millisecond), float64(res.Counts["messages"])/took.Seconds(), kept)
 	return nil
 }
 
