@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/importer/slack/slacktest"
 	"github.com/teamchat/chat/storage/bunstore"
 )
 
@@ -93,28 +93,7 @@ func assertLogin(t *testing.T, db, email, password string) {
 func TestImportSlackFlag(t *testing.T) {
 	dir := t.TempDir()
 	zipPath := filepath.Join(dir, "slack.zip")
-	f, err := os.Create(zipPath)
-	require.NoError(t, err)
-	zw := zip.NewWriter(f)
-	root := filepath.Join("..", "..", "importer", "slack", "testdata", "export")
-	require.NoError(t, filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		w, err := zw.Create(filepath.ToSlash(rel))
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	}))
-	require.NoError(t, zw.Close())
-	require.NoError(t, f.Close())
+	require.NoError(t, os.WriteFile(zipPath, slacktest.Zip(t, nil), 0o600))
 	db := filepath.Join(dir, "slack.db")
 	cfg := moveConfig{importSlack: zipPath}
 	c := moveCfg(db, cfg)

@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,37 +19,15 @@ import (
 	chat "github.com/teamchat/chat"
 	"github.com/teamchat/chat/chattest"
 	"github.com/teamchat/chat/importer/slack"
+	"github.com/teamchat/chat/importer/slack/slacktest"
 	"github.com/teamchat/chat/storage/bunstore"
 	"github.com/teamchat/chat/transport/rest"
 )
 
-// zipDir zips testdata/export (the fixture, written from Slack's
-// documented export format), with edit applied to the entries.
+// zipDir is the fixture as a zip, with edit applied.
 func zipDir(t *testing.T, edit func(w *zip.Writer)) *zip.Reader {
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	root := filepath.Join("testdata", "export")
-	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		w, err := zw.Create(filepath.ToSlash(rel))
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	}))
-	if edit != nil {
-		edit(zw)
-	}
-	require.NoError(t, zw.Close())
-	zr, err := zip.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	data := slacktest.Zip(t, edit)
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	require.NoError(t, err)
 	return zr
 }
