@@ -188,54 +188,6 @@ func (im *importer) conversions(ctx context.Context, b storage.BulkStore) ([]fun
 	return out, nil
 }
 
-func (im *importer) run(ctx context.Context, ar *archive.Reader) error {
-	if err := im.reserve(ctx); err != nil {
-		return err
-	}
-	if im.m.NewOrganization {
-		if err := im.newOrganization(ctx); err != nil {
-			return err
-		}
-	}
-	var lateKind *storage.Kind
-	for {
-		e, err := ar.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if lateKind != nil && e.Kind != lateKind {
-			if err := im.finishLate(ctx, lateKind); err != nil {
-				return err
-			}
-			lateKind = nil
-		}
-		if e.Kind != nil {
-			if len(e.Kind.Late) > 0 {
-				lateKind = e.Kind
-			}
-			if err := im.records(ctx, ar, e); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := im.file(ctx, ar, e); err != nil {
-			return err
-		}
-	}
-	if lateKind != nil {
-		if err := im.finishLate(ctx, lateKind); err != nil {
-			return err
-		}
-	}
-	return im.finish(ctx)
-}
-
 // reserve finds each kind's base, the shift of its IDs.
 func (im *importer) reserve(ctx context.Context) error {
 	for _, k := range storage.Kinds {
@@ -253,43 +205,6 @@ func (im *importer) reserve(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// records loads one records entry, a batch at a time.
-func (im *importer) records(ctx context.Context, ar *archive.Reader, e *archive.Entry) error {
-	k := e.Kind
-	if im.realm == nil && k.Name != "realms" {
-		return &archive.Error{Entry: e.Name, Err: errors.New("records before the organization's (realms) record")}
-	}
-	var batch []any
-	var lines []int
-	flush := func() error {
-		if err := im.insert(ctx, e, batch, lines); err != nil {
-			return err
-		}
-		batch, lines = batch[:0], lines[:0]
-		report(im.req.Progress, im.progress)
-		return ctx.Err()
-	}
-	err := ar.Records(func(rec any, line int) error {
-		for _, conv := range im.convert {
-			if err := conv(k, rec); err != nil {
-				return &archive.Error{Entry: e.Name, Line: line, Err: err}
-			}
-		}
-		if err := im.remap(e, line, rec); err != nil {
-			return err
-		}
-		batch, lines = append(batch, rec), append(lines, line)
-		if len(batch) == importBatch {
-			return flush()
-		}
-		return nil
-	})
-	if err == nil && len(batch) > 0 {
-		err = flush()
-	}
-	return err
 }
 
 // columnRefs lists the referring columns of a kind.
