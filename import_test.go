@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	chat "github.com/teamchat/chat"
+	"github.com/teamchat/chat/chattest"
 	"github.com/teamchat/chat/internal/archive"
 	"github.com/teamchat/chat/storage/bunstore"
 )
@@ -108,6 +109,7 @@ func mapLine(t *testing.T, body []byte, n int, fn func(map[string]any)) []byte {
 func lineCount(body []byte) int { return strings.Count(string(body), "\n") }
 
 func TestImportRefusesBadArchives(t *testing.T) {
+	chattest.SkipStoreRerun(t)
 	data, _ := exportedOrg(t)
 	good := readEntries(t, data)
 	edit := func(fn func(es []rawEntry) []rawEntry) []byte {
@@ -237,6 +239,7 @@ func TestImportRefusesBadArchives(t *testing.T) {
 // written, leaves the target as it was: its organization, its IDs to come
 // and its files.
 func TestImportAllOrNothing(t *testing.T) {
+	chattest.SkipStoreRerun(t)
 	data, _ := exportedOrg(t)
 	es := readEntries(t, data)
 	i := entryIndex(t, es, "records/scheduled_messages/")
@@ -282,6 +285,7 @@ func TestImportAllOrNothing(t *testing.T) {
 // IDs and every reference follows them: mentions and links in messages,
 // reactions with custom emoji, drafts, uploads' paths.
 func TestImportShiftsIDs(t *testing.T) {
+	chattest.SkipStoreRerun(t)
 	data, o := exportedOrg(t)
 	dst := newMoveNode(t, bunstore.OpenTestSQLite(t))
 	ctx := context.Background()

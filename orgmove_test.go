@@ -304,10 +304,17 @@ func (o *movedOrg) answers(t *testing.T, n *moveNode) map[string]string {
 func move(t *testing.T, from, to *moveNode, realmID int64) int64 {
 	ctx := context.Background()
 	var buf bytes.Buffer
-	_, err := from.svc.ExportRealm(ctx, &buf, chat.ExportRequest{RealmID: realmID})
+	var exported, imported chat.Progress
+	_, err := from.svc.ExportRealm(ctx, &buf, chat.ExportRequest{RealmID: realmID, Progress: func(p chat.Progress) { exported = p }})
 	require.NoError(t, err)
-	res, err := to.svc.ImportRealm(ctx, &buf, chat.ImportRequest{})
+	res, err := to.svc.ImportRealm(ctx, &buf, chat.ImportRequest{Progress: func(p chat.Progress) { imported = p }})
 	require.NoError(t, err)
+	for _, p := range []chat.Progress{exported, imported} {
+		assert.Equal(t, p.TotalRecords, p.Records, "progress reaches the end")
+		assert.Equal(t, p.TotalFiles, p.Files)
+		assert.Equal(t, int64(2), p.Files, "an upload and an emoji image")
+	}
+	assert.Equal(t, res.Records, imported.Records)
 	assert.True(t, res.IDsKept, "an import into an empty database keeps IDs")
 	assert.Equal(t, realmID, res.RealmID)
 	return res.RealmID
@@ -325,6 +332,13 @@ func TestMoveSQLiteToPostgresAndBack(t *testing.T) {
 	pg := newMoveNode(t, bunstore.OpenTestPostgres(t))
 	realmID := move(t, src, pg, realms[0].ID)
 	assertSameAnswers(t, before, o.answers(t, pg), "SQLite -> PostgreSQL")
+	// PostgreSQL's sequences were moved past the kept IDs.
+	probe := newMoveNode(t, bunstore.OpenTestPostgres(t))
+	move(t, src, probe, realms[0].ID)
+	r := probe.ok(t, o.accounts[3], "POST", "/api/v1/messages", vals("type", "stream", "to", "general", "topic", "after the move", "content", "on PostgreSQL"))
+	assert.Greater(t, idOf(r, "id"), int64(18))
+	g := probe.ok(t, o.accounts[0], "POST", "/api/v1/user_groups/create", vals("name", "new after move", "description", "d", "members", "[]"))
+	assert.NotZero(t, idOf(g, "group_id"), "a new ID, past the moved ones")
 
 	back := newMoveNode(t, bunstore.OpenTestSQLite(t))
 	move(t, pg, back, realmID)
@@ -340,7 +354,7 @@ func TestMoveSQLiteToPostgresAndBack(t *testing.T) {
 	}
 	// Sending and reading go on, with new IDs above the moved ones.
 	ada := o.accounts[3]
-	r := back.ok(t, ada, "POST", "/api/v1/messages", vals("type", "stream", "to", "general", "topic", "after the move", "content", "still here"))
+	r = back.ok(t, ada, "POST", "/api/v1/messages", vals("type", "stream", "to", "general", "topic", "after the move", "content", "still here"))
 	assert.Greater(t, idOf(r, "id"), int64(18))
 }
 

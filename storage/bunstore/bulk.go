@@ -351,8 +351,23 @@ func (s *Store) SetLate(ctx context.Context, k *storage.Kind, recs []any) error 
 	return nil
 }
 
-// FinishImport recomputes the realm's upload total.
+// FinishImport recomputes the realm's upload total and, on PostgreSQL,
+// the planner's statistics of the tables it wrote: after a large import
+// into a new database they would otherwise describe empty tables until
+// autovacuum's first ANALYZE, and every query would be planned as if
+// they were (an export right after an import took 2 minutes instead of
+// 21 s for 1,000,000 messages). ANALYZE runs inside the transaction and
+// blocks neither reads nor writes.
 func (s *Store) FinishImport(ctx context.Context, realmID int64) error {
+	op := fmt.Sprintf("finish import of realm %d", realmID)
 	_, err := s.w.ExecContext(ctx, "UPDATE realms SET upload_bytes = COALESCE((SELECT SUM(a.size) FROM attachments a WHERE a.realm_id = realms.id), 0) WHERE id = ?", realmID)
-	return wrapErr(fmt.Sprintf("finish import of realm %d", realmID), err)
+	if err != nil || s.ops.name != DialectPostgres {
+		return wrapErr(op, err)
+	}
+	tables := make([]string, len(storage.Kinds))
+	for i, k := range storage.Kinds {
+		tables[i] = quoteIdent(k.Name)
+	}
+	_, err = s.w.ExecContext(ctx, "ANALYZE "+strings.Join(tables, ", "))
+	return wrapErr(op, err)
 }
