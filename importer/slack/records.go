@@ -313,6 +313,19 @@ func (c *converter) readers(cm *converted, f *folder, mentioned []int64) {
 	}
 }
 
+// slackEmoji are the code points of Slack's (iamcal's) names of frequent
+// reactions where this server's names differ (Slack's :smile: is this
+// server's :big_smile:) or lack the name; the reference maps every
+// Slack name through iamcal's data, which is not at hand here. Other
+// names are looked up among this server's.
+var slackEmoji = map[string]string{
+	"smile": "1f604", "slightly_smiling_face": "1f642", "simple_smile": "1f642", "white_check_mark": "2705",
+	"heavy_check_mark": "2714", "thumbsup": "1f44d", "thumbsdown": "1f44e", "thinking_face": "1f914", "ok_hand": "1f44c",
+	"raised_hands": "1f64c", "joy": "1f602", "laughing": "1f606", "grin": "1f601", "face_with_rolling_eyes": "1f644",
+	"facepalm": "1f926", "face_palm": "1f926", "shrug": "1f937", "handshake": "1f91d", "star-struck": "1f929",
+	"partying_face": "1f973", "heavy_plus_sign": "2795", "pray": "1f64f", "clap": "1f44f", "wave": "1f44b",
+}
+
 // reactions maps Slack's emoji names (without skin tones) to this
 // server's; the reference merges the skin tones of one emoji too.
 func (c *converter) reactions(cm *converted, dm dayMessage) {
@@ -323,7 +336,10 @@ func (c *converter) reactions(cm *converted, dm dayMessage) {
 	done := map[key]bool{}
 	for _, r := range dm.m.Reactions {
 		name, _, _ := strings.Cut(r.Name, "::")
-		code, ok := markdown.EmojiCode(name)
+		code, ok := slackEmoji[name]
+		if !ok {
+			code, ok = markdown.EmojiCode(name)
+		}
 		if !ok {
 			c.warn("%s: reaction :%s: left out (not an emoji this server knows; custom emoji are not in Slack's export)", dm.entry, r.Name)
 			continue

@@ -32,6 +32,11 @@
 //     reactions with a custom emoji are left out (and counted in the
 //     report's warnings); a bot that posted without a user record gets a
 //     bot account named after the message's username.
+//   - Slack's emoji names (iamcal's) become code points through a table
+//     of the frequent names that differ from this server's (Slack's :smile:
+//     is this server's :big_smile:), then this server's names; the
+//     reference maps every name through iamcal's data, which is not at
+//     hand offline. A name neither knows is left out with a warning.
 //   - Custom profile fields are not imported.
 //   - Every imported message is read for everyone (an imported history
 //     is not news).
