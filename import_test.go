@@ -349,4 +349,44 @@ func TestImportShiftsIDs(t *testing.T) {
 	general := dst.ok(t, ada, "GET", "/api/v1/get_stream_id?stream=general", nil)
 	assert.Equal(t, float64(idOf(general, "stream_id")), tos["stream"])
 	assert.Equal(t, float64(bobID), tos["private"])
+
+	// A scheduled message names the new channel and mentions the new
+	// Bob; an edit's history names the new editor.
+	sched := dst.ok(t, ada, "GET", "/api/v1/scheduled_messages", nil)["scheduled_messages"].([]any)
+	require.Len(t, sched, 1)
+	sm := sched[0].(map[string]any)
+	assert.Equal(t, float64(idOf(general, "stream_id")), sm["to"])
+	admin := o.accounts[1]
+	adminID := idOf(dst.ok(t, admin, "GET", "/api/v1/users/me", nil), "user_id")
+	edited := dst.ok(t, ada, "GET", "/api/v1/messages?"+vals("anchor", "oldest", "num_before", "0", "num_after", "2").Encode(), nil)["messages"].([]any)[1].(map[string]any)
+	hist := dst.ok(t, ada, "GET", fmt.Sprintf("/api/v1/messages/%d/history", idOf(edited, "id")), nil)["message_history"].([]any)
+	require.Len(t, hist, 2)
+	assert.Equal(t, float64(adminID), hist[1].(map[string]any)["user_id"])
+	assert.Equal(t, float64(adminID), edited["sender_id"])
+}
+
+// Cancelling the context stops an export or an import; a stopped import
+// leaves nothing behind.
+func TestExportImportCancel(t *testing.T) {
+	chattest.SkipStoreRerun(t)
+	data, _ := exportedOrg(t)
+	dst := newMoveNode(t, bunstore.OpenTestSQLite(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := dst.svc.ImportRealm(ctx, bytes.NewReader(data), chat.ImportRequest{Progress: func(p chat.Progress) {
+		if p.Records > 0 {
+			cancel()
+		}
+	}})
+	require.Error(t, err)
+	realms, err := dst.store.ListRealms(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, realms)
+	assert.Empty(t, dst.files(t))
+
+	res, err := dst.svc.ImportRealm(context.Background(), bytes.NewReader(data), chat.ImportRequest{})
+	require.NoError(t, err)
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	_, err = dst.svc.ExportRealm(ctx, io.Discard, chat.ExportRequest{RealmID: res.RealmID})
+	require.Error(t, err)
 }
