@@ -116,30 +116,7 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 		if err != nil {
 			return err
 		}
-		// The reference's defaults: members may create bots of every kind.
-		realm.CanCreateBotsGroupID = groups[GroupMembers]
-		realm.CanCreateWriteOnlyBotsGroupID = groups[GroupMembers]
-		// Everyone may send and start direct messages.
-		realm.DirectMessagePermissionGroupID = groups[GroupEveryone]
-		realm.DirectMessageInitiatorGroupID = groups[GroupEveryone]
-		// Only administrators may use wildcard mentions in large channels.
-		realm.CanMentionManyUsersGroupID = groups[GroupAdministrators]
-		// Message actions, as the reference creates organizations.
-		realm.CanAddCustomEmojiGroupID = groups[GroupMembers]
-		realm.CanDeleteAnyMessageGroupID = groups[GroupAdministrators]
-		realm.CanDeleteOwnMessageGroupID = groups[GroupEveryone]
-		realm.CanMoveMessagesBetweenChannelsGroupID = groups[GroupMembers]
-		realm.CanMoveMessagesBetweenTopicsGroupID = groups[GroupEveryone]
-		realm.CanResolveTopicsGroupID = groups[GroupEveryone]
-		// Members may send email invitations; administrators create
-		// reusable invitation links.
-		realm.CanInviteUsersGroupID = groups[GroupMembers]
-		realm.CreateMultiuseInviteGroupID = groups[GroupAdministrators]
-		if err := st.UpdateRealm(ctx, realm, "can_create_bots_group_id", "can_create_write_only_bots_group_id",
-			"direct_message_permission_group_id", "direct_message_initiator_group_id", "can_mention_many_users_group_id",
-			"can_add_custom_emoji_group_id", "can_delete_any_message_group_id", "can_delete_own_message_group_id",
-			"can_move_messages_between_channels_group_id", "can_move_messages_between_topics_group_id", "can_resolve_topics_group_id",
-			"can_invite_users_group_id", "create_multiuse_invite_group_id"); err != nil {
+		if err := setRealmDefaultGroups(ctx, st, realm, groups); err != nil {
 			return err
 		}
 		owner.RealmID = realm.ID

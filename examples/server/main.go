@@ -75,6 +75,8 @@ type config struct {
 	// (fleet.go): "" picks a free port on -addr's host (PostgreSQL only);
 	// peerAdvertise is the address they dial, when not peerAddr's.
 	peerAddr, peerAdvertise string
+	// move: export, import, set a password, then exit (move.go).
+	move moveConfig
 }
 
 func main() {
@@ -107,6 +109,10 @@ func main() {
 	flag.StringVar(&cfg.peerAddr, "peer-addr", "", "with PostgreSQL: where the other servers on the database reach this one (host:port, on a private network); default: a free port on -addr's host; \"off\": serve only this server's own event queues")
 	flag.StringVar(&cfg.peerAdvertise, "peer-advertise", "", "with -peer-addr on 0.0.0.0 or [::]: the host:port the other servers dial (default: this machine's name and the port)")
 	flag.StringVar(&cfg.smtp.tls, "smtp-tls", "opportunistic", "with -smtp: opportunistic (STARTTLS when offered), mandatory, implicit (TLS from the start) or none")
+	flag.StringVar(&cfg.move.exportFile, "export", "", "write the organization (at -url, or the only one) to this archive file, then exit")
+	flag.StringVar(&cfg.move.importFile, "import", "", "import an organization from this archive file (served at -url, or the archive's URL), then exit")
+	flag.StringVar(&cfg.move.importSlack, "import-slack", "", "import a Slack workspace export (a .zip file) as a new organization (at -url, named -realm-name), then exit")
+	flag.StringVar(&cfg.move.setPassword, "set-password", "", "set this user's password (from TEAMCHAT_NEW_PASSWORD, or else standard input), then exit")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -114,6 +120,9 @@ func main() {
 	runServer := func() error { return run(ctx, cfg, os.Stdout, os.Stderr, nil) }
 	if cfg.invite {
 		runServer = func() error { return printInvite(ctx, cfg, os.Stdout) }
+	}
+	if cfg.move.any() {
+		runServer = func() error { return runMove(ctx, cfg, os.Stdin, os.Stdout, os.Stderr) }
 	}
 	if err := runServer(); err != nil {
 		fmt.Fprintln(os.Stderr, "server:", err)
