@@ -70,7 +70,8 @@ func (s *Service) DrainEvents(ctx context.Context) error {
 	if err := s.beat(ctx); err != nil {
 		s.log.Warn("fleet: recording the drain failed", "err", err)
 	}
-	return s.handOver(ctx)
+	_, err := s.handOver(ctx)
+	return err
 }
 
 // HandOverEvents ends this Service's event queues without losing them: to
@@ -93,11 +94,18 @@ func (s *Service) HandOverEvents(ctx context.Context) error {
 	if !s.shared.hub.Started() {
 		return nil
 	}
-	if err := s.handOver(ctx); err != nil {
+	handed, err := s.handOver(ctx)
+	if err != nil {
 		return err
 	}
-	// What is left (no peer took it) is saved once every write made so
-	// far has reached the queues.
+	if handed {
+		// Queues that became ready since (their registration was under
+		// way) go the same way.
+		_, err := s.handOver(ctx)
+		return err
+	}
+	// With no peer, the queues are saved once every write made so far has
+	// reached them.
 	if err := s.awaitDelivery(ctx, 0); err != nil {
 		return err
 	}
@@ -122,15 +130,16 @@ func (s *Service) HandOverEvents(ctx context.Context) error {
 }
 
 // handOver publishes the handover of every ready queue to the live peers
-// that are not draining, and waits until they have been sent.
-func (s *Service) handOver(ctx context.Context) error {
+// that are not draining, and waits until they have been sent. It reports
+// whether there were such peers.
+func (s *Service) handOver(ctx context.Context) (bool, error) {
 	f := &s.shared.fleet
 	if !f.enabled || f.id.Load() == 0 {
-		return nil
+		return false, nil
 	}
 	peers, err := s.livePeers(ctx, true)
 	if err != nil {
-		return s.internal(ctx, "hand event queues over", err)
+		return false, s.internal(ctx, "hand event queues over", err)
 	}
 	var targets []int64
 	for _, p := range peers {
@@ -139,7 +148,7 @@ func (s *Service) handOver(ctx context.Context) error {
 		}
 	}
 	if len(targets) == 0 {
-		return nil
+		return false, nil
 	}
 	byTarget := map[int64][]handoverQueue{}
 	for i, q := range s.shared.hub.ReadyQueues() {
@@ -151,7 +160,7 @@ func (s *Service) handOver(ctx context.Context) error {
 		handovers = append(handovers, &busHandover{ID: randomHex(8), From: f.id.Load(), To: to, Queues: qs})
 	}
 	if len(handovers) == 0 {
-		return nil
+		return true, nil
 	}
 	err = s.store.InTx(ctx, func(st storage.Store) error {
 		for _, h := range handovers {
@@ -173,17 +182,17 @@ func (s *Service) handOver(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return s.internal(ctx, "hand event queues over", err)
+		return true, s.internal(ctx, "hand event queues over", err)
 	}
 	// This server sees its handovers on the bus, detaches the queues there
 	// and sends them; wait for that.
 	for _, h := range handovers {
 		if err := s.awaitHandover(ctx, h.ID); err != nil {
-			return err
+			return true, err
 		}
 	}
 	f.transfers.Wait()
-	return nil
+	return true, nil
 }
 
 // awaitHandover waits until this server has seen handover id on the bus.

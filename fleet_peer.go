@@ -36,6 +36,8 @@ type peerPoll struct {
 	Queue     string `json:"queue"`
 	Last      int64  `json:"last"`
 	DontBlock bool   `json:"dont_block,omitempty"`
+	// Hops counts the servers that sent the call on (it moved).
+	Hops int `json:"hops,omitempty"`
 }
 
 type peerPollResult struct {
@@ -134,23 +136,23 @@ func (s *Service) ServePeer(ctx context.Context, secret, op string, body []byte)
 func (s *Service) servePeerQueue(ctx context.Context, op string, p peerPoll) *peerPollResult {
 	q := s.shared.hub.Find(p.Queue, p.Realm, p.User)
 	if q == nil {
-		// The caller may know of a handover that this server's bus has
-		// not delivered yet (to this server, or on from it): catch up
-		// with the bus (every write committed so far), then look again.
-		if err := s.catchUp(ctx); err != nil {
-			return &peerPollResult{Outcome: peerNoQueue}
-		}
-		q = s.shared.hub.Find(p.Queue, p.Realm, p.User)
-	}
-	if q == nil {
-		f := &s.shared.fleet
-		f.mu.Lock()
-		to, moved := f.moved[p.Queue]
-		f.mu.Unlock()
-		if moved {
+		if to, moved := s.movedTo(p.Queue); moved && p.Hops == 0 {
 			return &peerPollResult{Outcome: peerMoved, MovedTo: to}
 		}
-		return &peerPollResult{Outcome: peerNoQueue}
+		// The caller may know of a handover that this server's bus has
+		// not delivered yet (to this server, or on from it: the caller
+		// was sent here): catch up with the bus (every write committed
+		// so far), then look again. A stopping server no longer hears
+		// the bus and answers with what it knows.
+		if s.shared.hub.Started() {
+			_ = s.catchUp(ctx)
+		}
+		if q = s.shared.hub.Find(p.Queue, p.Realm, p.User); q == nil {
+			if to, moved := s.movedTo(p.Queue); moved {
+				return &peerPollResult{Outcome: peerMoved, MovedTo: to}
+			}
+			return &peerPollResult{Outcome: peerNoQueue}
+		}
 	}
 	if op == peerOpDelete {
 		s.shared.hub.Remove(q)
@@ -184,7 +186,7 @@ func (s *Service) forwardQueue(ctx context.Context, op string, p peerPoll) (*pee
 	}
 	holder, ok := s.holderOf(ctx, p.Queue)
 	retried := false
-	for hop := 0; ok && hop < 4; hop++ {
+	for hop := 0; ok && hop < 6; hop++ {
 		var out peerPollResult
 		callCtx, cancel := ctx, context.CancelFunc(func() {})
 		if op == peerOpDelete || p.DontBlock {
@@ -207,6 +209,7 @@ func (s *Service) forwardQueue(ctx context.Context, op string, p peerPoll) (*pee
 			// has it.
 			if m, merr := s.store.GetQueueMove(ctx, p.Queue); merr == nil && m.ServerID != holder.ID {
 				holder, ok = s.peer(ctx, m.ServerID)
+				p.Hops++
 				continue
 			}
 			// A broken connection to a holder that is alive is tried
@@ -220,9 +223,13 @@ func (s *Service) forwardQueue(ctx context.Context, op string, p peerPoll) (*pee
 			return nil, badQueue(p.Queue)
 		case out.Outcome == peerMoved:
 			holder, ok = s.peer(ctx, out.MovedTo)
+			p.Hops++
 			continue
 		}
 		return &out, nil
+	}
+	if p.Hops > 0 {
+		s.log.Warn("fleet: a moved queue's holder is not among the live servers", "queue", p.Queue, "hops", p.Hops)
 	}
 	return nil, badQueue(p.Queue)
 }
@@ -299,4 +306,13 @@ func (s *Service) catchUp(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, peerTimeout)
 	defer cancel()
 	return s.awaitDelivery(ctx, 0)
+}
+
+// movedTo returns the server queue id moved to, as this server knows.
+func (s *Service) movedTo(id string) (int64, bool) {
+	f := &s.shared.fleet
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	to, ok := f.moved[id]
+	return to, ok
 }
