@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -296,39 +295,6 @@ func (s *Service) sendEditNotices(ctx context.Context, e *edit, moved []int64) e
 		return s.sendInternal(ctx, e.realm, bot, e.from, e.msg.Topic, text, storage.MessageNormal)
 	}
 	return nil
-}
-
-// notificationBotEmail is the local part of the notification bot's email.
-const notificationBotEmail = "notification-bot"
-
-// notificationBot returns the organization's notification bot, creating
-// it on first use.
-func (s *Service) notificationBot(ctx context.Context, realm *storage.Realm) (*storage.User, error) {
-	host, _, _ := strings.Cut(realm.Host, ":")
-	email := notificationBotEmail + "@" + host
-	u, err := s.store.GetUserByEmail(ctx, realm.ID, email)
-	if err == nil {
-		return u, nil
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return nil, err
-	}
-	key, err := newAPIKey()
-	if err != nil {
-		return nil, err
-	}
-	kind := BotTypeGeneric
-	bot := &storage.User{RealmID: realm.ID, Email: email, FullName: "Notification Bot", Role: RoleMember, IsActive: true,
-		IsBot: true, BotType: &kind, DateJoined: s.nowUnix(), APIKey: key, AvatarSource: "G", AvatarVersion: 1}
-	err = s.write(ctx, realm.ID, func(w *writeTx) error {
-		if err := w.CreateUser(ctx, bot); err != nil {
-			return err
-		}
-		return s.addToRoleGroups(ctx, w, realm, bot)
-	})
-	if errors.Is(err, storage.ErrConflict) {
-		return s.store.GetUserByEmail(ctx, realm.ID, email)
-	}
-	return bot, err
 }
 
 // sendInternal sends a message as a system bot to a channel's topic,

@@ -150,7 +150,7 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 			return err
 		}
 		emitUserAdded(w, realm, owner, map[string]ProfileFieldValue{})
-		return nil
+		return createSystemBots(ctx, st, realm.ID, now)
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, clash("An organization is already served at %s", host)
