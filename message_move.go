@@ -301,15 +301,26 @@ func (s *Service) sendEditNotices(ctx context.Context, e *edit, moved []int64) e
 // whatever the channel's posting rules (the reference's
 // internal_send_stream_message).
 func (s *Service) sendInternal(ctx context.Context, realm *storage.Realm, bot *storage.User, ch *storage.Stream, topic, content string, kind int) error {
+	_, err := s.sendInternalMessage(ctx, realm, bot, ch, topic, content, kind, nil)
+	return err
+}
+
+// sendInternalMessage is sendInternal returning the message's ID; inTx,
+// when not nil, runs in the message's write transaction (outgoing.inTx).
+func (s *Service) sendInternalMessage(ctx context.Context, realm *storage.Realm, bot *storage.User, ch *storage.Stream, topic, content string, kind int,
+	inTx func(ctx context.Context, w *writeTx, m *storage.Message) error) (int64, error) {
 	to := ToChannelID(ch.ID)
 	req := SendMessageRequest{Type: "channel", To: to, Topic: &topic, Content: content}
-	o := &outgoing{me: bot, realm: realm, client: "Internal", req: &req, internal: true}
+	o := &outgoing{me: bot, realm: realm, client: "Internal", req: &req, internal: true, inTx: inTx}
 	if err := s.prepareChannelMessage(ctx, o, &topic); err != nil {
-		return err
+		return 0, err
 	}
 	o.msg.Type = kind
 	if err := s.renderOutgoing(ctx, o); err != nil {
-		return err
+		return 0, err
 	}
-	return s.storeMessage(ctx, o)
+	if err := s.storeMessage(ctx, o); err != nil {
+		return 0, err
+	}
+	return o.msg.ID, nil
 }

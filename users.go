@@ -607,9 +607,6 @@ func (s *Service) addUserWith(ctx context.Context, realm *storage.Realm, req Pro
 		if err := s.addToRoleGroups(ctx, w, realm, u); err != nil {
 			return err
 		}
-		if err := s.subscribeToDefaultChannels(ctx, w, u); err != nil {
-			return err
-		}
 		var services []any
 		if service != nil {
 			service.BotID = u.ID
@@ -619,7 +616,10 @@ func (s *Service) addUserWith(ctx context.Context, realm *storage.Realm, req Pro
 			services = append(services, serviceView(*service))
 		}
 		emitUserAddedWith(w, realm, u, map[string]ProfileFieldValue{}, services)
-		return nil
+		if u.IsBot {
+			return nil // as the reference: bots join no default channel
+		}
+		return s.subscribeToDefaultChannels(ctx, w, u)
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, "", clash("Email is already in use.")

@@ -303,7 +303,11 @@ func ensureOrganization(ctx context.Context, svc *chat.Service, store *bunstore.
 	fmt.Fprintf(out, "teamchat: created organization %q at %s/api/v1\n", cfg.realmName, base)
 	fmt.Fprintf(out, "  owner email:    %s\n  owner password: %s\n  owner API key:  %s\n", cfg.ownerEmail, password, resp.OwnerAPIKey)
 	fmt.Fprintf(out, "Web client: open %s/ and log in with the email and password above.\n", base)
+	fmt.Fprintf(out, "Start in #%s: the organization has the channels #%s, #%s and #%s, which new users join, with Welcome Bot's first messages.\n",
+		chat.GeneralChannelName, chat.GeneralChannelName, chat.SandboxChannelName, chat.DiscussionChannelName)
 	fmt.Fprintf(out, "Try it:\n  curl -sS -u %s:%s %s/api/v1/users/me\n", cfg.ownerEmail, resp.OwnerAPIKey, base)
+	fmt.Fprintf(out, "  curl -sS -u %s:%s -G %s/api/v1/messages -d anchor=newest -d num_before=5 -d num_after=0 \\\n       --data-urlencode 'narrow=[{\"operator\": \"channel\", \"operand\": \"%s\"}]'\n",
+		cfg.ownerEmail, resp.OwnerAPIKey, base, chat.GeneralChannelName)
 	return nil
 }
 
