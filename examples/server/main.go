@@ -191,16 +191,18 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 		return err
 	}
 
+	api := rest.NewHandler(svc, rest.WithRateLimit(cfg.rateLimit, time.Minute),
+		rest.WithAddressRateLimit(cfg.addressRateLimit, time.Minute), rest.WithTrustedProxies(proxies...),
+		rest.WithMeterProvider(tel.meters), rest.WithTracerProvider(tel.tracers))
 	srv := &http.Server{
 		// The handler bounds body reads itself (rest.WithBodyReadTimeout,
 		// 30 s): a client that stalls mid-body loses its connection.
 		// The web client at "/", the REST API at /api/v1 (and the files
 		// it serves): one handler hands the other what is not its own.
 		// Every request gets its ID first; /healthz and /readyz
-		// answer beside the rest (operate.go).
-		Handler: withRequestID(health(svc, web.NewHandler(web.WithNext(rest.NewHandler(svc, rest.WithRateLimit(cfg.rateLimit, time.Minute),
-			rest.WithAddressRateLimit(cfg.addressRateLimit, time.Minute), rest.WithTrustedProxies(proxies...),
-			rest.WithMeterProvider(tel.meters), rest.WithTracerProvider(tel.tracers)))))),
+		// answer beside the rest (operate.go); whatever spells a path
+		// below /api/v1 is the API's (paths.go).
+		Handler: withRequestID(health(svc, apiPaths(api, web.NewHandler(web.WithNext(api))))),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Long enough for the event long-poll (90 s client timeout).
 		WriteTimeout: 120 * time.Second,
