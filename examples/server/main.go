@@ -202,7 +202,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 		// Every request gets its ID first; /healthz and /readyz
 		// answer beside the rest (operate.go); whatever spells a path
 		// below /api/v1 is the API's (paths.go).
-		Handler: withRequestID(health(svc, apiPaths(api, web.NewHandler(web.WithNext(api))))),
+		Handler:           withRequestID(health(svc, apiPaths(api, web.NewHandler(web.WithNext(api))))),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Long enough for the event long-poll (90 s client timeout).
 		WriteTimeout: 120 * time.Second,
