@@ -53,6 +53,7 @@ type Store interface {
 	QueryStore
 	EventStore
 	FleetStore
+	EmailGatewayStore
 	// InTx runs fn inside one transaction. The Store passed to fn sees the
 	// transaction's writes; fn's error (or a panic) rolls everything back.
 	// Nested calls on the transaction's Store run in the same transaction.
