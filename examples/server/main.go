@@ -69,8 +69,10 @@ type config struct {
 	// API (operate.go); metricsReady, if not nil, receives its address.
 	metricsAddr  string
 	metricsReady chan<- string
-	// smtp sends missed-message emails (smtp.go).
-	smtp smtpConfig
+	// smtp sends missed-message emails (smtp.go); gateway takes mail in
+	// (mailin.go).
+	smtp    smtpConfig
+	gateway gatewayConfig
 	// peerAddr is where the other servers on the database reach this one
 	// (fleet.go): "" picks a free port on -addr's host (PostgreSQL only);
 	// peerAdvertise is the address they dial, when not peerAddr's.
@@ -106,6 +108,8 @@ func main() {
 	flag.StringVar(&cfg.smtp.password, "smtp-password", "", "with -smtp-user: the password (TEAMCHAT_SMTP_PASSWORD keeps it out of the process list)")
 	flag.StringVar(&cfg.peerAddr, "peer-addr", "", "with PostgreSQL: where the other servers on the database reach this one (host:port, on a private network); default: a free port on -addr's host; \"off\": serve only this server's own event queues")
 	flag.StringVar(&cfg.peerAdvertise, "peer-advertise", "", "with -peer-addr on 0.0.0.0 or [::]: the host:port the other servers dial (default: this machine's name and the port)")
+	flag.StringVar(&cfg.gateway.addr, "email-gateway", "", "listen for mail to channels and replies to notification emails on this SMTP address (host:port; off by default); needs -email-gateway-domain")
+	flag.StringVar(&cfg.gateway.domain, "email-gateway-domain", "", "with -email-gateway: the domain of the gateway's addresses, whose MX points at the listener")
 	flag.StringVar(&cfg.smtp.tls, "smtp-tls", "opportunistic", "with -smtp: opportunistic (STARTTLS when offered), mandatory, implicit (TLS from the start) or none")
 	flag.Parse()
 
@@ -160,6 +164,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	hooks := webhook.New(webhook.Options{Version: "teamchat", AllowPrivate: cfg.allowPrivateWebhooks, Logger: log})
 	opts := []chat.Option{chat.WithLogger(log), chat.WithBlobStore(blobs), chat.WithWebhookDeliverer(webhook.NewDeliverer(hooks))}
 	opts = append(opts, tel.chatOptions()...)
+	gatewayOpts, err := cfg.gateway.options()
+	if err != nil {
+		return err
+	}
+	opts = append(opts, gatewayOpts...)
 	if n, err := newNotifier(cfg.smtp, log); err != nil {
 		return err
 	} else if n != nil {
@@ -230,6 +239,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 			cfg.metricsReady <- bound
 		}
 	}
+	stopGateway, err := startGateway(cfg.gateway, svc, log)
+	if err != nil {
+		return err
+	}
+	defer stopGateway()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	// The Service's background work (full-member promotion, hourly;

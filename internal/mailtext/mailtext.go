@@ -120,12 +120,15 @@ func StripQuotedText(text string) string {
 func quoted(line string) bool { return strings.HasPrefix(strings.TrimLeft(line, " \t"), ">") }
 
 // quotedTails tells, for each i up to len(lines), whether every non-empty
-// line from i on is quoted (and there is one).
+// line from i on is quoted (and there is one); a signature below the quote
+// (from a "--" line) does not count.
 func quotedTails(lines []string) []bool {
 	out := make([]bool, len(lines)+1)
-	some, all := false, true
+	some, all, signed := false, true, false
 	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.TrimSpace(lines[i]) != "" {
+		if strings.TrimSpace(lines[i]) == "--" && !signed {
+			some, all, signed = false, true, true // what was below is the signature
+		} else if strings.TrimSpace(lines[i]) != "" {
 			some = true
 			all = all && quoted(lines[i])
 		}

@@ -57,6 +57,7 @@ func TestStripQuotedText(t *testing.T) {
 		{"outlook", "Agreed.\r\n\r\n________________________________\r\nFrom: Ada <ada@example.com>\r\nSent: Monday, January 1, 2024 10:00\r\nTo: Bob\r\nSubject: Meeting\r\n\r\nShall we meet?\r\n",
 			"Agreed."},
 		{"original message", "Fine by me\n\n-----Original Message-----\nFrom: Ada\nShall we meet?\n", "Fine by me"},
+		{"signature below the quote", "Done.\n\nOn Mon, Ada wrote:\n> Done?\n\n-- \nBob\n", "Done."},
 		{"trailing quote", "Thanks!\n\n> earlier text\n> more\n\n", "Thanks!"},
 		{"inline reply kept", "On Mon, Ada wrote:\n> question one?\nanswer one\n> question two?\nanswer two\n",
 			"On Mon, Ada wrote:\n> question one?\nanswer one\n> question two?\nanswer two\n"},
