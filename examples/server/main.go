@@ -18,6 +18,11 @@
 // server (and logs push notifications, which it has no service for):
 //
 //	go run ./examples/server -smtp 127.0.0.1:2525 -smtp-tls none
+//
+// With -email-gateway it takes mail for channels' addresses and replies to
+// its notification emails (the domain's MX points at it):
+//
+//	go run ./examples/server -email-gateway 0.0.0.0:25 -email-gateway-domain mail.example.com
 package main
 
 import (
