@@ -51,7 +51,7 @@ var oddPaths = []struct{ method, path string }{
 	{"GET", "/user_avatars/../api/v1/users/me"},
 }
 
-// rawGet sends a request with exactly this path (no client-side cleaning).
+// rawRequest sends a request with exactly this path (no client-side cleaning).
 func rawRequest(t *testing.T, base, method, p, email, key string) (int, http.Header, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, base, nil)
@@ -73,8 +73,14 @@ func rawRequest(t *testing.T, base, method, p, email, key string) (int, http.Hea
 // spelling would not reach with the same credentials (with them and
 // without); /healthz, /readyz and the web client are still served. Through
 // examples/server's whole handler stack.
+// On SQLite and on PostgreSQL, as the outside checks ran.
 func TestOddPathsAnswerJSON(t *testing.T) {
-	addr, out, stop := start(t, defaultConfig(filepath.Join(t.TempDir(), "teamchat.db")))
+	t.Run("sqlite", func(t *testing.T) { testOddPathsAnswerJSON(t, filepath.Join(t.TempDir(), "teamchat.db")) })
+	t.Run("postgres", func(t *testing.T) { testOddPathsAnswerJSON(t, postgresTestDB(t)) })
+}
+
+func testOddPathsAnswerJSON(t *testing.T, db string) {
+	addr, out, stop := start(t, defaultConfig(db))
 	defer stop()
 	key := regexp.MustCompile(`owner API key:  ([A-Za-z0-9]{32})`).FindStringSubmatch(out.String())
 	require.Len(t, key, 2)

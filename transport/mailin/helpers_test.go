@@ -65,7 +65,7 @@ type gwEnv struct {
 	mu     *sync.Mutex
 }
 
-func newGateway(t *testing.T, o mailin.Options, extra ...chat.Option) *gwEnv {
+func newGateway(t testing.TB, o mailin.Options, extra ...chat.Option) *gwEnv {
 	t.Helper()
 	outbox := smtptest.Start(t)
 	mailer, err := email.New(email.Options{Addr: outbox.Addr, From: "noreply@chat.example.com", TLS: email.TLSNone})
@@ -109,14 +109,14 @@ func (f *smtpFailure) Error() string { return fmt.Sprintf("%s: %d %s", f.step, f
 
 // mailTo delivers a raw mail to the listener with net/smtp, as a sending
 // server does, and returns the first refusal (nil when accepted).
-func (e *gwEnv) mailTo(t *testing.T, raw string, to ...string) *smtpFailure {
+func (e *gwEnv) mailTo(t testing.TB, raw string, to ...string) *smtpFailure {
 	t.Helper()
 	return e.mailWith(t, raw, nil, to...)
 }
 
 // mailWith is mailTo that runs between, when not nil, after the RCPTs
 // and before DATA.
-func (e *gwEnv) mailWith(t *testing.T, raw string, between func(), to ...string) *smtpFailure {
+func (e *gwEnv) mailWith(t testing.TB, raw string, between func(), to ...string) *smtpFailure {
 	t.Helper()
 	c, err := smtp.Dial(e.addr)
 	require.NoError(t, err)
@@ -162,7 +162,7 @@ func plainMail(subject, messageID, body string) string {
 
 // newest returns the newest messages (up to n) the user can read in the
 // narrow, oldest first.
-func (e *gwEnv) newest(t *testing.T, as chattest.User, narrow string, n int) []chat.FetchedMessage {
+func (e *gwEnv) newest(t testing.TB, as chattest.User, narrow string, n int) []chat.FetchedMessage {
 	t.Helper()
 	resp, err := e.Service.GetMessages(context.Background(), as.Caller, chat.GetMessagesRequest{Anchor: ptr("newest"),
 		NumBefore: ptr(n), NumAfter: ptr(0), Narrow: &narrow, ApplyMarkdown: ptr(false)})
@@ -173,7 +173,7 @@ func (e *gwEnv) newest(t *testing.T, as chattest.User, narrow string, n int) []c
 func ptr[T any](v T) *T { return &v }
 
 // channel makes a channel (private or not) by u, with the other users in it.
-func (e *gwEnv) channel(t *testing.T, u chattest.User, name string, private bool, others ...int64) int64 {
+func (e *gwEnv) channel(t testing.TB, u chattest.User, name string, private bool, others ...int64) int64 {
 	t.Helper()
 	ctx := context.Background()
 	var ps []chat.Principal
@@ -189,7 +189,7 @@ func (e *gwEnv) channel(t *testing.T, u chattest.User, name string, private bool
 }
 
 // address asks for the channel's address as u (with sender, when set).
-func (e *gwEnv) address(t *testing.T, u chattest.User, channel int64, sender *int64) string {
+func (e *gwEnv) address(t testing.TB, u chattest.User, channel int64, sender *int64) string {
 	t.Helper()
 	r, err := e.Service.GetStreamEmailAddress(context.Background(), u.Caller, chat.GetStreamEmailAddressRequest{StreamID: channel, SenderID: sender})
 	require.NoError(t, err)

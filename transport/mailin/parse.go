@@ -78,7 +78,7 @@ type walker struct {
 func (w *walker) part(header map[string][]string, body io.Reader, depth int) error {
 	w.parts++
 	if w.parts > maxParts || depth > 20 {
-		return fmt.Errorf("more than %d parts", maxParts)
+		return fmt.Errorf("more than %d parts, or nested deeper than 20", maxParts)
 	}
 	get := func(k string) string {
 		if v := header[k]; len(v) > 0 {
@@ -94,10 +94,8 @@ func (w *walker) part(header map[string][]string, body io.Reader, depth int) err
 		mr := multipart.NewReader(body, params["boundary"])
 		for {
 			p, err := mr.NextRawPart()
-			if err == io.EOF {
-				return nil
-			} else if err != nil {
-				return fmt.Errorf("multipart: %w", err)
+			if err != nil {
+				return nil // its end, or a broken one: what was read stands
 			}
 			if err := w.part(p.Header, p, depth+1); err != nil {
 				return err
