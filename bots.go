@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/teamchat/chat/storage"
@@ -142,7 +143,7 @@ func (s *Service) botNameFree(ctx context.Context, realmID int64, name string, s
 		return s.internal(ctx, "check bot name", err)
 	}
 	for _, u := range users {
-		if u.IsBot && u.IsActive && u.ID != self && strings.EqualFold(u.FullName, name) {
+		if u.IsBot && u.IsActive && !u.IsSystemBot && u.ID != self && strings.EqualFold(u.FullName, name) {
 			return clash("Name is already in use!")
 		}
 	}
@@ -188,6 +189,7 @@ func (s *Service) GetBots(ctx context.Context, c Caller) (*GetBotsResponse, erro
 	if err != nil {
 		return nil, s.internal(ctx, "get bots", err)
 	}
+	users = slices.DeleteFunc(users, func(u storage.User) bool { return u.IsSystemBot })
 	var ownerIDs []int64
 	for _, u := range users {
 		if u.BotOwnerID != nil {
@@ -431,7 +433,7 @@ func (s *Service) ownedBot(ctx context.Context, c Caller, botID int64) (*storage
 		return nil, nil, nil, err
 	}
 	bot, err := s.store.GetUser(ctx, realm.ID, botID)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && !bot.IsBot {
+	if errors.Is(err, storage.ErrNotFound) || err == nil && (!bot.IsBot || bot.IsSystemBot) {
 		return nil, nil, nil, noSuch("No such bot")
 	} else if err != nil {
 		return nil, nil, nil, s.internal(ctx, "load bot", err)

@@ -148,6 +148,9 @@ type Service struct {
 	markAllBatch       int
 	blobs              blob.Store
 	signingKey         []byte
+	// gatewayDomain is the email gateway's (WithEmailGateway); "" when
+	// there is none.
+	gatewayDomain string
 
 	sinks      []func(Event)
 	queueLimit QueueLimits

@@ -87,8 +87,8 @@ func (a Audience) plus(ids ...int64) Audience {
 // Includes reports whether the audience reaches u, given the channels u
 // is subscribed to and the groups u is in.
 func (a Audience) Includes(u *storage.User, subscribed, inGroup func(id int64) bool) bool {
-	if !u.IsActive || slices.Contains(a.Except, u.ID) {
-		return false
+	if !u.IsActive || u.IsSystemBot || slices.Contains(a.Except, u.ID) {
+		return false // the internal bots have no event queues
 	}
 	return slices.Contains(a.Users, u.ID) || slices.Contains(a.Roles, u.Role) ||
 		slices.ContainsFunc(a.Subscribers, subscribed) ||

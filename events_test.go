@@ -82,7 +82,7 @@ func activeIDs(t *testing.T, h *chattest.Harness) []int64 {
 	require.NoError(t, err)
 	var out []int64
 	for _, u := range users {
-		if u.IsActive {
+		if u.IsActive && !u.IsSystemBot {
 			out = append(out, u.ID)
 		}
 	}

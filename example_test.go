@@ -50,5 +50,5 @@ func Example() {
 	}
 	// Output:
 	// 1 Olivia Owner 100
-	// 2 Ada 400
+	// 5 Ada 400
 }

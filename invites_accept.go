@@ -203,32 +203,7 @@ func (s *Service) subscribeInvited(ctx context.Context, w *writeTx, u *storage.U
 			ids = append(ids, ch.ID)
 		}
 	}
-	ids = uniqueSorted(ids)
-	if len(ids) == 0 {
-		return nil
-	}
-	channels, err := w.GetStreamsByID(ctx, u.RealmID, ids)
-	if err != nil {
-		return err
-	}
-	colors := map[int64]int{}
-	scope := newGroupScope(nil)
-	for i := range channels {
-		ch := &channels[i]
-		if ch.IsArchived {
-			continue
-		}
-		added, err := s.subscribeUser(ctx, w, u, ch, colors)
-		if err != nil {
-			return err
-		}
-		if added {
-			if err := s.emitSubscribed(ctx, w, scope, ch, false, []int64{u.ID}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return s.subscribeNewAccount(ctx, w, u, ids)
 }
 
 // joinInvitedGroups adds a new account to the invitation's groups that

@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -298,52 +297,30 @@ func (s *Service) sendEditNotices(ctx context.Context, e *edit, moved []int64) e
 	return nil
 }
 
-// notificationBotEmail is the local part of the notification bot's email.
-const notificationBotEmail = "notification-bot"
-
-// notificationBot returns the organization's notification bot, creating
-// it on first use.
-func (s *Service) notificationBot(ctx context.Context, realm *storage.Realm) (*storage.User, error) {
-	host, _, _ := strings.Cut(realm.Host, ":")
-	email := notificationBotEmail + "@" + host
-	u, err := s.store.GetUserByEmail(ctx, realm.ID, email)
-	if err == nil {
-		return u, nil
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return nil, err
-	}
-	key, err := newAPIKey()
-	if err != nil {
-		return nil, err
-	}
-	kind := BotTypeGeneric
-	bot := &storage.User{RealmID: realm.ID, Email: email, FullName: "Notification Bot", Role: RoleMember, IsActive: true,
-		IsBot: true, BotType: &kind, DateJoined: s.nowUnix(), APIKey: key, AvatarSource: "G", AvatarVersion: 1}
-	err = s.write(ctx, realm.ID, func(w *writeTx) error {
-		if err := w.CreateUser(ctx, bot); err != nil {
-			return err
-		}
-		return s.addToRoleGroups(ctx, w, realm, bot)
-	})
-	if errors.Is(err, storage.ErrConflict) {
-		return s.store.GetUserByEmail(ctx, realm.ID, email)
-	}
-	return bot, err
-}
-
 // sendInternal sends a message as a system bot to a channel's topic,
 // whatever the channel's posting rules (the reference's
 // internal_send_stream_message).
 func (s *Service) sendInternal(ctx context.Context, realm *storage.Realm, bot *storage.User, ch *storage.Stream, topic, content string, kind int) error {
+	_, err := s.sendInternalMessage(ctx, realm, bot, ch, topic, content, kind, nil)
+	return err
+}
+
+// sendInternalMessage is sendInternal returning the message's ID; inTx,
+// when not nil, runs in the message's write transaction (outgoing.inTx).
+func (s *Service) sendInternalMessage(ctx context.Context, realm *storage.Realm, bot *storage.User, ch *storage.Stream, topic, content string, kind int,
+	inTx func(ctx context.Context, w *writeTx, m *storage.Message) error) (int64, error) {
 	to := ToChannelID(ch.ID)
 	req := SendMessageRequest{Type: "channel", To: to, Topic: &topic, Content: content}
-	o := &outgoing{me: bot, realm: realm, client: "Internal", req: &req, internal: true}
+	o := &outgoing{me: bot, realm: realm, client: "Internal", req: &req, internal: true, inTx: inTx}
 	if err := s.prepareChannelMessage(ctx, o, &topic); err != nil {
-		return err
+		return 0, err
 	}
 	o.msg.Type = kind
 	if err := s.renderOutgoing(ctx, o); err != nil {
-		return err
+		return 0, err
 	}
-	return s.storeMessage(ctx, o)
+	if err := s.storeMessage(ctx, o); err != nil {
+		return 0, err
+	}
+	return o.msg.ID, nil
 }

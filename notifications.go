@@ -117,7 +117,11 @@ type EmailNotification struct {
 	To, ToName string
 	// FromName is the sender name the reference uses ("<organization>
 	// notifications"); the host picks the address.
-	FromName            string
+	FromName string
+	// ReplyTo is the address a reply to this email is posted from
+	// (Reply-To, with the organization's name), when the Service has an
+	// email gateway (WithEmailGateway); empty otherwise.
+	ReplyTo             string
 	Subject, Text, HTML string
 	Conversation        NotificationConversation
 	// Messages are oldest first, context of a mention included.

@@ -290,6 +290,11 @@ func (s *Service) buildEmail(ctx context.Context, realm *storage.Realm, user *st
 	if !show {
 		e.Conversation = NotificationConversation{Type: conv.Type}
 	}
+	// The reply address (the reference's create_missed_message_address),
+	// tied to the first message and the recipient.
+	if e.ReplyTo, err = s.replyAddress(ctx, realm.ID, user.ID, first.ID); err != nil {
+		return nil, err
+	}
 	// The subject (missed_message.subject.txt).
 	switch {
 	case !show:
@@ -391,10 +396,17 @@ func emailBodies(e *EmailNotification, conv NotificationConversation, others []*
 	if e.ContentHidden {
 		verb = "View or reply in"
 	}
-	t.WriteString(verb + " " + e.RealmName + ":\n\n" + e.Link + "\n\n")
-	h.WriteString(fmt.Sprintf(`<a href="%s">%s %s</a>, or <a href="%s">manage email preferences</a>.<br />`+"\n",
-		esc(e.Link), verb, esc(e.RealmName), esc(e.SettingsLink)))
-	if !e.ContentHidden {
+	switch {
+	case e.ReplyTo != "":
+		t.WriteString("Reply to this email directly, or view it in " + e.RealmName + ":\n\n" + e.Link + "\n\n")
+		h.WriteString(fmt.Sprintf(`Reply to this email directly, <a href="%s">view it in %s</a>, or <a href="%s">manage email preferences</a>.<br />`+"\n",
+			esc(e.Link), esc(e.RealmName), esc(e.SettingsLink)))
+	default:
+		t.WriteString(verb + " " + e.RealmName + ":\n\n" + e.Link + "\n\n")
+		h.WriteString(fmt.Sprintf(`<a href="%s">%s %s</a>, or <a href="%s">manage email preferences</a>.<br />`+"\n",
+			esc(e.Link), verb, esc(e.RealmName), esc(e.SettingsLink)))
+	}
+	if !e.ContentHidden && e.ReplyTo == "" {
 		t.WriteString("Do not reply to this email. This server is not configured to accept incoming emails.\n\n")
 		h.WriteString("<br />\nDo not reply to this email. This server is not configured to accept incoming emails.\n")
 	}

@@ -42,6 +42,10 @@ type CreateRealmRequest struct {
 	OwnerEmail             string
 	OwnerFullName          string
 	OwnerPassword          string
+	// SkipOnboarding leaves out the default channels and the Welcome
+	// Bot's messages a new organization is given (onboarding.go): for a
+	// host that brings its own, or tests that start from nothing.
+	SkipOnboarding bool
 }
 
 // CreateRealmResponse identifies the new organization and its owner.
@@ -127,7 +131,7 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 			return err
 		}
 		emitUserAdded(w, realm, owner, map[string]ProfileFieldValue{})
-		return nil
+		return createSystemBots(ctx, st, realm.ID, now)
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, clash("An organization is already served at %s", host)
@@ -136,6 +140,12 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 		return nil, s.internal(ctx, "create realm", err)
 	}
 	s.log.InfoContext(ctx, "organization created", "realm_id", realm.ID, "url", realm.URL, "owner_id", owner.ID)
+	if !req.SkipOnboarding {
+		if err := s.onboard(ctx, realm, Caller{RealmID: realm.ID, UserID: owner.ID}); err != nil {
+			// The organization works without them: say so, and go on.
+			s.log.ErrorContext(ctx, "organization created without its welcome channels and messages", "realm_id", realm.ID, "err", err)
+		}
+	}
 	return &CreateRealmResponse{RealmID: realm.ID, OwnerID: owner.ID, OwnerAPIKey: key}, nil
 }
 

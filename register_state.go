@@ -376,19 +376,19 @@ func (s *Service) linkifierState(sc *stateCtx, st map[string]any) error {
 // account and permissions.
 func (s *Service) realmUserState(sc *stateCtx, st map[string]any) error {
 	ctx, me, realm := sc.ctx, sc.me, sc.realm
-	r, err := s.GetUsers(ctx, sc.c, GetUsersRequest{ClientGravatar: &sc.opts.clientGravatar, IncludeCustomProfileFields: new(true)})
+	members, bots, err := s.listUsers(ctx, sc.c, GetUsersRequest{ClientGravatar: &sc.opts.clientGravatar, IncludeCustomProfileFields: new(true)})
 	if err != nil {
 		return err
 	}
 	active, inactive := []User{}, []User{}
-	for _, u := range r.Members {
+	for _, u := range members {
 		if u.IsActive {
 			active = append(active, u)
 		} else {
 			inactive = append(inactive, u)
 		}
 	}
-	st["realm_users"], st["realm_non_active_users"], st["cross_realm_bots"] = active, inactive, []User{}
+	st["realm_users"], st["realm_non_active_users"], st["cross_realm_bots"] = active, inactive, bots
 	o, err := sc.ownUser(s)
 	if err != nil {
 		return err

@@ -64,4 +64,5 @@ func (s *Service) maintain(ctx context.Context) {
 		}
 		_, _ = s.PromoteFullMembers(ctx, r.ID)
 	}
+	s.pruneEmailGateway(ctx)
 }

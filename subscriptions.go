@@ -644,17 +644,45 @@ func (s *Service) UpdateSubscriptionProperties(ctx context.Context, c Caller, re
 	return &EmptyResponse{}, nil
 }
 
-// subscribeToDefaultChannels subscribes a new account to the organization's
-// default channels.
-func (s *Service) subscribeToDefaultChannels(ctx context.Context, st storage.Store, u *storage.User) error {
-	channels, err := st.ListDefaultStreams(ctx, u.RealmID)
+// subscribeToDefaultChannels subscribes a new account to the
+// organization's default channels, with the subscription events.
+func (s *Service) subscribeToDefaultChannels(ctx context.Context, w *writeTx, u *storage.User) error {
+	channels, err := w.ListDefaultStreams(ctx, u.RealmID)
+	if err != nil {
+		return err
+	}
+	ids := make([]int64, len(channels))
+	for i := range channels {
+		ids[i] = channels[i].ID
+	}
+	return s.subscribeNewAccount(ctx, w, u, ids)
+}
+
+// subscribeNewAccount subscribes a new account to the channels that are
+// not archived, telling it and those who may see the channels'
+// subscribers.
+func (s *Service) subscribeNewAccount(ctx context.Context, w *writeTx, u *storage.User, ids []int64) error {
+	ids = uniqueSorted(ids)
+	if len(ids) == 0 {
+		return nil
+	}
+	channels, err := w.GetStreamsByID(ctx, u.RealmID, ids)
 	if err != nil {
 		return err
 	}
 	colors := map[int64]int{}
+	scope := newGroupScope(nil)
 	for i := range channels {
-		if !channels[i].IsArchived {
-			if _, err := s.subscribeUser(ctx, st, u, &channels[i], colors); err != nil {
+		ch := &channels[i]
+		if ch.IsArchived {
+			continue
+		}
+		added, err := s.subscribeUser(ctx, w, u, ch, colors)
+		if err != nil {
+			return err
+		}
+		if added {
+			if err := s.emitSubscribed(ctx, w, scope, ch, false, []int64{u.ID}); err != nil {
 				return err
 			}
 		}

@@ -197,6 +197,9 @@ func (s *Service) PromoteFullMembers(ctx context.Context, realmID int64) (int, e
 		var add, remove []int64
 		for i := range users {
 			u := &users[i]
+			if u.IsSystemBot {
+				continue // in no group of the organization
+			}
 			want := s.isFullMember(realm, u)
 			has := slices.Contains(current, u.ID)
 			switch {

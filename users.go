@@ -60,6 +60,9 @@ type User struct {
 	AvatarVersion int         `json:"avatar_version"`
 	// ProfileData is present for humans when custom profile fields were asked for.
 	ProfileData map[string]ProfileFieldValue `json:"profile_data,omitzero"`
+	// IsSystemBot is set for the internal bots in register's
+	// cross_realm_bots only.
+	IsSystemBot *bool `json:"is_system_bot,omitempty"`
 }
 
 // OptionalID is an ID that is present on the wire but may be null.
@@ -169,25 +172,40 @@ type GetUsersResponse struct {
 }
 
 // GetUsers lists every user of the organization, deactivated ones included
-// (with is_active false), ordered by ID.
+// (with is_active false), ordered by ID. The internal bots are not the
+// organization's users (see system_bots.go).
 func (s *Service) GetUsers(ctx context.Context, c Caller, req GetUsersRequest) (*GetUsersResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	members, _, err := s.listUsers(ctx, c, req)
 	if err != nil {
 		return nil, err
+	}
+	return &GetUsersResponse{Members: members}, nil
+}
+
+// listUsers is GetUsers, with the internal bots apart (register's
+// cross_realm_bots).
+func (s *Service) listUsers(ctx context.Context, c Caller, req GetUsersRequest) (members, systemBots []User, err error) {
+	me, realm, err := s.actor(ctx, c)
+	if err != nil {
+		return nil, nil, err
 	}
 	all, err := s.store.ListUsers(ctx, realm.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "get users", err)
+		return nil, nil, s.internal(ctx, "get users", err)
 	}
 	opts, err := s.userViewOptions(ctx, realm.ID, nil, req.ClientGravatar, req.IncludeCustomProfileFields)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	resp := &GetUsersResponse{Members: make([]User, 0, len(all))}
+	members, systemBots = make([]User, 0, len(all)), []User{}
 	for i := range all {
-		resp.Members = append(resp.Members, viewUser(realm, me, &all[i], opts))
+		if all[i].IsSystemBot {
+			systemBots = append(systemBots, crossRealmBot(realm, me, &all[i], opts))
+			continue
+		}
+		members = append(members, viewUser(realm, me, &all[i], opts))
 	}
-	return resp, nil
+	return members, systemBots, nil
 }
 
 // GetUserRequest is the input of GetUser.
@@ -321,7 +339,7 @@ func (s *Service) checkNewEmail(email string) (string, error) {
 	if err != nil || a.Address != email || a.Name != "" || !strings.Contains(email[strings.LastIndex(email, "@")+1:], ".") && !strings.HasSuffix(email, "@localhost") {
 		return "", BadRequest("Bad name or username")
 	}
-	if len(email) > 254 {
+	if len(email) > 254 || isSystemBotAddress(email) {
 		return "", BadRequest("Bad name or username")
 	}
 	return email, nil
@@ -589,9 +607,6 @@ func (s *Service) addUserWith(ctx context.Context, realm *storage.Realm, req Pro
 		if err := s.addToRoleGroups(ctx, w, realm, u); err != nil {
 			return err
 		}
-		if err := s.subscribeToDefaultChannels(ctx, w, u); err != nil {
-			return err
-		}
 		var services []any
 		if service != nil {
 			service.BotID = u.ID
@@ -601,7 +616,10 @@ func (s *Service) addUserWith(ctx context.Context, realm *storage.Realm, req Pro
 			services = append(services, serviceView(*service))
 		}
 		emitUserAddedWith(w, realm, u, map[string]ProfileFieldValue{}, services)
-		return nil
+		if u.IsBot {
+			return nil // as the reference: bots join no default channel
+		}
+		return s.subscribeToDefaultChannels(ctx, w, u)
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, "", clash("Email is already in use.")

@@ -221,7 +221,7 @@ func reload(ctx context.Context, st storage.Store, realmID, meID, targetID int64
 	if me == nil || !me.IsActive {
 		return nil, nil, errUserDeactivated
 	}
-	if target == nil {
+	if target == nil || target.IsSystemBot {
 		return nil, nil, errNoSuchUser
 	}
 	return me, target, nil
@@ -314,7 +314,11 @@ func (s *Service) DeactivateOwnUser(ctx context.Context, c Caller) (*EmptyRespon
 		if err != nil {
 			return err
 		}
-		if active == 1 {
+		bots, err := activeSystemBots(ctx, st, realm.ID)
+		if err != nil {
+			return err
+		}
+		if active-bots == 1 {
 			return errLastUser(false)
 		}
 		if last, err := isLastOwner(ctx, st, realm.ID, me); err != nil {

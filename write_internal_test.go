@@ -49,7 +49,7 @@ func TestSharedTransactionWithOneFailure(t *testing.T) {
 				}))
 			t.Cleanup(func() { _ = s.Close() })
 			realm, err := s.CreateRealm(ctx, CreateRealmRequest{Name: "Org", URL: "http://chat.example.com",
-				OwnerEmail: "owner@example.com", OwnerFullName: "Owner", OwnerPassword: "a long enough password"})
+				OwnerEmail: "owner@example.com", OwnerFullName: "Owner", OwnerPassword: "a long enough password", SkipOnboarding: true})
 			require.NoError(t, err)
 			owner := Caller{RealmID: realm.RealmID, UserID: realm.OwnerID}
 			_, err = s.Subscribe(ctx, owner, SubscribeRequest{Subscriptions: []ChannelSpec{{Name: "lane"}}})
@@ -182,7 +182,7 @@ func TestSharedTransactionMessageIDs(t *testing.T) {
 	s := New(st, WithPasswordHasher(Argon2id{Time: 1, MemoryKiB: 64}))
 	t.Cleanup(func() { _ = s.Close() })
 	realm, err := s.CreateRealm(ctx, CreateRealmRequest{Name: "Org", URL: "http://chat.example.com",
-		OwnerEmail: "owner@example.com", OwnerFullName: "Owner", OwnerPassword: "a long enough password"})
+		OwnerEmail: "owner@example.com", OwnerFullName: "Owner", OwnerPassword: "a long enough password", SkipOnboarding: true})
 	require.NoError(t, err)
 	var ids []int64
 	_, err = s.writeTxn(ctx, channelLane(realm.RealmID, 1), []*writeOp{

@@ -105,9 +105,10 @@ const Password = "correct horse battery staple"
 type Option func(*config)
 
 type config struct {
-	store func(testing.TB) storage.Store
-	opts  []chat.Option
-	realm chat.CreateRealmRequest
+	store      func(testing.TB) storage.Store
+	opts       []chat.Option
+	realm      chat.CreateRealmRequest
+	onboarding bool
 }
 
 // WithStore makes the harness run on the store open returns (for example a
@@ -125,6 +126,13 @@ func WithServiceOptions(opts ...chat.Option) Option {
 // visibility); empty fields keep the defaults.
 func WithRealm(req chat.CreateRealmRequest) Option {
 	return func(c *config) { c.realm = req }
+}
+
+// WithOnboarding gives the organization its default channels and welcome
+// messages, as chat.CreateRealm does by default; without it the harness
+// starts from an organization with no channel and no message.
+func WithOnboarding() Option {
+	return func(c *config) { c.onboarding = true }
 }
 
 // defaultStore is a temporary SQLite file, or a fresh PostgreSQL schema
@@ -190,6 +198,7 @@ func New(t testing.TB, opts ...Option) *Harness {
 	if req.OwnerPassword == "" {
 		req.OwnerPassword = Password
 	}
+	req.SkipOnboarding = !cfg.onboarding
 	ctx := context.Background()
 	realm, err := svc.CreateRealm(ctx, req)
 	if err != nil {
@@ -297,7 +306,7 @@ func (h *Harness) NewRealm(t testing.TB, url string) *Harness {
 	email := fmt.Sprintf("owner%d@example.com", n)
 	realm, err := h.Service.CreateRealm(context.Background(), chat.CreateRealmRequest{
 		Name: fmt.Sprintf("Organization %d", n), URL: url,
-		OwnerEmail: email, OwnerFullName: "Other Owner", OwnerPassword: Password,
+		OwnerEmail: email, OwnerFullName: "Other Owner", OwnerPassword: Password, SkipOnboarding: true,
 	})
 	if err != nil {
 		t.Fatalf("chattest: create organization: %v", err)

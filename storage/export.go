@@ -123,6 +123,7 @@ var Kinds = []*Kind{
 	kind[EmailChange]("email_changes", "id"),
 	kind[Draft]("drafts", "id"),
 	kind[Stream]("streams", "id"),
+	kind[ChannelEmailAddress]("channel_email_addresses", "id"),
 	kind[Subscription]("subscriptions", "user_id", "stream_id"),
 	kind[SubscriptionPeriod]("subscription_periods", "id"),
 	kind[UserTopic]("user_topics", "user_id", "stream_id", "topic_name"),

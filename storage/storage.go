@@ -53,6 +53,7 @@ type Store interface {
 	QueryStore
 	EventStore
 	FleetStore
+	EmailGatewayStore
 	// InTx runs fn inside one transaction. The Store passed to fn sees the
 	// transaction's writes; fn's error (or a panic) rolls everything back.
 	// Nested calls on the transaction's Store run in the same transaction.
@@ -169,11 +170,14 @@ type User struct {
 	RealmID int64 `bun:"realm_id"`
 	// Email is the real (delivery) address, case preserved; lookups by
 	// email are case-insensitive.
-	Email         string `bun:"email"`
-	FullName      string `bun:"full_name"`
-	Role          int    `bun:"role"` // 100 owner, 200 admin, 300 moderator, 400 member, 600 guest
-	IsActive      bool   `bun:"is_active"`
-	IsBot         bool   `bun:"is_bot"`
+	Email    string `bun:"email"`
+	FullName string `bun:"full_name"`
+	Role     int    `bun:"role"` // 100 owner, 200 admin, 300 moderator, 400 member, 600 guest
+	IsActive bool   `bun:"is_active"`
+	IsBot    bool   `bun:"is_bot"`
+	// IsSystemBot marks the organization's internal bots (Notification
+	// Bot, Welcome Bot, Email Gateway), which are not its users.
+	IsSystemBot   bool   `bun:"is_system_bot"`
 	BotType       *int   `bun:"bot_type"`
 	BotOwnerID    *int64 `bun:"bot_owner_id"`
 	Timezone      string `bun:"timezone"`

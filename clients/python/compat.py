@@ -168,6 +168,13 @@ def main():
                 "type", "recipient_id", "topic_links"]:
         check(key in message, "message has " + key, message)
 
+    step("the channel's email address, as the stream info of zulip-terminal asks for it")
+    address = ok(me_client.get_stream_email_address(stream_id), "GET /streams/{stream_id}/email_address")
+    check(isinstance(address.get("email"), str), "an email address (empty without a gateway)", address)
+    bots = {b["full_name"]: b for b in state["cross_realm_bots"]}
+    check("Notification Bot" in bots and bots["Notification Bot"]["is_system_bot"], "the internal bots", state["cross_realm_bots"])
+    check(not set(u["user_id"] for u in state["cross_realm_bots"]) & set(users), "internal bots are not users", sorted(users))
+
     step("the topic list")
     topics = ok(me_client.get_stream_topics(stream_id), "GET /users/me/{stream_id}/topics")["topics"]
     check(topics == [{"name": "welcome", "max_id": first}], "one topic", topics)

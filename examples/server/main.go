@@ -18,6 +18,11 @@
 // server (and logs push notifications, which it has no service for):
 //
 //	go run ./examples/server -smtp 127.0.0.1:2525 -smtp-tls none
+//
+// With -email-gateway it takes mail for channels' addresses and replies to
+// its notification emails (the domain's MX points at it):
+//
+//	go run ./examples/server -email-gateway 0.0.0.0:25 -email-gateway-domain mail.example.com
 package main
 
 import (
@@ -69,8 +74,10 @@ type config struct {
 	// API (operate.go); metricsReady, if not nil, receives its address.
 	metricsAddr  string
 	metricsReady chan<- string
-	// smtp sends missed-message emails (smtp.go).
-	smtp smtpConfig
+	// smtp sends missed-message emails (smtp.go); gateway takes mail in
+	// (mailin.go).
+	smtp    smtpConfig
+	gateway gatewayConfig
 	// peerAddr is where the other servers on the database reach this one
 	// (fleet.go): "" picks a free port on -addr's host (PostgreSQL only);
 	// peerAdvertise is the address they dial, when not peerAddr's.
@@ -108,6 +115,8 @@ func main() {
 	flag.StringVar(&cfg.smtp.password, "smtp-password", "", "with -smtp-user: the password (TEAMCHAT_SMTP_PASSWORD keeps it out of the process list)")
 	flag.StringVar(&cfg.peerAddr, "peer-addr", "", "with PostgreSQL: where the other servers on the database reach this one (host:port, on a private network); default: a free port on -addr's host; \"off\": serve only this server's own event queues")
 	flag.StringVar(&cfg.peerAdvertise, "peer-advertise", "", "with -peer-addr on 0.0.0.0 or [::]: the host:port the other servers dial (default: this machine's name and the port)")
+	flag.StringVar(&cfg.gateway.addr, "email-gateway", "", "listen for mail to channels and replies to notification emails on this SMTP address (host:port; off by default); needs -email-gateway-domain")
+	flag.StringVar(&cfg.gateway.domain, "email-gateway-domain", "", "with -email-gateway: the domain of the gateway's addresses, whose MX points at the listener")
 	flag.StringVar(&cfg.smtp.tls, "smtp-tls", "opportunistic", "with -smtp: opportunistic (STARTTLS when offered), mandatory, implicit (TLS from the start) or none")
 	flag.StringVar(&cfg.move.exportFile, "export", "", "write the organization (at -url, or the only one) to this archive file, then exit")
 	flag.StringVar(&cfg.move.importFile, "import", "", "import an organization from this archive file (served at -url, or the archive's URL), then exit")
@@ -169,6 +178,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	hooks := webhook.New(webhook.Options{Version: "teamchat", AllowPrivate: cfg.allowPrivateWebhooks, Logger: log})
 	opts := []chat.Option{chat.WithLogger(log), chat.WithBlobStore(blobs), chat.WithWebhookDeliverer(webhook.NewDeliverer(hooks))}
 	opts = append(opts, tel.chatOptions()...)
+	gatewayOpts, err := cfg.gateway.options()
+	if err != nil {
+		return err
+	}
+	opts = append(opts, gatewayOpts...)
 	if n, err := newNotifier(cfg.smtp, log); err != nil {
 		return err
 	} else if n != nil {
@@ -200,16 +214,18 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 		return err
 	}
 
+	api := rest.NewHandler(svc, rest.WithRateLimit(cfg.rateLimit, time.Minute),
+		rest.WithAddressRateLimit(cfg.addressRateLimit, time.Minute), rest.WithTrustedProxies(proxies...),
+		rest.WithMeterProvider(tel.meters), rest.WithTracerProvider(tel.tracers))
 	srv := &http.Server{
 		// The handler bounds body reads itself (rest.WithBodyReadTimeout,
 		// 30 s): a client that stalls mid-body loses its connection.
 		// The web client at "/", the REST API at /api/v1 (and the files
 		// it serves): one handler hands the other what is not its own.
 		// Every request gets its ID first; /healthz and /readyz
-		// answer beside the rest (operate.go).
-		Handler: withRequestID(health(svc, web.NewHandler(web.WithNext(rest.NewHandler(svc, rest.WithRateLimit(cfg.rateLimit, time.Minute),
-			rest.WithAddressRateLimit(cfg.addressRateLimit, time.Minute), rest.WithTrustedProxies(proxies...),
-			rest.WithMeterProvider(tel.meters), rest.WithTracerProvider(tel.tracers)))))),
+		// answer beside the rest (operate.go); whatever spells a path
+		// below /api/v1 is the API's (paths.go).
+		Handler:           withRequestID(health(svc, apiPaths(api, web.NewHandler(web.WithNext(api))))),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Long enough for the event long-poll (90 s client timeout).
 		WriteTimeout: 120 * time.Second,
@@ -237,6 +253,11 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 			cfg.metricsReady <- bound
 		}
 	}
+	stopGateway, err := startGateway(cfg.gateway, svc, log)
+	if err != nil {
+		return err
+	}
+	defer stopGateway()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	// The Service's background work (full-member promotion, hourly;
@@ -312,7 +333,11 @@ func ensureOrganization(ctx context.Context, svc *chat.Service, store *bunstore.
 	fmt.Fprintf(out, "teamchat: created organization %q at %s/api/v1\n", cfg.realmName, base)
 	fmt.Fprintf(out, "  owner email:    %s\n  owner password: %s\n  owner API key:  %s\n", cfg.ownerEmail, password, resp.OwnerAPIKey)
 	fmt.Fprintf(out, "Web client: open %s/ and log in with the email and password above.\n", base)
+	fmt.Fprintf(out, "Start in #%s: the organization has the channels #%s, #%s and #%s, which new users join, with Welcome Bot's first messages.\n",
+		chat.GeneralChannelName, chat.GeneralChannelName, chat.SandboxChannelName, chat.DiscussionChannelName)
 	fmt.Fprintf(out, "Try it:\n  curl -sS -u %s:%s %s/api/v1/users/me\n", cfg.ownerEmail, resp.OwnerAPIKey, base)
+	fmt.Fprintf(out, "  curl -sS -u %s:%s -G %s/api/v1/messages -d anchor=newest -d num_before=5 -d num_after=0 \\\n       --data-urlencode 'narrow=[{\"operator\": \"channel\", \"operand\": \"%s\"}]'\n",
+		cfg.ownerEmail, resp.OwnerAPIKey, base, chat.GeneralChannelName)
 	return nil
 }
 

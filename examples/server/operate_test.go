@@ -152,8 +152,9 @@ func testMetricsAfterAScriptedSequence(t *testing.T, db string) {
 		{"chat_event_queue_events", nil, 2}, // not acknowledged: the send's and the scheduled send's
 		{"chat_event_queue_polls_waiting", nil, 0},
 		{"chat_event_queue_dropped_total", map[string]string{"reason": "behind"}, 0},
-		// The send and the scheduled send.
-		{"chat_write_duration_seconds", map[string]string{"chat_write_lane": "channel"}, 2},
+		// The new organization's twelve welcome messages, the send and the
+		// scheduled send.
+		{"chat_write_duration_seconds", map[string]string{"chat_write_lane": "channel"}, 14},
 		// Their writes, and the scheduling's (its scheduled_messages event).
 		{"chat_event_delivery_latency_seconds", nil, 3},
 		{"chat_webhook_outbox_depth", nil, 0},

@@ -486,6 +486,6 @@ func schemaOfRecords() (string, int) { return RecordsSchema, RecordsSchemaVersio
 // RecordsSchema names the migration whose records this package writes;
 // a test keeps it equal to the newest migration.
 const (
-	RecordsSchema        = "0029_fleet"
-	RecordsSchemaVersion = 29
+	RecordsSchema        = "0031_email_gateway"
+	RecordsSchemaVersion = 31
 )

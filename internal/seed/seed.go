@@ -94,7 +94,8 @@ func Run(ctx context.Context, svc *chat.Service, st storage.Store, cfg Config) (
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5eed))
 	realm, err := svc.CreateRealm(ctx, chat.CreateRealmRequest{Name: "Seeded", URL: fmt.Sprintf("http://seed%d.example.com", cfg.Seed),
-		OwnerEmail: "owner@seed.example.com", OwnerFullName: "Seed Owner", OwnerPassword: "a long seeded password"})
+		OwnerEmail: "owner@seed.example.com", OwnerFullName: "Seed Owner", OwnerPassword: "a long seeded password",
+		SkipOnboarding: true}) // the seeded channels and history only
 	if err != nil {
 		return nil, fmt.Errorf("seed: create organization: %w", err)
 	}

@@ -15,15 +15,17 @@ import (
 
 // notExported are the tables an organization's export leaves out, and why.
 var notExported = map[string]string{
-	"event_payloads":        "events in flight between servers, of no organization",
-	"pending_notifications": "notifications waiting to be sent: ephemeral background work",
-	"webhook_deliveries":    "outgoing webhook calls waiting: ephemeral background work",
-	"presence_sequences":    "presence is ephemeral",
-	"user_presences":        "presence is ephemeral",
-	"servers":               "the running servers of a fleet, of no organization",
-	"fleet_secrets":         "the secret the servers of a fleet share, of no organization",
-	"queue_moves":           "where event queues moved between servers: event queues are ephemeral",
-	"saved_event_queues":    "event queues saved for a server's restart: event queues are ephemeral",
+	"event_payloads":         "events in flight between servers, of no organization",
+	"pending_notifications":  "notifications waiting to be sent: ephemeral background work",
+	"webhook_deliveries":     "outgoing webhook calls waiting: ephemeral background work",
+	"presence_sequences":     "presence is ephemeral",
+	"user_presences":         "presence is ephemeral",
+	"servers":                "the running servers of a fleet, of no organization",
+	"fleet_secrets":          "the secret the servers of a fleet share, of no organization",
+	"queue_moves":            "where event queues moved between servers: event queues are ephemeral",
+	"saved_event_queues":     "event queues saved for a server's restart: event queues are ephemeral",
+	"email_reply_addresses":  "reply addresses of missed-message emails: valid for days, bound to the server's notifications",
+	"email_gateway_received": "mails the gateway posted, kept a week against deliveries tried again",
 }
 
 // derivedColumns are the columns the store computes from a record's

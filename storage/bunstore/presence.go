@@ -91,6 +91,6 @@ func (s *Store) ListPresences(ctx context.Context, realmID, afterID, connectedSi
 // ActiveUsersAtMost counts at most n+1 active users.
 func (s *Store) ActiveUsersAtMost(ctx context.Context, realmID int64, n int) (bool, error) {
 	var count int
-	err := s.r.NewRaw(`SELECT count(*) FROM (SELECT 1 FROM users WHERE realm_id = ? AND is_active LIMIT ?) AS active_users`, realmID, n+1).Scan(ctx, &count)
+	err := s.r.NewRaw(`SELECT count(*) FROM (SELECT 1 FROM users WHERE realm_id = ? AND is_active AND NOT is_system_bot LIMIT ?) AS active_users`, realmID, n+1).Scan(ctx, &count)
 	return count <= n, wrapErr(fmt.Sprintf("count active users of realm %d", realmID), err)
 }

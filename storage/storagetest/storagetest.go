@@ -118,6 +118,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, alertWordTests...)
 	all = append(all, topicTests...)
 	all = append(all, fleetTests...)
+	all = append(all, emailGatewayTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

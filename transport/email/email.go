@@ -112,6 +112,13 @@ func (s *Sender) Message(n chat.EmailNotification) (*mail.Msg, error) {
 	if err := m.AddToFormat(n.ToName, n.To); err != nil {
 		return nil, fmt.Errorf("email: to %q: %w", n.To, err)
 	}
+	if n.ReplyTo != "" {
+		// A reply is posted into the conversation (the reference's
+		// Reply-To, named after the organization).
+		if err := m.ReplyToFormat(n.RealmName, n.ReplyTo); err != nil {
+			return nil, fmt.Errorf("email: reply-to %q: %w", n.ReplyTo, err)
+		}
+	}
 	m.Subject(n.Subject)
 	m.SetDate()
 	if n.Key != "" {

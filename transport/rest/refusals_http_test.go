@@ -61,7 +61,6 @@ var notServed = map[string]string{
 	"PATCH /saved_snippets/{saved_snippet_id}":  "no saved snippets",
 	"DELETE /saved_snippets/{saved_snippet_id}": "no saved snippets",
 	"POST /streams/{stream_id}/delete_topic":    "topics are deleted by deleting their messages",
-	"GET /streams/{stream_id}/email_address":    "no email gateway",
 	"GET /streams/{stream_id}/members":          "subscribers come with GET /users/me/subscriptions",
 	"POST /users/me/android_gcm_reg_id":         "no mobile push",
 	"DELETE /users/me/android_gcm_reg_id":       "no mobile push",
@@ -278,6 +277,10 @@ func refusalRows() []refusal {
 		{method: "DELETE", path: "/streams/{stream_id}", doc: "Invalid channel ID", kind: chat.KindNotFound,
 			req: func(f *refusalFixture) request {
 				return f.as(&f.Owner, "DELETE", fmt.Sprintf("/streams/%d", nope), nil)
+			}},
+		{method: "GET", path: "/streams/{stream_id}/email_address", doc: "Invalid channel ID", kind: chat.KindNotFound,
+			req: func(f *refusalFixture) request {
+				return f.as(&f.alice, "GET", fmt.Sprintf("/streams/%d/email_address", f.private), nil)
 			}},
 		{method: "GET", path: "/users/me/{stream_id}/topics", doc: "Invalid channel ID", kind: chat.KindNotFound,
 			req: func(f *refusalFixture) request {

@@ -92,6 +92,7 @@ func routes() []endpoint {
 		authed("GET", "/streams/{stream_id:int}", (*S).GetChannel),
 		authed("PATCH", "/streams/{stream_id:int}", (*S).UpdateChannel),
 		authed("DELETE", "/streams/{stream_id:int}", (*S).ArchiveChannel),
+		authed("GET", "/streams/{stream_id:int}/email_address", (*S).GetStreamEmailAddress),
 		authed("GET", "/get_stream_id", (*S).GetChannelID),
 		authed("GET", "/users/me/subscriptions", (*S).GetSubscriptions),
 		authed("POST", "/users/me/subscriptions", (*S).Subscribe),
