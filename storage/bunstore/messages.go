@@ -220,8 +220,13 @@ func (s *Store) GetMessagesByID(ctx context.Context, realmID int64, ids []int64)
 	err := chunked(ids, func(ids []int64) error {
 		var rows []messageRow
 		p := s.params()
-		q := s.r.NewSelect().Model(&rows).Where("m.realm_id = ?", p.v(realmID)).Where(p.in("m.id", ids)).OrderExpr("m.id ASC")
-		err := s.scan(ctx, q, p, &rows)
+		q := s.r.NewSelect().Model(&rows)
+		if s.ops.name == DialectPostgres {
+			q = q.ModelTableExpr(byKeys("messages", "m", "realm_id = ? AND m0.id = k.id LIMIT 1"), p.v(pgArray(ids)), p.v(realmID))
+		} else {
+			q = q.Where("m.realm_id = ?", p.v(realmID)).Where(p.in("m.id", ids))
+		}
+		err := s.scan(ctx, q.OrderExpr("m.id ASC"), p, &rows)
 		for _, r := range rows {
 			out = append(out, r.Message)
 		}
@@ -236,10 +241,14 @@ func (s *Store) ListUserMessages(ctx context.Context, realmID, userID int64, mes
 	err := chunked(uniqueIDs(messageIDs), func(ids []int64) error {
 		var rows []userMessageRow
 		p := s.params()
-		q := s.r.NewSelect().Model(&rows).
-			Where("realm_id = ?", p.v(realmID)).Where("user_id = ?", p.v(userID)).
-			Where(p.in("message_id", ids)).OrderExpr("message_id ASC")
-		err := s.scan(ctx, q, p, &rows)
+		q := s.r.NewSelect().Model(&rows)
+		if s.ops.name == DialectPostgres {
+			q = q.ModelTableExpr(byKeys("user_messages", "um", "realm_id = ? AND m0.user_id = ? AND m0.message_id = k.id LIMIT 1"),
+				p.v(pgArray(ids)), p.v(realmID), p.v(userID))
+		} else {
+			q = q.Where("um.realm_id = ?", p.v(realmID)).Where("um.user_id = ?", p.v(userID)).Where(p.in("um.message_id", ids))
+		}
+		err := s.scan(ctx, q.OrderExpr("um.message_id ASC"), p, &rows)
 		for _, r := range rows {
 			out = append(out, r.UserMessage)
 		}
@@ -287,9 +296,10 @@ type readRangeRow struct {
 // ChannelNeighbours returns the IDs of the channel's messages just before
 // first and just after last (0 where there is none), in one query.
 func (s *Store) ChannelNeighbours(ctx context.Context, realmID, streamID, first, last int64) (prev, next int64, err error) {
+	// One seek each, written as one (see NewestReceivedMessage).
 	err = s.r.NewRaw(`SELECT
-	COALESCE((SELECT MAX(id) FROM messages WHERE realm_id = ? AND stream_id = ? AND id < ?), 0),
-	COALESCE((SELECT MIN(id) FROM messages WHERE realm_id = ? AND stream_id = ? AND id > ?), 0)`,
+	COALESCE((SELECT id FROM messages WHERE realm_id = ? AND stream_id = ? AND id < ? ORDER BY id DESC LIMIT 1), 0),
+	COALESCE((SELECT id FROM messages WHERE realm_id = ? AND stream_id = ? AND id > ? ORDER BY id ASC LIMIT 1), 0)`,
 		realmID, streamID, first, realmID, streamID, last).Scan(ctx, &prev, &next)
 	return prev, next, wrapErr(fmt.Sprintf("neighbours of [%d, %d] in channel %d in realm %d", first, last, streamID, realmID), err)
 }
@@ -303,7 +313,7 @@ func (s *Store) ExtendReadRange(ctx context.Context, realmID, userID, streamID, 
 		return s.AddReadRange(ctx, realmID, userID, streamID, messageID, messageID)
 	}
 	_, err := s.w.NewRaw(`WITH prev AS (
-			SELECT coalesce(max(id), 0) AS id FROM messages WHERE realm_id = ?0 AND stream_id = ?2 AND id < ?3),
+			SELECT coalesce((SELECT id FROM messages WHERE realm_id = ?0 AND stream_id = ?2 AND id < ?3 ORDER BY id DESC LIMIT 1), 0) AS id),
 		gone AS (
 			DELETE FROM read_ranges WHERE realm_id = ?0 AND user_id = ?1 AND stream_id = ?2
 				AND last_id >= (SELECT id FROM prev)
@@ -616,6 +626,9 @@ func hasSearch(f storage.MessageFilter) bool {
 // so the cost follows the window, not the history.
 func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) (older, newer []storage.Message, err error) {
 	op := fmt.Sprintf("message window of user %d in realm %d", w.UserID, w.RealmID)
+	if s.ops.name == DialectPostgres && armsWindow(w.Filter) {
+		return s.listWindowArms(ctx, w)
+	}
 	var rows []messageRow
 	p := s.windowParams(w)
 	q, idCol := s.windowQuery(w, &rows, p)
@@ -671,13 +684,8 @@ func (s *Store) FirstUnreadMessage(ctx context.Context, w storage.MessageWindow)
 			one.Scope = storage.MessageScope{Spans: []storage.ChannelSpan{sp}}
 			candidate := sp.After
 			for {
-				var rows []messageRow
-				q, idCol := s.windowQuery(one, &rows, &params{})
-				q = q.Where("? > ?", bun.Safe(idCol), candidate).Where(notMutedSender, w.UserID)
-				if best != 0 {
-					q = q.Where("? < ?", bun.Safe(idCol), best)
-				}
-				if err := q.OrderExpr("? ASC", bun.Safe(idCol)).Limit(1).Scan(ctx); err != nil {
+				rows, err := s.firstInSpan(ctx, one, candidate, best)
+				if err != nil {
 					return 0, wrapErr(op, err)
 				}
 				if len(rows) == 0 {
@@ -721,6 +729,28 @@ func (s *Store) FirstUnreadMessage(ctx context.Context, w storage.MessageWindow)
 	return best, nil
 }
 
+// firstInSpan reads the oldest message of one's one span after
+// candidate (and before best, unless 0) whose sender the reader did not
+// mute: arm by arm on PostgreSQL where the filter allows it.
+func (s *Store) firstInSpan(ctx context.Context, one storage.MessageWindow, candidate, best int64) ([]messageRow, error) {
+	if s.ops.name == DialectPostgres && armsWindow(one.Filter) {
+		hi := noBound
+		if best != 0 {
+			hi = best - 1
+		}
+		return s.listArms(ctx, one, windowSide{lo: candidate, hi: hi, limit: 1,
+			extra: []sqlCond{{notMutedSender, []any{one.UserID}}}})
+	}
+	var rows []messageRow
+	q, idCol := s.windowQuery(one, &rows, &params{})
+	q = q.Where("? > ?", bun.Safe(idCol), candidate).Where(notMutedSender, one.UserID)
+	if best != 0 {
+		q = q.Where("? < ?", bun.Safe(idCol), best)
+	}
+	err := q.OrderExpr("? ASC", bun.Safe(idCol)).Limit(1).Scan(ctx)
+	return rows, err
+}
+
 // firstUnreadRow is the oldest message of the window's filter in scope
 // whose reader's row meets cond (a partial index's predicate on hu.flags),
 // older than best when best is not 0; 0 when there is none.
@@ -729,8 +759,16 @@ func (s *Store) firstUnreadRow(ctx context.Context, w storage.MessageWindow, sco
 	one.Scope = scope
 	var rows []messageRow
 	q, idCol := s.windowQuery(one, &rows, &params{})
-	q = q.Where(`m.id IN (SELECT hu.message_id FROM user_messages AS hu
+	if s.ops.name == DialectPostgres {
+		// The unread rows drive the query, in their index's order (see
+		// rowDriven): PostgreSQL might otherwise walk the messages.
+		q = q.ModelTableExpr(rowDriven).Where("hu.realm_id = ?", w.RealmID).Where("hu.user_id = ?", w.UserID).
+			Where(cond).Where(notMutedSender, w.UserID)
+		idCol = "hu.message_id"
+	} else {
+		q = q.Where(`m.id IN (SELECT hu.message_id FROM user_messages AS hu
 		WHERE hu.realm_id = ? AND hu.user_id = ? AND `+cond+`)`, w.RealmID, w.UserID).Where(notMutedSender, w.UserID)
+	}
 	if best != 0 {
 		q = q.Where("? < ?", bun.Safe(idCol), best)
 	}

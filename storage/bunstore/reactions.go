@@ -46,9 +46,14 @@ func (s *Store) ListReactions(ctx context.Context, realmID int64, messageIDs []i
 	err := chunked(messageIDs, func(ids []int64) error {
 		var rows []reactionRow
 		p := s.params()
-		q := s.r.NewSelect().Model(&rows).
-			Where("realm_id = ?", p.v(realmID)).Where(p.in("message_id", ids)).
-			OrderExpr("message_id ASC, id ASC")
+		q := s.r.NewSelect().Model(&rows)
+		if s.ops.name == DialectPostgres {
+			// OFFSET 0 keeps the subquery apart (see byKeys).
+			q = q.ModelTableExpr(byKeys("reactions", "re", "realm_id = ? AND m0.message_id = k.id OFFSET 0"), p.v(pgArray(ids)), p.v(realmID))
+		} else {
+			q = q.Where("re.realm_id = ?", p.v(realmID)).Where(p.in("re.message_id", ids))
+		}
+		q = q.OrderExpr("re.message_id ASC, re.id ASC")
 		err := s.scan(ctx, q, p, &rows)
 		for _, r := range rows {
 			out = append(out, r.Reaction)

@@ -31,6 +31,18 @@ func (s *Store) NewestReceivedMessage(ctx context.Context, realmID, userID int64
 		"SELECT max(message_id) AS v FROM user_messages WHERE realm_id = ? AND user_id = ?",
 		"SELECT max(id) AS v FROM messages WHERE realm_id = ? AND sender_id = ?",
 	}
+	// On PostgreSQL each seek is written as one (ORDER BY ... LIMIT 1):
+	// without statistics the planner may take max() over a whole
+	// channel's (or user's) index for as cheap as one seek, and a span's
+	// lower bound is a row comparison that only the channel's index can
+	// use (see window_postgres.go).
+	pg := s.ops.name == DialectPostgres
+	if pg {
+		parts = []string{
+			"(SELECT message_id AS v FROM user_messages WHERE realm_id = ? AND user_id = ? ORDER BY message_id DESC LIMIT 1)",
+			"(SELECT id AS v FROM messages WHERE realm_id = ? AND sender_id = ? ORDER BY id DESC LIMIT 1)",
+		}
+	}
 	args := []any{p.v(realmID), p.v(userID), p.v(realmID), p.v(userID)}
 	// Open spans first, then closed ones: the shape is then two counts.
 	sorted := slices.Clone(spans)
@@ -38,6 +50,16 @@ func (s *Store) NewestReceivedMessage(ctx context.Context, realmID, userID int64
 		return cmp.Compare(boolInt(a.Through != nil), boolInt(b.Through != nil))
 	})
 	for _, sp := range sorted {
+		if pg {
+			part := "(SELECT id AS v FROM messages WHERE realm_id = ? AND stream_id = ? AND (stream_id, id) > (?, ?)"
+			args = append(args, p.v(realmID), p.v(sp.StreamID), p.v(sp.StreamID), p.v(sp.After))
+			if sp.Through != nil {
+				part += " AND id <= ?"
+				args = append(args, p.v(*sp.Through))
+			}
+			parts = append(parts, part+" ORDER BY id DESC LIMIT 1)")
+			continue
+		}
 		cond, bound := spanCond(sp, "id")
 		parts = append(parts, "SELECT max(id) AS v FROM messages WHERE realm_id = ? AND stream_id = ? AND "+cond)
 		args = append(args, p.v(realmID), p.v(sp.StreamID))

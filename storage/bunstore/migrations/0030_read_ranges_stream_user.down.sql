@@ -1,0 +1,5 @@
+CREATE INDEX read_ranges_stream_idx ON read_ranges (realm_id, stream_id);
+
+--bun:split
+
+DROP INDEX read_ranges_stream_user_idx;
