@@ -76,7 +76,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Sto
 		return nil, fmt.Errorf("bunstore: current schema: %w", err)
 	}
 	return &Store{ops: postgresOps, w: db, r: db, writer: db, prepared: prepared, stmts: newStmtCache(), hooks: &queryHooks{}, pgTrips: &dc.trips,
-		channel: eventChannel(schema)}, nil
+		channel: eventChannel(schema), analyzer: startAnalyzer(db, analyzeFirst, analyzeEvery)}, nil
 }
 
 // newPostgresConnector parses dsn (pgdriver.WithDSN panics on a bad DSN;
