@@ -114,6 +114,14 @@ var postgresOps = &dialectOps{
 		return q.Where(cond, args...), "m.id"
 	},
 	searchCond: tsMatch,
+	// The rows are picked (and locked) once, by a MATERIALIZED CTE: as a
+	// subquery of IN, PostgreSQL may run the pick again for each row the
+	// update considers, and with SKIP LOCKED each run after the first
+	// passes over the rows already claimed and takes more than asked.
+	claimOnce: func(pick string, pickArgs []any, update string, updateArgs []any) (string, []any) {
+		return "WITH picked AS MATERIALIZED (" + pick + ") " + strings.Replace(update, "IN (?)", "IN (SELECT * FROM picked)", 1),
+			append(append([]any{}, pickArgs...), updateArgs...)
+	},
 }
 
 // tsMatch is the text-search condition of the search terms: each a

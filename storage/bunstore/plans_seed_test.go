@@ -32,7 +32,8 @@ type planOrg struct {
 // messages' rows (read but for the newest), mention rows, the owner's
 // starred rows, an outsider's historical rows; read ranges for every
 // subscription (most read, some with a second range); followed and muted
-// topics; 3,000 reactions on recent messages. %[1]d is the realm.
+// topics; 3,000 reactions on recent messages; 20,000 missed-message
+// notifications waiting, due one a second. %[1]d is the realm.
 const planSeed = `
 INSERT INTO users (realm_id, email, email_key, full_name, full_name_key, is_active, api_key)
 	SELECT %[1]d, 'u' || g || '@example.com', 'u' || g || '@example.com', 'User ' || g, 'user ' || g, true, 'key' || g
@@ -98,6 +99,9 @@ INSERT INTO read_ranges (realm_id, user_id, stream_id, first_id, last_id)
 INSERT INTO user_topics (realm_id, user_id, stream_id, topic_name, topic_key, visibility_policy, last_updated)
 	SELECT %[1]d, s.user_id, s.stream_id, 'Topic ' || t, 'topic ' || t, CASE WHEN t %% 2 = 0 THEN 3 ELSE 1 END, 1
 	FROM subscriptions AS s CROSS JOIN generate_series(1, 3) AS t WHERE s.realm_id = %[1]d AND s.user_id %% 5 = 1;
+INSERT INTO pending_notifications (realm_id, user_id, message_id, kind, due_at, created_at)
+	SELECT %[1]d, (SELECT min(id) FROM users WHERE realm_id = %[1]d) + (m.id * 13) %% 1000, m.id, 1 + m.id %% 2, 1700000000 + m.id, 1700000000
+	FROM messages AS m WHERE m.realm_id = %[1]d AND m.id > (SELECT max(id) - 20000 FROM messages);
 INSERT INTO reactions (realm_id, message_id, user_id, reaction_type, emoji_code, emoji_name)
 	SELECT %[1]d, m.id, (SELECT min(id) FROM users WHERE realm_id = %[1]d) + (m.id * 7) %% 40, 'unicode_emoji', '1f44d', 'thumbs_up'
 	FROM messages AS m WHERE m.realm_id = %[1]d AND m.id > (SELECT max(id) - 3000 FROM messages);

@@ -98,6 +98,31 @@ func (s *Store) ListChannelTopics(ctx context.Context, realmID, streamID int64, 
 	out := []storage.ChannelTopic{}
 	newest := "SELECT max(n.id) FROM messages AS n WHERE n.realm_id = ? AND n.stream_id = ? AND n.topic_key = keys.k"
 	newestArgs := []any{realmID, streamID}
+	first := "SELECT min(topic_key) FROM messages WHERE realm_id = ? AND stream_id = ?"
+	// On PostgreSQL each seek is written as one, the topic's newest
+	// bounded by a row comparison only the topic's index can use (see
+	// NewestReceivedMessage and window_postgres.go).
+	pg := s.ops.name == DialectPostgres
+	if pg {
+		first = "SELECT (SELECT topic_key FROM messages WHERE realm_id = ? AND stream_id = ? ORDER BY topic_key LIMIT 1)"
+	}
+	seek := func(after int64, through *int64) (string, []any) {
+		if !pg {
+			cond, bound := spanCond(storage.ChannelSpan{After: after, Through: through}, "n.id")
+			return "SELECT max(n.id) FROM messages AS n WHERE n.realm_id = ? AND n.stream_id = ? AND n.topic_key = keys.k AND " + cond,
+				append([]any{realmID, streamID}, bound...)
+		}
+		q := "SELECT n.id FROM messages AS n WHERE n.realm_id = ? AND n.stream_id = ? AND n.topic_key = keys.k AND (n.topic_key, n.id) > (keys.k, ?)"
+		args := []any{realmID, streamID, after}
+		if through != nil {
+			q += " AND n.id <= ?"
+			args = append(args, *through)
+		}
+		return q + " ORDER BY n.id DESC LIMIT 1", args
+	}
+	if pg {
+		newest, newestArgs = seek(0, nil)
+	}
 	if spans != nil {
 		var parts []string
 		var args []any
@@ -105,9 +130,9 @@ func (s *Store) ListChannelTopics(ctx context.Context, realmID, streamID int64, 
 			if sp.StreamID != streamID {
 				continue
 			}
-			cond, bound := spanCond(sp, "n.id")
-			parts = append(parts, "SELECT ("+newest+" AND "+cond+") AS v")
-			args = append(append(args, newestArgs...), bound...)
+			q, qargs := seek(sp.After, sp.Through)
+			parts = append(parts, "SELECT ("+q+") AS v")
+			args = append(args, qargs...)
 		}
 		if len(parts) == 0 {
 			return out, nil
@@ -115,7 +140,7 @@ func (s *Store) ListChannelTopics(ctx context.Context, realmID, streamID int64, 
 		newest, newestArgs = "SELECT max(v) FROM ("+strings.Join(parts, " UNION ALL ")+") AS in_spans", args
 	}
 	query := `WITH RECURSIVE keys(k) AS (
-	SELECT min(topic_key) FROM messages WHERE realm_id = ? AND stream_id = ?
+	` + first + `
 	UNION ALL
 	SELECT (SELECT min(f.topic_key) FROM messages AS f WHERE f.realm_id = ? AND f.stream_id = ? AND f.topic_key > keys.k)
 	FROM keys WHERE keys.k IS NOT NULL
