@@ -172,6 +172,7 @@ type serviceShared struct {
 	scheduler    loop.Loop    // RunScheduler's interval and wake-ups (scheduled_delivery.go)
 	webhooks     webhookState // RunWebhooks' deliverer, interval and wake-ups (outgoing_webhooks.go)
 	notify       notifyState  // RunNotifications' notifier, interval and wake-ups (notifications.go)
+	fleet        fleetState   // the other servers on the database (fleet.go)
 }
 
 // Option configures a Service.

@@ -272,6 +272,13 @@ func Unavailable(cause error) *Error {
 		Msg: "The server cannot reach its database; try again shortly", Fields: map[string]any{"retry-after": 1.0}, cause: cause}
 }
 
+// shuttingDown is the 503 answer of a server that is stopping (its
+// readiness while it drains): another server can take the request.
+func shuttingDown(cause error) *Error {
+	return &Error{Kind: KindUnavailable, Code: CodeServiceUnavailable, status: statusUnavailable,
+		Msg: "The server is shutting down; try another or again shortly", Fields: map[string]any{"retry-after": 1.0}, cause: cause}
+}
+
 // RateLimited is the 429 answer; retryAfter is in seconds.
 func RateLimited(msg string, retryAfter float64) *Error {
 	return &Error{Kind: KindRateLimited, Code: CodeRateLimitHit, Msg: msg, status: statusRateLimited,

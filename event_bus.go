@@ -30,6 +30,12 @@ type busWrite struct {
 	// At is when the write published its events (Unix nanoseconds, set
 	// only by a Service that measures delivery latency).
 	At int64 `json:"at,omitempty"`
+	// Handover moves event queues between servers (fleet_handover.go); it
+	// carries nothing else.
+	Handover *busHandover `json:"h,omitempty"`
+	// Sync: the writer waits until the other servers have applied this
+	// write (fleet_sync.go).
+	Sync string `json:"y,omitempty"`
 }
 
 // busEvent is one event as it travels to the queues: the reference's JSON
@@ -61,6 +67,10 @@ func (s *Service) busPayload(w *writeTx) ([]byte, error) {
 		return nil, nil
 	}
 	out := busWrite{Origin: s.shared.busOrigin, Realm: w.realmID, Bump: !w.callersKept, Forget: w.forgotten}
+	if s.needsSync(w) {
+		w.syncID = randomHex(8)
+		out.Sync = w.syncID
+	}
 	if s.tel.metrics && len(w.events) > 0 {
 		out.At = time.Now().UnixNano()
 	}
@@ -131,12 +141,19 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 			}
 			continue
 		}
+		if w.Handover != nil {
+			s.onHandover(w.Handover)
+			continue
+		}
 		if w.Origin != s.shared.busOrigin {
 			if w.Bump {
 				s.callers.bump(w.Realm)
 			}
 			if len(w.Forget) > 0 {
 				s.messages.forget(w.Forget)
+			}
+			if w.Sync != "" {
+				s.shared.fleet.synced.arrived(w.Sync)
 			}
 		}
 		if len(w.Events) > 0 && s.deliver(b.Token, w.Realm, w.Events) && w.At != 0 && s.tel.metrics {
@@ -148,7 +165,7 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 // listening starts listening to the event bus, and the collection of idle
 // queues (once); Run and the first queue call it.
 func (s *Service) listening(ctx context.Context) error {
-	err := s.shared.hub.Start(func(lctx context.Context) error { return s.store.ListenEvents(lctx, s.onBusBatch) })
+	err := s.shared.hub.Start(s.startEvents)
 	if errors.Is(err, eventq.ErrStopped) {
 		return Internal(context.Canceled)
 	}

@@ -77,7 +77,7 @@ func newEventHub(s *Service) *eventHub {
 	return eventq.New[queueOptions](eventq.Config{
 		Limits: eventq.Limits{MaxEvents: lim.MaxQueueEvents, MaxBytes: lim.MaxQueueBytes, MaxTotalBytes: lim.MaxTotalBytes,
 			HeartbeatMin: lim.HeartbeatMin, HeartbeatMax: lim.HeartbeatMax, CollectEvery: lim.CollectEvery},
-		Now: s.now, Log: s.log, Heartbeat: heartbeatEvent, RenderRun: renderFlagsRun})
+		Now: s.now, Log: s.log, Heartbeat: heartbeatEvent, RenderRun: renderFlagsRun, NewID: s.newQueueID})
 }
 
 func randomHex(n int) string {

@@ -63,11 +63,18 @@ func (s *Service) GetEvents(ctx context.Context, c Caller, req GetEventsRequest)
 		return nil, BadRequest("Missing 'last_event_id' argument")
 	}
 	id, last := *req.QueueID, *req.LastEventID
-	q := s.shared.hub.Find(id, me.RealmID, me.ID)
-	if q == nil {
-		return nil, badQueue(id)
+	var events []json.RawMessage
+	var waited bool
+	if q := s.shared.hub.Find(id, me.RealmID, me.ID); q != nil {
+		events, waited, err = s.shared.hub.Poll(ctx, q, last, dontBlock)
+	} else {
+		// Held by another server of the fleet, or gone.
+		out, ferr := s.forwardQueue(ctx, peerOpPoll, peerPoll{Realm: me.RealmID, User: me.ID, Queue: id, Last: last, DontBlock: dontBlock})
+		if ferr != nil {
+			return nil, ferr
+		}
+		events, waited, err = out.Events, out.Waited, peerOutcomeError(out.Outcome)
 	}
-	events, waited, err := s.shared.hub.Poll(ctx, q, last, dontBlock)
 	switch {
 	case errors.Is(err, eventq.ErrNoQueue):
 		return nil, badQueue(id)
@@ -101,10 +108,31 @@ func (s *Service) DeleteEvents(ctx context.Context, c Caller, req DeleteEventsRe
 	}
 	q := s.shared.hub.Find(*req.QueueID, me.RealmID, me.ID)
 	if q == nil {
-		return nil, badQueue(*req.QueueID)
+		// Held by another server of the fleet, or gone.
+		out, err := s.forwardQueue(ctx, peerOpDelete, peerPoll{Realm: me.RealmID, User: me.ID, Queue: *req.QueueID})
+		if err != nil {
+			return nil, err
+		}
+		if out.Outcome != "" {
+			return nil, badQueue(*req.QueueID)
+		}
+		return &EmptyResponse{}, nil
 	}
 	s.shared.hub.Remove(q)
 	return &EmptyResponse{}, nil
+}
+
+// peerOutcomeError is the eventq error of a forwarded poll's outcome.
+func peerOutcomeError(outcome string) error {
+	switch outcome {
+	case "":
+		return nil
+	case peerPruned:
+		return eventq.ErrPruned
+	case peerNotInQueue:
+		return eventq.ErrNotInQueue
+	}
+	return eventq.ErrNoQueue
 }
 
 // EventQueueStats describe a Service's event queues.

@@ -22,3 +22,18 @@ func AwaitEventDelivery(s *Service, realmID int64) error {
 // SetNotifier replaces the Service's Notifier (a benchmark counts each
 // phase apart).
 func SetNotifier(s *Service, n Notifier) { s.shared.notify.notifier = n }
+
+// UserHere reports whether the user has a client on any server of s's
+// fleet (a queue that takes messages): what notifications ask.
+func UserHere(s *Service, realmID, userID int64) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	here, _ := s.userHere(ctx, realmID, userID)
+	return here, ctx.Err()
+}
+
+// FleetPeers counts the other live servers s knows of.
+func FleetPeers(s *Service) (int, error) {
+	peers, err := s.livePeers(context.Background(), false)
+	return len(peers), err
+}

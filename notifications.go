@@ -550,12 +550,12 @@ func (s *Service) notificationSettingsChanged(ctx context.Context, w *writeTx, u
 // or presence-idle): no event queue of theirs accepts messages, or no
 // client reported them active within the offline threshold (unless the
 // organization turned presence off, or the user, whose reports are then
-// not kept). Event queues live in the memory of the server that
-// registered them: with several servers, this asks this server's, so a
-// user whose client polls another one counts as without a queue here.
+// not kept). With several servers, every live one is asked (fleet.go):
+// a user whose client polls another server is here.
 func (s *Service) isAway(ctx context.Context, realm *storage.Realm, user *storage.User) (bool, error) {
 	userID := user.ID
-	if !s.userHasMessageQueue(realm.ID, userID) {
+	queue, held := s.userHere(ctx, realm.ID, userID)
+	if !queue {
 		return true, nil
 	}
 	if realm.PresenceDisabled || !settingsOf(user).PresenceEnabled {
@@ -569,9 +569,7 @@ func (s *Service) isAway(ctx context.Context, realm *storage.Realm, user *storag
 	if len(rows) > 0 {
 		times = presenceTimes{Active: rows[0].LastActive, Connected: rows[0].LastConnected}
 	}
-	if held, ok := s.shared.presence.Held(presenceKey(realm.ID, userID)); ok {
-		times = times.Merge(held)
-	}
+	times = times.Merge(held)
 	return times.Active == nil || s.nowUnix()-*times.Active > presenceOfflineThresholdSeconds, nil
 }
 

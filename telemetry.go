@@ -327,8 +327,13 @@ func (s *Service) countWebhookAttempt(ctx context.Context, kind WebhookResultKin
 // store answers and its schema is migrated, and the bus's connection to
 // the database (on PostgreSQL) is up. A host answers its readiness probe
 // with it. Its error is of KindUnavailable, or KindInternal once the
-// Service is shutting down (StopEvents).
+// Service is shutting down (StopEvents), and of KindUnavailable once it is
+// draining (DrainEvents), so that a balancer that probes it sends it
+// nothing new.
 func (s *Service) Ready(ctx context.Context) error {
+	if s.shared.hub.Draining() {
+		return shuttingDown(errDraining)
+	}
 	if err := s.listening(ctx); err != nil {
 		return err
 	}

@@ -77,6 +77,9 @@ type writeTx struct {
 	// which this one and the left-1 after it share the transaction.
 	ids  *reservedIDs
 	left int
+	// syncID: the write answers once the fleet's other servers applied
+	// it (fleet_sync.go).
+	syncID string
 }
 
 // reservedIDs are message IDs a transaction reserved and has not used.
@@ -187,6 +190,9 @@ func (s *Service) writeIn(ctx context.Context, key writelane.Key, batchable bool
 		err = errs[0]
 	} else {
 		err = s.shared.writes.Do(ctx, key, op, batchable)
+	}
+	if err == nil && op.done != nil && op.done.syncID != "" {
+		s.syncPeers(ctx, op.done.syncID)
 	}
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return s.internal(ctx, "wait for the write's transaction", err)

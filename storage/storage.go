@@ -52,6 +52,7 @@ type Store interface {
 	InviteStore
 	QueryStore
 	EventStore
+	FleetStore
 	// InTx runs fn inside one transaction. The Store passed to fn sees the
 	// transaction's writes; fn's error (or a panic) rolls everything back.
 	// Nested calls on the transaction's Store run in the same transaction.

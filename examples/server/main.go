@@ -71,6 +71,10 @@ type config struct {
 	metricsReady chan<- string
 	// smtp sends missed-message emails (smtp.go).
 	smtp smtpConfig
+	// peerAddr is where the other servers on the database reach this one
+	// (fleet.go): "" picks a free port on -addr's host (PostgreSQL only);
+	// peerAdvertise is the address they dial, when not peerAddr's.
+	peerAddr, peerAdvertise string
 }
 
 func main() {
@@ -100,6 +104,8 @@ func main() {
 	flag.StringVar(&cfg.smtp.from, "smtp-from", "noreply@teamchat.localhost", "with -smtp: the sender address of notification emails")
 	flag.StringVar(&cfg.smtp.user, "smtp-user", "", "with -smtp: the user to authenticate as (the password from -smtp-password or TEAMCHAT_SMTP_PASSWORD)")
 	flag.StringVar(&cfg.smtp.password, "smtp-password", "", "with -smtp-user: the password (TEAMCHAT_SMTP_PASSWORD keeps it out of the process list)")
+	flag.StringVar(&cfg.peerAddr, "peer-addr", "", "with PostgreSQL: where the other servers on the database reach this one (host:port, on a private network); default: a free port on -addr's host; \"off\": serve only this server's own event queues")
+	flag.StringVar(&cfg.peerAdvertise, "peer-advertise", "", "with -peer-addr on 0.0.0.0 or [::]: the host:port the other servers dial (default: this machine's name and the port)")
 	flag.StringVar(&cfg.smtp.tls, "smtp-tls", "opportunistic", "with -smtp: opportunistic (STARTTLS when offered), mandatory, implicit (TLS from the start) or none")
 	flag.Parse()
 
@@ -163,13 +169,20 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 		// Servers sharing a database sign temporary file URLs alike.
 		opts = append(opts, chat.WithURLSigningKey([]byte(key)))
 	}
-	svc := chat.New(store, opts...)
-
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
+	peers, err := listenPeers(cfg, store.Dialect(), ln.Addr().String())
+	if err != nil {
+		return err
+	}
+	if peers != nil {
+		defer peers.close()
+		opts = append(opts, peers.option())
+	}
+	svc := chat.New(store, opts...)
 	base := "http://" + displayAddr(ln.Addr().String())
 	if cfg.url == "" {
 		cfg.url = base
@@ -193,8 +206,10 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 		WriteTimeout: 120 * time.Second,
 		IdleTimeout:  120 * time.Second,
 	}
-	// Shutting down ends the long polls at once (their clients re-register).
-	srv.RegisterOnShutdown(svc.StopEvents)
+	if peers != nil {
+		peers.serve(svc)
+		log.Info("serving the fleet's calls", "peer", peers.advertised)
+	}
 	if cfg.debugAddr != "" {
 		stopDebug, err := serveDebug(cfg.debugAddr)
 		if err != nil {
@@ -218,7 +233,7 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	// The Service's background work (full-member promotion, hourly;
 	// scheduled messages, as they fall due). It stops with the server,
 	// which waits for it before the store closes.
-	runCtx, stopRun := context.WithCancel(ctx)
+	runCtx, stopRun := context.WithCancel(context.WithoutCancel(ctx))
 	background := make(chan struct{})
 	go func() { defer close(background); _ = svc.Run(runCtx) }()
 	defer func() { stopRun(); <-background }()
@@ -233,15 +248,32 @@ func run(ctx context.Context, cfg config, stdout, stderr io.Writer, ready chan<-
 	case <-ctx.Done():
 	}
 	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	return shutdown(srv, errc, svc, peers, func() { stopRun(); <-background }, log)
+}
+
+// shutdown stops the server without its clients noticing: the event
+// queues drain (waiting polls end; with peers, the queues move to them),
+// requests in flight finish, the background work stops, and what queues
+// are left move to the peers or, with none, are saved for the next start
+// (chat.Service.HandOverEvents).
+func shutdown(srv *http.Server, errc <-chan error, svc *chat.Service, peers *peerListener, stopRun func(), log *slog.Logger) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return err
+	if err := svc.DrainEvents(ctx); err != nil {
+		log.Warn("draining the event queues failed", "err", err)
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	err := srv.Shutdown(ctx)
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
 	}
-	return nil
+	stopRun()
+	if herr := svc.HandOverEvents(ctx); herr != nil {
+		log.Warn("handing the event queues over failed; their clients register again", "err", herr)
+	}
+	if peers != nil {
+		peers.shutdown(ctx)
+	}
+	return err
 }
 
 // ensureOrganization creates the organization on the first start and prints

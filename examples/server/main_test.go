@@ -169,9 +169,11 @@ func BenchmarkStartup(b *testing.B) {
 	}
 }
 
-// Shutting down ends a waiting long poll at once: the client is told its
-// queue is gone (and re-registers elsewhere); the shutdown does not wait.
-func TestShutdownEndsLongPolls(t *testing.T) {
+// Shutting down ends a waiting long poll at once, without an error (the
+// shutdown does not wait for it), and the queue survives the restart, as
+// the reference's do: the client polls it again on the new process and
+// gets what was sent while it was down, and after.
+func TestRestartKeepsEventQueues(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "teamchat.db")
 	addr, out, stop := start(t, defaultConfig(db))
 	key := regexp.MustCompile(`owner API key:  ([A-Za-z0-9]{32})`).FindStringSubmatch(out.String())
@@ -180,19 +182,46 @@ func TestShutdownEndsLongPolls(t *testing.T) {
 	reg, status, err := post(base, key[1], "/api/v1/register", map[string][]string{"event_types": {`["message"]`}})
 	require.NoError(t, err)
 	require.Equal(t, 200, status)
+	queue := reg["queue_id"].(string)
 	polled := make(chan map[string]any, 1)
 	go func() {
-		body, _, _ := get(base, key[1], "/api/v1/events", map[string][]string{"queue_id": {reg["queue_id"].(string)}, "last_event_id": {"-1"}})
+		body, _, _ := get(base, key[1], "/api/v1/events", map[string][]string{"queue_id": {queue}, "last_event_id": {"-1"}})
 		polled <- body
 	}()
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // the poll is under way (nothing to wait for on the outside)
+	dm := func(base, text string) {
+		body, status, err := post(base, key[1], "/api/v1/messages", map[string][]string{"type": {"private"}, "to": {`["owner@teamchat.localhost"]`}, "content": {text}})
+		require.NoError(t, err)
+		require.Equal(t, 200, status, "%v", body)
+	}
 	began := time.Now()
 	stop()
 	assert.Less(t, time.Since(began), 5*time.Second, "shutdown did not wait for the long poll")
 	select {
 	case body := <-polled:
-		assert.Equal(t, "BAD_EVENT_QUEUE_ID", body["code"], "%v", body)
+		assert.Equal(t, "success", body["result"], "%v", body)
+		assert.Empty(t, body["events"])
 	case <-time.After(5 * time.Second):
 		t.Fatal("the long poll did not end")
 	}
+
+	cfg := defaultConfig(db)
+	addr, _, stop = start(t, cfg)
+	defer stop()
+	base = "http://" + addr
+	dm(base, "after the restart")
+	var got []string
+	require.Eventually(t, func() bool {
+		body, status, err := get(base, key[1], "/api/v1/events", map[string][]string{"queue_id": {queue}, "last_event_id": {"-1"}, "dont_block": {"true"}})
+		require.NoError(t, err)
+		require.Equal(t, 200, status, "the queue survived the restart: %v", body)
+		got = got[:0]
+		for _, e := range body["events"].([]any) {
+			if m, ok := e.(map[string]any)["message"].(map[string]any); ok {
+				got = append(got, m["content"].(string))
+			}
+		}
+		return len(got) == 1
+	}, 5*time.Second, 20*time.Millisecond)
+	assert.Equal(t, []string{"after the restart"}, got)
 }

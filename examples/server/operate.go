@@ -126,28 +126,35 @@ func (t *telemetry) chatOptions() []chat.Option {
 
 // health serves /healthz and /readyz, and hands every other request to
 // next.
+//
+// The two paths are matched exactly, and every other request goes to
+// next as it came: a net/http ServeMux would answer paths with dot
+// segments or doubled slashes (/api/v1//users, which some clients send)
+// with a redirect and an HTML body, where the API answers JSON.
 func health(svc *chat.Service, next http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
-	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.Header().Set("Cache-Control", "no-store")
-		if err := svc.Ready(ctx); err != nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = fmt.Fprintf(w, "not ready: %v\n", err)
-			return
-		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
-	if next != nil {
-		mux.Handle("/", next)
+	if next == nil {
+		next = http.NotFoundHandler()
 	}
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/healthz" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = w.Write([]byte("ok\n"))
+		case r.URL.Path == "/readyz" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			defer cancel()
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			if err := svc.Ready(ctx); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = fmt.Fprintf(w, "not ready: %v\n", err)
+				return
+			}
+			_, _ = w.Write([]byte("ok\n"))
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
 }
 
 // serveMetrics serves /metrics, /healthz and /readyz on addr until stop.

@@ -61,6 +61,11 @@ type Config struct {
 	Heartbeat []byte
 	// RenderRun writes a run of merged items as the event it goes out as.
 	RenderRun func(*Run) []byte
+	// NewID makes a new queue's ID (default NewQueueID(0)).
+	NewID func() string
+	// DrainWait is how long a poll waits for events once the hub is
+	// draining (default one second).
+	DrainWait time.Duration
 }
 
 // Item is one form of an event as a queue keeps it: Body, the event's
@@ -130,6 +135,8 @@ type Hub[O any] struct {
 	bytes  atomic.Int64                        // the events held by all queues
 	// dropped counts the queues dropped, by reason (for Stats).
 	dropped struct{ behind, overTotal, idle atomic.Uint64 }
+	// draining: polls wait at most DrainWait (see Drain).
+	draining atomic.Bool
 }
 
 // New returns a hub with no queues.
@@ -139,6 +146,12 @@ func New[O any](cfg Config) *Hub[O] {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = func() string { return NewQueueID(0) }
+	}
+	if cfg.DrainWait <= 0 {
+		cfg.DrainWait = time.Second
 	}
 	return &Hub[O]{cfg: cfg, queues: map[string]*Queue[O]{}, realms: map[int64]map[*Queue[O]]struct{}{},
 		users: map[[2]int64]map[*Queue[O]]struct{}{}}
@@ -166,6 +179,14 @@ func (h *Hub[O]) Start(listen func(ctx context.Context) error) error {
 	return nil
 }
 
+// Started reports whether Start has succeeded (and Stop not been
+// called).
+func (h *Hub[O]) Started() bool {
+	h.startMu.Lock()
+	defer h.startMu.Unlock()
+	return h.cancel != nil && !h.stopped
+}
+
 // Stop ends listening, collection and every pending poll, and drops every
 // queue. The hub cannot be started again.
 func (h *Hub[O]) Stop() {
@@ -182,14 +203,23 @@ func (h *Hub[O]) Stop() {
 // unpolled queue is collected after lifespan. Until Ready, deliveries
 // wait in the queue.
 func (h *Hub[O]) Open(realm, user int64, opts O, lifespan time.Duration) *Queue[O] {
-	q := &Queue[O]{id: newQueueID(), realm: realm, user: user, opts: opts, lifespan: lifespan,
-		touched: h.cfg.Now(), prunedID: -1}
+	q := newQueue(h.cfg.NewID(), realm, user, opts, lifespan, h.cfg.Now())
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.queues[q.id] = q
-	addTo(h.realms, realm, q)
-	addTo(h.users, [2]int64{realm, user}, q)
+	h.add(q)
 	return q
+}
+
+func newQueue[O any](id string, realm, user int64, opts O, lifespan time.Duration, now time.Time) *Queue[O] {
+	return &Queue[O]{id: id, realm: realm, user: user, opts: opts, lifespan: lifespan,
+		touched: now, prunedID: -1, readyCh: make(chan struct{})}
+}
+
+// add puts q in the hub's maps (under h.mu).
+func (h *Hub[O]) add(q *Queue[O]) {
+	h.queues[q.id] = q
+	addTo(h.realms, q.realm, q)
+	addTo(h.users, [2]int64{q.realm, q.user}, q)
 }
 
 func addTo[K comparable, O any](m map[K]map[*Queue[O]]struct{}, k K, q *Queue[O]) {
@@ -216,6 +246,7 @@ func removeFrom[K comparable, O any](m map[K]map[*Queue[O]]struct{}, k K, q *Que
 func (h *Hub[O]) Ready(q *Queue[O], snap Snapshot, st Standing) {
 	q.mu.Lock()
 	q.snap, q.standing, q.ready = snap, st, true
+	q.openReady()
 	waiting := q.buffered
 	q.buffered = nil
 	var items []Item
@@ -277,6 +308,7 @@ func (h *Hub[O]) drop(q *Queue[O]) {
 	if q.poll != nil {
 		q.poll.signal()
 	}
+	q.openReady()
 }
 
 // forget removes a dropped queue from the hub's maps.
@@ -490,7 +522,21 @@ func (h *Hub[O]) Stats() Stats {
 // when it returns the heartbeat event. waited reports that it waited.
 func (h *Hub[O]) Poll(ctx context.Context, q *Queue[O], last int64, dontBlock bool) (events []json.RawMessage, waited bool, err error) {
 	q.mu.Lock()
+	if !q.ready && !q.dropped {
+		// Being adopted from another holder (transfer.go): wait until it
+		// is ready.
+		q.mu.Unlock()
+		select {
+		case <-q.readyCh:
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+		q.mu.Lock()
+	}
 	switch {
+	case q.moved:
+		q.mu.Unlock()
+		return []json.RawMessage{}, false, nil
 	case q.dropped:
 		q.mu.Unlock()
 		return nil, false, ErrNoQueue
@@ -517,13 +563,17 @@ func (h *Hub[O]) Poll(ctx context.Context, q *Queue[O], last int64, dontBlock bo
 	q.poll = p
 	q.mu.Unlock()
 
-	timer := time.NewTimer(h.heartbeatAfter())
+	wait, draining := h.heartbeatAfter(), h.draining.Load()
+	if draining {
+		wait = h.cfg.DrainWait
+	}
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	heartbeat := false
 	select {
 	case <-p.wake:
 	case <-timer.C:
-		heartbeat = true
+		heartbeat = !draining
 	case <-ctx.Done():
 	}
 	q.mu.Lock()
@@ -533,6 +583,8 @@ func (h *Hub[O]) Poll(ctx context.Context, q *Queue[O], last int64, dontBlock bo
 		q.touched = h.cfg.Now()
 	}
 	switch {
+	case q.moved:
+		return []json.RawMessage{}, true, nil
 	case q.dropped:
 		return nil, true, ErrNoQueue
 	case p.superseded:

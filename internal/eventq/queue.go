@@ -37,6 +37,12 @@ type Queue[O any] struct {
 	touched time.Time // the last poll's end (or the creation)
 	poll    *pendingPoll
 	dropped bool
+	// moved: the queue was handed to another holder (transfer.go); a poll
+	// that finds it so ends with no events, and its client polls again.
+	moved bool
+	// readyCh is closed once the queue is ready or dropped: a poll of a
+	// queue being adopted waits for it.
+	readyCh chan struct{}
 }
 
 // ID is the queue's ID (a UUID, the reference's form).
@@ -85,6 +91,15 @@ type pendingPoll struct {
 	wake chan struct{} // closed when the poll should look again
 	// superseded: a newer poll took over; this one ends empty.
 	superseded bool
+}
+
+// openReady closes readyCh (under q.mu), once.
+func (q *Queue[O]) openReady() {
+	select {
+	case <-q.readyCh:
+	default:
+		close(q.readyCh)
+	}
 }
 
 func (p *pendingPoll) signal() {
@@ -166,14 +181,33 @@ func withEventID(id int64, body []byte) json.RawMessage {
 	return append(out, body[1:]...)
 }
 
-// newQueueID returns a UUID4 string, the reference's queue ID form.
-func newQueueID() string {
+// NewQueueID returns a UUID4 string, the reference's queue ID form. A
+// non-zero holder (below 2^32) takes the place of its first eight hex
+// digits, so that the ID names the process that holds the queue
+// (HolderOf reads it back).
+func NewQueueID(holder uint32) string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
+	if holder != 0 {
+		b[0], b[1], b[2], b[3] = byte(holder>>24), byte(holder>>16), byte(holder>>8), byte(holder)
+	}
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// HolderOf returns the holder named by a queue ID made by NewQueueID
+// (0 when the ID is not of that form).
+func HolderOf(id string) uint32 {
+	if len(id) != 36 || id[8] != '-' {
+		return 0
+	}
+	n, err := strconv.ParseUint(id[:8], 16, 32)
+	if err != nil {
+		return 0
+	}
+	return uint32(n)
 }
 
 // Standing is a queue's replica of its user's standing, which the

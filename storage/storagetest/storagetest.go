@@ -117,6 +117,7 @@ func Run(t *testing.T, open func(t *testing.T) storage.Store) {
 	all = append(all, notificationTests...)
 	all = append(all, alertWordTests...)
 	all = append(all, topicTests...)
+	all = append(all, fleetTests...)
 	for _, tc := range all {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
