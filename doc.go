@@ -85,8 +85,22 @@
 //
 // Run does the periodic work (the full-member promotion of every
 // organization, collecting idle event queues) until its context ends; a
-// host program starts it once. StopEvents ends every long poll before a
-// shutdown.
+// host program starts it once. A host that stops calls DrainEvents as it
+// begins (waiting long polls end, later ones are short) and HandOverEvents
+// once it serves no more requests and Run has returned: the event queues
+// move to the other servers on the database, or are saved for the next
+// start, so that clients notice nothing. StopEvents instead drops them.
+//
+// # Several servers
+//
+// WithFleet makes a Service one of several servers on one PostgreSQL
+// database behind an ordinary balancer: each records itself in the
+// database, a queue's ID names the server that holds it, and any server
+// answers a request for any queue by forwarding it to its holder through
+// a PeerTransport (transport/peer carries the calls over HTTP/2); "is this
+// user here" asks them all; a write that makes caches stale answers once
+// every server applied it. fleet.go describes the design and its failure
+// modes.
 //
 // # Operating
 //
