@@ -79,9 +79,10 @@
 //     let the organization's (realm_id, id) index look as good;
 //   - a newest or oldest ID is ORDER BY ... LIMIT 1, never max() (which
 //     the planner may compute over a whole channel);
-//   - a list of IDs is one LATERAL lookup by key per ID (byKeys), not an
-//     IN list the planner may answer by reading the user's or the
-//     organization's rows and filtering;
+//   - a list of IDs is bounded by its span with row comparisons (idSpan),
+//     or, for messages, checked against the realm on each row rather
+//     than by the realm's index: the planner otherwise answered it by
+//     reading the user's or the organization's rows and filtering;
 //   - a query driven by a user's rows looks their messages up in a LATERAL
 //     subquery (rowDriven), so that a channel's index cannot drive it;
 //   - where a query's equalities had no index of their own, migration 0030

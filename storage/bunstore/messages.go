@@ -220,11 +220,14 @@ func (s *Store) GetMessagesByID(ctx context.Context, realmID int64, ids []int64)
 	err := chunked(ids, func(ids []int64) error {
 		var rows []messageRow
 		p := s.params()
-		q := s.r.NewSelect().Model(&rows)
+		q := s.r.NewSelect().Model(&rows).Where(p.in("m.id", ids))
 		if s.ops.name == DialectPostgres {
-			q = q.ModelTableExpr(byKeys("messages", "m", "realm_id = ? AND m0.id = k.id LIMIT 1"), p.v(pgArray(ids)), p.v(realmID))
+			// The realm checked on each row, not looked up: as an index
+			// condition, PostgreSQL without statistics read the realm's
+			// whole (realm_id, id) index and intersected it with the IDs.
+			q = q.Where("m.realm_id + 0 = ?", p.v(realmID))
 		} else {
-			q = q.Where("m.realm_id = ?", p.v(realmID)).Where(p.in("m.id", ids))
+			q = q.Where("m.realm_id = ?", p.v(realmID))
 		}
 		err := s.scan(ctx, q.OrderExpr("m.id ASC"), p, &rows)
 		for _, r := range rows {
@@ -241,12 +244,10 @@ func (s *Store) ListUserMessages(ctx context.Context, realmID, userID int64, mes
 	err := chunked(uniqueIDs(messageIDs), func(ids []int64) error {
 		var rows []userMessageRow
 		p := s.params()
-		q := s.r.NewSelect().Model(&rows)
+		q := s.r.NewSelect().Model(&rows).
+			Where("um.realm_id = ?", p.v(realmID)).Where("um.user_id = ?", p.v(userID)).Where(p.in("um.message_id", ids))
 		if s.ops.name == DialectPostgres {
-			q = q.ModelTableExpr(byKeys("user_messages", "um", "realm_id = ? AND m0.user_id = ? AND m0.message_id = k.id LIMIT 1"),
-				p.v(pgArray(ids)), p.v(realmID), p.v(userID))
-		} else {
-			q = q.Where("um.realm_id = ?", p.v(realmID)).Where("um.user_id = ?", p.v(userID)).Where(p.in("um.message_id", ids))
+			q = idSpan(q, p, "um.user_id", userID, "um.message_id", ids)
 		}
 		err := s.scan(ctx, q.OrderExpr("um.message_id ASC"), p, &rows)
 		for _, r := range rows {
