@@ -204,6 +204,22 @@ func hotPlanCases(o *planOrg) []planCase {
 			_, err = s.ListMentionRows(ctx, o.realmID, o.owner, 1)
 			require.NoError(t, err)
 		}, indexes: []string{"user_messages_unread_private_idx", "user_messages_mentioned_idx"}, maxRows: 100},
+		{name: "starred, recent conversations, subscriptions and policies (register)", run: func(t *testing.T, ctx context.Context, s *Store) {
+			starred, err := s.ListFlaggedMessageIDs(ctx, o.realmID, o.owner, storage.FlagStarred)
+			require.NoError(t, err)
+			require.NotEmpty(t, starred)
+			recent, err := s.ListRecentDirectMessages(ctx, o.realmID, o.owner, 1000)
+			require.NoError(t, err)
+			require.Len(t, recent, 1000)
+			_, err = s.ListUserSubscriptions(ctx, o.realmID, o.owner)
+			require.NoError(t, err)
+			_, err = s.ListUserPeriods(ctx, o.realmID, o.owner)
+			require.NoError(t, err)
+			_, err = s.ListUserTopics(ctx, o.realmID, o.owner)
+			require.NoError(t, err)
+			// 1,000 of the owner's 3,200 direct messages: looked up one by
+			// one, or, with statistics, the two sides hashed.
+		}, indexes: []string{"user_messages_starred_idx", "user_messages_private_idx"}, maxRows: 3200 + 4000 + 100},
 		{name: "send to a channel", run: func(t *testing.T, ctx context.Context, s *Store) {
 			_, err := s.GetUserTopic(ctx, o.realmID, o.owner, c1, topic)
 			if !errors.Is(err, storage.ErrNotFound) {
