@@ -70,8 +70,11 @@
 //     arm (window_postgres.go): a LATERAL seek per channel and per
 //     conversation of the reader, and the reader's historical rows, each
 //     in the order of its own index and stopping at the window's size,
-//     merged by ID; its cost is at most a window per arm. Windows of
-//     searches and of conditions few messages meet keep one query;
+//     merged by ID; a first pass bounds the scans by the window's place
+//     among each arm's first messages, so its cost is about two seeks per
+//     arm and the window. Windows of searches, of conditions few messages
+//     meet, and of negations that may fail a whole arm (in:home) keep one
+//     query;
 //   - an equality on every column of an index's prefix, the near ID bound
 //     plain, the far one a row comparison led by the last equality column
 //     ((m.stream_id, m.id) > (sid, lo)), which only an index with that
@@ -89,6 +92,12 @@
 //     gives them one (read ranges by channel and user, notifications by
 //     kind and due time), and a claim picks its rows once, in a
 //     MATERIALIZED CTE.
+//
+// The store's connections run without JIT compilation (jit = off unless
+// the DSN sets it): PostgreSQL compiles a statement whose estimated cost
+// passes a threshold, which an estimate without statistics, or a LATERAL
+// subquery costed per row, easily passes, and compiling takes hundreds of
+// milliseconds to seconds, for statements that run in milliseconds.
 //
 // TestPostgresHotPlansWithoutStatistics builds a never-analyzed
 // organization of 40,000 messages and checks each hot statement's custom

@@ -3,6 +3,7 @@ package bunstore
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,7 +33,9 @@ import (
 //   - direct messages: a LATERAL subquery per conversation of the reader
 //     on messages_conversation_idx;
 //
-// merged by ID (DISTINCT ON, as an arm may repeat another's message).
+// merged by ID (DISTINCT ON, as an arm may repeat another's message),
+// after a first pass that bounds the scans of readers with many channels
+// or conversations (lateralArm).
 // Each arm's equality columns are those of its index's prefix, and its
 // ID bounds are written so that no other index can take them: the bound
 // where the scan starts is a plain comparison on the ID, the far one a
@@ -43,25 +46,42 @@ import (
 // organization's (realm_id, id) index would then look as good as the
 // channel's. The cost of a window is then at most its size per arm: a
 // reader's channels and conversations, not the organization's history.
-// Windows with a search, or a condition few messages meet (a sender,
-// starred, unread, ...), keep the single query (windowQuery): read arm by
-// arm, each arm would scan its whole history for the few that match;
+// Windows with a search, a condition few messages meet (a sender,
+// starred, unread, ...), or a negation that may fail every message of an
+// arm (in:home's muted channels and topics, a sender), keep the single
+// query (windowQuery): read arm by arm, such an arm would be read whole;
 // those are planned with statistics (see analyze_postgres.go).
 
 // armsWindow reports whether the window's filter keeps most messages of
-// each arm, so that reading arm by arm stops early.
+// each arm, so that reading arm by arm stops early. A negation qualifies
+// only where it leaves out a whole channel (which then has no arm) or
+// one topic of one: excluding muted topics and channels (in:home), a
+// sender, or what few messages are (not starred, ...) may leave an arm
+// whose every message fails, read whole.
 func armsWindow(f storage.MessageFilter) bool {
 	if f.Search != "" || f.IDs != nil || f.SenderID != nil || f.Starred || f.Mentioned || f.Unread || f.Alerted ||
 		f.Resolved || f.Followed || f.MutedTopic || f.Muted || f.HasLink || f.HasImage || f.HasAttachment ||
-		f.HasReaction || len(f.IncludingUserIDs) > 0 || f.GroupDMOnly {
+		f.HasReaction || len(f.IncludingUserIDs) > 0 || f.GroupDMOnly || len(f.NotSenderIDs) > 0 {
 		return false
 	}
 	for _, n := range f.Not {
-		if hasSearch(n) || len(n.Not) > 0 {
+		if _, ok := excludedChannel(n); ok {
+			continue
+		}
+		if n.StreamID == nil || n.Topic == nil || !reflect.DeepEqual(n, storage.MessageFilter{StreamID: n.StreamID, Topic: n.Topic}) {
 			return false
 		}
 	}
 	return true
+}
+
+// excludedChannel is the channel a negated filter leaves out whole, if
+// it names only that.
+func excludedChannel(n storage.MessageFilter) (int64, bool) {
+	if n.StreamID == nil || !reflect.DeepEqual(n, storage.MessageFilter{StreamID: n.StreamID}) {
+		return 0, false
+	}
+	return *n.StreamID, true
 }
 
 // listWindowArms is ListMessageWindow read arm by arm.
@@ -98,6 +118,10 @@ type windowSide struct {
 	desc   bool
 	limit  int
 	extra  []sqlCond
+	// floor, when set, is an SQL expression that bounds the IDs further
+	// on the far side (from below when desc, else from above): see
+	// lateralArm.
+	floor string
 }
 
 // sqlCond is a condition with its arguments.
@@ -159,23 +183,63 @@ func (s *Store) armQuery(w storage.MessageWindow, f storage.MessageFilter, side 
 
 // bounds are the ID conditions of an arm whose last equality column is
 // key (equal to keyVal) and whose span is lo < ID <= hi: the near bound
-// plain, the far one a row comparison led by key, left out when it bounds
-// nothing (lo 0, hi noBound). lo and hi give each bound's value when it
-// is used (a placeholder, or a column of the arm's driver).
+// plain, the far one a row comparison led by key (with the side's floor,
+// if any), left out when it bounds nothing (lo 0, hi noBound, no floor).
+// keyVal, lo and hi give the values when they are used (a placeholder,
+// or a column of the arm's driver).
 func (side windowSide) bounds(idCol, key string, keyVal, lo, hi func() any, loIsZero, hiIsNone bool) []sqlCond {
-	var out []sqlCond
+	row := "(" + key + ", " + idCol + ")"
 	if side.desc {
-		out = append(out, sqlCond{idCol + " <= ?", []any{hi()}})
-		if !loIsZero {
-			out = append(out, sqlCond{"(" + key + ", " + idCol + ") > (?, ?)", []any{keyVal(), lo()}})
+		out := []sqlCond{{idCol + " <= ?", []any{hi()}}}
+		switch {
+		case side.floor != "":
+			out = append(out, sqlCond{row + " >= (?, greatest(?::bigint + 1, ?))", []any{keyVal(), lo(), bun.Safe(side.floor)}})
+		case !loIsZero:
+			out = append(out, sqlCond{row + " > (?, ?)", []any{keyVal(), lo()}})
 		}
 		return out
 	}
-	out = append(out, sqlCond{idCol + " > ?", []any{lo()}})
-	if !hiIsNone {
-		out = append(out, sqlCond{"(" + key + ", " + idCol + ") <= (?, ?)", []any{keyVal(), hi()}})
+	out := []sqlCond{{idCol + " > ?", []any{lo()}}}
+	switch {
+	case side.floor != "":
+		out = append(out, sqlCond{row + " <= (?, least(?::bigint, ?))", []any{keyVal(), hi(), bun.Safe(side.floor)}})
+	case !hiIsNone:
+		out = append(out, sqlCond{row + " <= (?, ?)", []any{keyVal(), hi()}})
 	}
 	return out
+}
+
+// lateralArm reads an arm one LATERAL subquery per row of its driver
+// (from, with where: "" or a WHERE clause), each subquery built by arm
+// for a side (IDs only when idsOnly). A window of n messages could read
+// n per driver row (per channel, per conversation); when there may be
+// several rows and n > 1, a first pass takes each row's first message in
+// the side's order, and the n-th of those, counted once each (the floor:
+// n messages lie on its near side, so the window's n all do, whatever
+// the filter; two rows, a channel's span and the channel as public, may
+// give the same first message) bounds the scans of the second: a reader with
+// many channels or conversations reads about two seeks per row and the
+// window, not n per row. With fewer than n rows the floor is NULL, which
+// greatest() and least() pass over.
+func (s *Store) lateralArm(side windowSide, from, where string, many bool, arm func(side windowSide, idsOnly bool) string) string {
+	if !many || side.limit <= 1 {
+		return "(SELECT y.* FROM " + from + " CROSS JOIN LATERAL (" + arm(side, false) + ") AS y" + where + ")"
+	}
+	first := side
+	first.limit = 1
+	order := "ASC"
+	if side.desc {
+		order = "DESC"
+	}
+	floor := "(SELECT DISTINCT t.id FROM " + from + " CROSS JOIN LATERAL (" + arm(first, true) + ") AS t" + where +
+		" ORDER BY t.id " + order + " OFFSET " + strconv.Itoa(side.limit-1) + " LIMIT 1)"
+	// The floor is a one-row table joined first, not a subquery of the
+	// LATERAL one: there PostgreSQL computes it once but costs it once
+	// per driver row, and a reader with 200 conversations made the
+	// estimate large enough to compile the statement (JIT), for seconds.
+	side.floor = "fl.floor"
+	return "(SELECT y.* FROM (SELECT " + floor + " AS floor) AS fl CROSS JOIN " + from + " CROSS JOIN LATERAL (" +
+		arm(side, false) + ") AS y" + where + ")"
 }
 
 // channelArm reads the scope's channels, one LATERAL subquery each: the
@@ -187,9 +251,16 @@ func (s *Store) channelArm(w storage.MessageWindow, side windowSide, p *params) 
 		return ""
 	}
 	sc := w.Scope
+	// Channels the filter leaves out have no arm.
+	excluded := slices.Clone(f.NotStreamIDs)
+	for _, n := range f.Not {
+		if id, ok := excludedChannel(n); ok {
+			excluded = append(excluded, id)
+		}
+	}
 	var sids, los, his []int64
 	add := func(sid, after int64, through *int64) {
-		if f.StreamID != nil && *f.StreamID != sid {
+		if f.StreamID != nil && *f.StreamID != sid || slices.Contains(excluded, sid) {
 			return
 		}
 		lo, hi := max(after, side.lo), side.hi
@@ -229,6 +300,11 @@ func (s *Store) channelArm(w storage.MessageWindow, side windowSide, p *params) 
 			public += " AND st.id = ?"
 			args = append(args, p.v(*f.StreamID))
 		}
+		if len(excluded) > 0 {
+			cond, ids := p.notIn("st.id", uniqueIDs(excluded))
+			public += " AND " + cond
+			args = append(args, ids)
+		}
 		driver = append(driver, s.r.NewRaw(public, args...).String())
 	}
 	if len(driver) == 0 {
@@ -239,18 +315,22 @@ func (s *Store) channelArm(w storage.MessageWindow, side windowSide, p *params) 
 	// organization's ID index serve the arm's order too.
 	inner := f
 	inner.StreamID, inner.Topic = nil, nil
-	conds := []sqlCond{{"m.realm_id = ?", []any{p.v(w.RealmID)}}, {"m.stream_id = g.sid", nil}}
 	col := func(name string) func() any { return func() any { return bun.Safe(name) } }
-	key, keyVal := "m.stream_id", col("g.sid")
-	if f.Topic != nil {
-		topic := p.v(storage.Fold(*f.Topic))
-		conds = append(conds, sqlCond{"m.topic_key = ?", []any{topic}})
-		key, keyVal = "m.topic_key", func() any { return topic }
+	arm := func(side windowSide, idsOnly bool) string {
+		conds := []sqlCond{{"m.realm_id = ?", []any{p.v(w.RealmID)}}, {"m.stream_id = g.sid", nil}}
+		key, keyVal := "m.stream_id", col("g.sid")
+		if f.Topic != nil {
+			topic := p.v(storage.Fold(*f.Topic))
+			conds = append(conds, sqlCond{"m.topic_key = ?", []any{topic}})
+			key, keyVal = "m.topic_key", func() any { return topic }
+		}
+		conds = append(conds, side.bounds("m.id", key, keyVal, col("g.lo"), col("g.hi"), false, false)...)
+		one := w
+		one.IDsOnly = one.IDsOnly || idsOnly
+		return s.armQuery(one, inner, side, p, "", "m.id", conds)
 	}
-	conds = append(conds, side.bounds("m.id", key, keyVal, col("g.lo"), col("g.hi"), false, false)...)
-	arm := s.armQuery(w, inner, side, p, "", "m.id", conds)
-	return s.r.NewRaw("(SELECT y.* FROM (?) AS g (sid, lo, hi) CROSS JOIN LATERAL (?) AS y)",
-		bun.Safe(strings.Join(driver, " UNION ALL ")), bun.Safe(arm)).String()
+	from := "(" + strings.Join(driver, " UNION ALL ") + ") AS g (sid, lo, hi)"
+	return s.lateralArm(side, from, "", len(sids) > 1 || len(driver) > 1, arm)
 }
 
 // historicalArm reads the channel messages the reader has a historical
@@ -288,19 +368,24 @@ func (s *Store) directArm(w storage.MessageWindow, side windowSide, p *params) s
 	}
 	inner := f
 	inner.ConversationID, inner.DirectOnly = nil, false
-	conds := []sqlCond{{"m.realm_id = dcm.realm_id", nil}, {"m.conversation_id = dcm.conversation_id", nil}}
 	val := func(v int64) func() any { return func() any { return p.v(v) } }
 	dcmConv := func() any { return bun.Safe("dcm.conversation_id") }
-	conds = append(conds, side.bounds("m.id", "m.conversation_id", dcmConv, val(side.lo), val(side.hi),
-		side.lo <= 0, side.hi >= noBound)...)
-	arm := s.armQuery(w, inner, side, p, "", "m.id", conds)
-	outer := "(SELECT y.* FROM direct_conversation_members AS dcm CROSS JOIN LATERAL (?) AS y WHERE dcm.realm_id = ? AND dcm.user_id = ?"
-	args := []any{bun.Safe(arm), p.v(w.RealmID), p.v(w.UserID)}
+	arm := func(side windowSide, idsOnly bool) string {
+		conds := []sqlCond{{"m.realm_id = dcm.realm_id", nil}, {"m.conversation_id = dcm.conversation_id", nil}}
+		conds = append(conds, side.bounds("m.id", "m.conversation_id", dcmConv, val(side.lo), val(side.hi),
+			side.lo <= 0, side.hi >= noBound)...)
+		one := w
+		one.IDsOnly = one.IDsOnly || idsOnly
+		return s.armQuery(one, inner, side, p, "", "m.id", conds)
+	}
+	where := " WHERE dcm.realm_id = ? AND dcm.user_id = ?"
+	args := []any{p.v(w.RealmID), p.v(w.UserID)}
 	if f.ConversationID != nil {
-		outer += " AND dcm.conversation_id = ?"
+		where += " AND dcm.conversation_id = ?"
 		args = append(args, p.v(*f.ConversationID))
 	}
-	return s.r.NewRaw(outer+")", args...).String()
+	where = s.r.NewRaw(where, args...).String()
+	return s.lateralArm(side, "direct_conversation_members AS dcm", where, f.ConversationID == nil, arm)
 }
 
 // idSpan bounds a PostgreSQL query of rows by a list of IDs (idCol IN
