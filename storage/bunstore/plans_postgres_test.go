@@ -31,12 +31,8 @@ import (
 // history of a channel or of the organization. Then the same after
 // ANALYZE, so that the shapes hold with statistics too.
 func TestPostgresHotPlansWithoutStatistics(t *testing.T) {
-	dsn, schema := NewTestPostgresSchema(t)
 	ctx := t.Context()
-	s, err := OpenPostgres(ctx, dsn, WithSchema(schema))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	o := seedPlanOrg(t, s)
+	s, o := openPlanOrg(t)
 	requireNoStatistics(t, ctx, s)
 	for _, analyzed := range []bool{false, true} {
 		if analyzed {

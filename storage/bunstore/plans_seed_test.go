@@ -107,6 +107,17 @@ INSERT INTO reactions (realm_id, message_id, user_id, reaction_type, emoji_code,
 	FROM messages AS m WHERE m.realm_id = %[1]d AND m.id > (SELECT max(id) - 3000 FROM messages);
 `
 
+// openPlanOrg opens a store on a fresh schema (never analyzed: not one
+// of the pool's) and fills it with planSeed.
+func openPlanOrg(t *testing.T) (*Store, *planOrg) {
+	t.Helper()
+	dsn, schema := NewTestPostgresSchema(t)
+	s, err := OpenPostgres(t.Context(), dsn, WithSchema(schema))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s, seedPlanOrg(t, s)
+}
+
 // seedPlanOrg fills a fresh schema with planSeed, with autovacuum off on
 // every table first, so that nothing analyzes them.
 func seedPlanOrg(t *testing.T, s *Store) *planOrg {

@@ -17,12 +17,8 @@ import (
 // read arm by arm; newest, in the middle and oldest; windows of one
 // message and of 50 on either side, and of IDs only.
 func TestPostgresWindowArmsMatchOneQuery(t *testing.T) {
-	dsn, schema := NewTestPostgresSchema(t)
 	ctx := t.Context()
-	s, err := OpenPostgres(ctx, dsn, WithSchema(schema))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.Close() })
-	o := seedPlanOrg(t, s)
+	s, o := openPlanOrg(t)
 	require.NoError(t, s.Analyze(ctx)) // the single query's plans: this test compares answers
 	c1, c2, c3 := o.channels[0], o.channels[1], o.channels[2]
 	topic := "Topic 7"
