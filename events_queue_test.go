@@ -391,3 +391,25 @@ func TestDeliveredFlagsEventKeepsItsID(t *testing.T) {
 	require.Equal(t, []string{"update_message_flags/add"}, types(evs))
 	assert.Equal(t, []any{float64(m2)}, evs[0]["messages"])
 }
+
+// A long poll whose queue is deleted while it waits ends as the reference
+// ends it: successfully, with the events the queue held (none here).
+func TestDeleteQueueEndsWaitingPoll(t *testing.T) {
+	h := chattest.New(t)
+	bob := h.NewUser(t, chat.RoleMember)
+	c := register(t, h, bob, chat.RegisterRequest{})
+	done := make(chan error, 1)
+	var resp *chat.GetEventsResponse
+	go func() {
+		var err error
+		resp, err = h.Service.GetEvents(context.Background(), bob.Caller, chat.GetEventsRequest{QueueID: &c.queue, LastEventID: &c.last})
+		done <- err
+	}()
+	awaitWaiting(t, h.Service, 1)
+	_, err := h.Service.DeleteEvents(context.Background(), bob.Caller, chat.DeleteEventsRequest{QueueID: &c.queue})
+	require.NoError(t, err)
+	require.NoError(t, <-done)
+	assert.Empty(t, resp.Events)
+	_, err = h.Service.GetEvents(context.Background(), bob.Caller, chat.GetEventsRequest{QueueID: &c.queue, LastEventID: &c.last, DontBlock: ptr(true)})
+	requireError(t, err, chat.KindNotFound, chat.CodeBadEventQueueID, "Bad event queue ID: "+c.queue)
+}

@@ -183,7 +183,8 @@ func (s *Service) forwardQueue(ctx context.Context, op string, p peerPoll) (*pee
 		}
 	}
 	holder, ok := s.holderOf(ctx, p.Queue)
-	for hop := 0; ok && hop < 3; hop++ {
+	retried := false
+	for hop := 0; ok && hop < 4; hop++ {
 		var out peerPollResult
 		callCtx, cancel := ctx, context.CancelFunc(func() {})
 		if op == peerOpDelete || p.DontBlock {
@@ -206,6 +207,13 @@ func (s *Service) forwardQueue(ctx context.Context, op string, p peerPoll) (*pee
 			// has it.
 			if m, merr := s.store.GetQueueMove(ctx, p.Queue); merr == nil && m.ServerID != holder.ID {
 				holder, ok = s.peer(ctx, m.ServerID)
+				continue
+			}
+			// A broken connection to a holder that is alive is tried
+			// again once; a holder that is gone refuses at once.
+			if !retried {
+				retried = true
+				s.log.Info("fleet: calling a queue's holder again", "queue", p.Queue, "holder", holder.ID, "err", err)
 				continue
 			}
 			s.log.Warn("fleet: a queue's holder did not answer", "queue", p.Queue, "holder", holder.ID, "err", err)

@@ -432,7 +432,7 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 		avatar, ok := avatars[sender.ID]
 		if !ok {
 			if !(clientGravatar && canSeeEmail(realm, me, sender) && sender.AvatarSource != "U") {
-				url := gravatarURL(sender)
+				url := avatarURL(sender)
 				avatar = &url
 			}
 			avatars[sender.ID] = avatar

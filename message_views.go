@@ -205,7 +205,7 @@ func (s *Service) emitMessage(w *writeTx, o *outgoing, readers []storage.UserMes
 			participants = append(participants, u)
 		}
 	}
-	avatar := gravatarURL(o.me)
+	avatar := avatarURL(o.me)
 	view := messageView(o.realm, o.me, m, name, participants, &avatar, nil)
 	view.TopicLinks = topicLinks(o.linkifiers, m.Topic) // the linkifiers the rendering applied
 	variants := &messageVariants{Raw: m.Content, EmptyTopic: m.StreamID != nil && m.Topic == "",

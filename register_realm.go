@@ -29,9 +29,9 @@ import (
 var processStarted = time.Now().Unix()
 
 // Sizes the reference reports for the organization icon, logo and user
-// avatar uploads (5 MiB each). This server has none of these uploads
-// (icons are Gravatar identicons, avatars Gravatar), so clients have no
-// upload to apply them to; server_avatar_changes_disabled says so.
+// avatar uploads (5 MiB each). Of these this server takes avatars
+// (POST /users/me/avatar, where it has a blob store); icons are Gravatar
+// identicons.
 const referenceImageUploadMiB = 5
 
 // minDeactivatedRealmDeletionDays is the reference's default minimum
@@ -134,11 +134,11 @@ func (s *Service) realmRegisterExtras(ctx context.Context, realm *storage.Realm,
 	st["realm_require_unique_names"] = false // checkFullName allows equal names
 	st["realm_send_welcome_emails"] = false
 	st["realm_default_language"] = "en" // the language of the server's own texts
-	// Users cannot change avatars here (there is no avatar upload);
+	// Users may upload avatars where there is a blob store for them;
 	// names they may change unless the organization stops them
 	// (realm_name_changes_disabled).
-	st["realm_avatar_changes_disabled"] = true
-	st["server_avatar_changes_disabled"] = true
+	st["realm_avatar_changes_disabled"] = s.blobs == nil
+	st["server_avatar_changes_disabled"] = s.blobs == nil
 	st["server_name_changes_disabled"] = false
 	st["max_avatar_file_size_mib"] = referenceImageUploadMiB
 

@@ -105,7 +105,7 @@ func (s *Service) GetOwnUser(ctx context.Context, c Caller) (*OwnUser, error) {
 		return nil, err
 	}
 	resp := &OwnUser{
-		AvatarURL:     gravatarURL(me),
+		AvatarURL:     avatarURL(me),
 		AvatarVersion: me.AvatarVersion,
 		Email:         apiEmail(realm, me),
 		FullName:      me.FullName,
@@ -411,7 +411,7 @@ func viewUser(realm *storage.Realm, viewer, u *storage.User, opts userView) User
 		out.DeliveryEmail = &e
 	}
 	if !(opts.clientGravatar && visible && u.AvatarSource != "U") {
-		url := gravatarURL(u)
+		url := avatarURL(u)
 		out.AvatarURL = &url
 	}
 	if u.IsBot {

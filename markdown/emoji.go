@@ -3,6 +3,7 @@ package markdown
 //go:generate go run ./internal/emojigen
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -26,6 +27,13 @@ var emoticons = []struct{ text, name string }{
 func EmojiCode(name string) (string, bool) {
 	c, ok := emojiNameToCode[name]
 	return c, ok
+}
+
+// EmojiNames returns every emoji name (canonical names and aliases) with
+// its code point string: a copy, for tables made from it (the web
+// client's emoji data).
+func EmojiNames() map[string]string {
+	return maps.Clone(emojiNameToCode)
 }
 
 // EmojiName returns the canonical name of an emoji code point string.

@@ -193,6 +193,15 @@ func (c *loadClient) fail(format string, args ...any) {
 	}
 }
 
+// retryLater counts a retryable 503 answer and waits before the retry
+// (the reference's clients wait Retry-After; shorter here).
+func (c *loadClient) retryLater() {
+	c.mu.Lock()
+	c.unavailable++
+	c.mu.Unlock()
+	time.Sleep(100 * time.Millisecond)
+}
+
 // register gets a queue (retrying 503s until ctx ends).
 func (c *loadClient) register(ctx context.Context) (string, bool) {
 	for ctx.Err() == nil {
@@ -201,10 +210,7 @@ func (c *loadClient) register(ctx context.Context) (string, bool) {
 		case err != nil && ctx.Err() != nil:
 			return "", false
 		case status == 503:
-			c.mu.Lock()
-			c.unavailable++
-			c.mu.Unlock()
-			time.Sleep(100 * time.Millisecond)
+			c.retryLater()
 		case err != nil || status != 200:
 			c.fail("register: %d %v %v", status, err, body)
 			time.Sleep(100 * time.Millisecond)
@@ -229,10 +235,7 @@ func (c *loadClient) poll(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case status == 503:
-			c.mu.Lock()
-			c.unavailable++
-			c.mu.Unlock()
-			time.Sleep(100 * time.Millisecond)
+			c.retryLater()
 		case status == 400 && body["code"] == "BAD_EVENT_QUEUE_ID":
 			c.mu.Lock()
 			c.reRegistered++
@@ -269,10 +272,7 @@ func (c *loadClient) send(stop <-chan struct{}) {
 			url.Values{"type": {"private"}, "to": {fmt.Sprint("[", c.u.id, "]")}, "content": {fmt.Sprint("load ", i)}})
 		switch {
 		case status == 503:
-			c.mu.Lock()
-			c.unavailable++
-			c.mu.Unlock()
-			time.Sleep(100 * time.Millisecond)
+			c.retryLater()
 		case err != nil || status != 200:
 			c.fail("send: %d %v %v", status, err, body)
 		default:

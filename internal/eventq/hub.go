@@ -282,19 +282,40 @@ func (h *Hub[O]) HasQueues(realm int64) bool {
 	return len(h.realms[realm]) > 0
 }
 
-// Remove drops q: its poll ends, its events are freed.
+// Remove deletes q (DELETE /events): a poll waiting on it ends with the
+// events it holds, as the reference finishes it; its events are freed.
 func (h *Hub[O]) Remove(q *Queue[O]) {
+	q.mu.Lock()
+	h.finish(q)
+	q.mu.Unlock()
+	h.forget(q)
+}
+
+// discard drops q without answering its waiting poll's events: its
+// client must register again (it may have missed events).
+func (h *Hub[O]) discard(q *Queue[O]) {
 	q.mu.Lock()
 	h.drop(q)
 	q.mu.Unlock()
 	h.forget(q)
 }
 
-// DropAll drops every queue.
+// DropAll drops every queue; their clients register again.
 func (h *Hub[O]) DropAll() {
 	for _, q := range h.list(0) {
-		h.Remove(q)
+		h.discard(q)
 	}
+}
+
+// finish drops q (under q.mu), giving a waiting poll the events q holds.
+func (h *Hub[O]) finish(q *Queue[O]) {
+	if q.dropped {
+		return
+	}
+	if p := q.poll; p != nil {
+		p.final, p.finished = q.contents(h), true
+	}
+	h.drop(q)
 }
 
 // drop ends q (under q.mu); forget must follow once q.mu is released.
@@ -403,7 +424,7 @@ func (h *Hub[O]) offer(q *Queue[O], d Delivery[O], buf []Item) []Item {
 		q.push(h, it)
 	}
 	if c := d.Change(); c != nil && q.standing.apply(c, q.user) {
-		h.drop(q)
+		h.finish(q) // deactivated: the events up to it go out
 	}
 	return buf
 }
@@ -444,7 +465,7 @@ func (h *Hub[O]) enforceTotal() {
 			return
 		}
 		h.cfg.Log.Warn("event queues over their memory bound; dropping the largest", "queue", largest.id, "bytes", size)
-		h.Remove(largest)
+		h.discard(largest)
 		h.dropped.overTotal.Add(1)
 	}
 }
@@ -585,6 +606,8 @@ func (h *Hub[O]) Poll(ctx context.Context, q *Queue[O], last int64, dontBlock bo
 	switch {
 	case q.moved:
 		return []json.RawMessage{}, true, nil
+	case p.finished:
+		return p.final, true, nil
 	case q.dropped:
 		return nil, true, ErrNoQueue
 	case p.superseded:

@@ -245,12 +245,26 @@ func TestLongPoll(t *testing.T) {
 	r = <-newer
 	assert.ErrorIs(t, r.err, context.Canceled)
 
-	// Dropping the queue ends its poll.
+	// Deleting the queue ends its poll as the reference does: with the
+	// events it holds (none here), not an error; later polls get the error.
 	p = startPoll(t, h, q, bg, 0)
 	h.Remove(q)
 	r = <-p
-	assert.ErrorIs(t, r.err, ErrNoQueue)
+	require.NoError(t, r.err)
+	assert.True(t, r.waited)
+	assert.Empty(t, r.evs)
 	assert.Equal(t, Stats{}, h.Stats())
+	_, _, err := h.Poll(bg, q, 0, false)
+	assert.ErrorIs(t, err, ErrNoQueue)
+
+	// Dropping every queue (the bus lost events) ends a poll with the
+	// error: its client must register again.
+	q = open(h, 10, opts{}, Standing{})
+	p = startPoll(t, h, q, bg, -1)
+	require.Eventually(t, func() bool { return h.Stats().Waiting == 1 }, 5*time.Second, time.Millisecond)
+	h.DropAll()
+	r = <-p
+	assert.ErrorIs(t, r.err, ErrNoQueue)
 }
 
 func TestHeartbeat(t *testing.T) {

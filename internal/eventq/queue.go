@@ -91,6 +91,10 @@ type pendingPoll struct {
 	wake chan struct{} // closed when the poll should look again
 	// superseded: a newer poll took over; this one ends empty.
 	superseded bool
+	// finished: the queue was deleted while the poll waited; it ends with
+	// final, the events the queue held.
+	finished bool
+	final    []json.RawMessage
 }
 
 // openReady closes readyCh (under q.mu), once.

@@ -19,43 +19,48 @@ import (
 	"github.com/teamchat/chat/transport/peer"
 )
 
-// Two Services on one PostgreSQL database, each serving its peer calls
-// over HTTP: a long poll of a queue held by one, made on the other, is
-// carried over HTTP/2 and woken by a send.
-func TestForwardOverHTTP(t *testing.T) {
-	chattest.SkipStoreRerun(t)
-	dsn, schema := bunstore.NewTestPostgresSchema(t)
+// pair is two Services on one PostgreSQL database, each serving its
+// peer calls over HTTP; a is the harness's.
+func pair(tb testing.TB) (h *chattest.Harness, a, b *chat.Service) {
+	chattest.SkipStoreRerun(tb)
+	dsn, schema := bunstore.NewTestPostgresSchema(tb)
 	open := func() *bunstore.Store {
 		st, err := bunstore.OpenPostgres(context.Background(), dsn, bunstore.WithSchema(schema))
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = st.Close() })
+		require.NoError(tb, err)
+		tb.Cleanup(func() { _ = st.Close() })
 		return st
 	}
-	listen := func() net.Listener {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		return ln
-	}
-	lnA, lnB := listen(), listen()
 	tr := peer.NewTransport()
-	t.Cleanup(tr.Close)
-	stA := open()
-	h := chattest.New(t, chattest.WithStore(func(testing.TB) storage.Store { return stA }),
-		chattest.WithServiceOptions(chat.WithFleet(chat.FleetConfig{Address: lnA.Addr().String(), Transport: tr})))
-	a := h.Service
-	b := chat.New(open(), chat.WithClock(h.Clock.Now), chat.WithFleet(chat.FleetConfig{Address: lnB.Addr().String(), Transport: tr}))
-	t.Cleanup(func() { _ = b.Close() })
-	for _, x := range []struct {
-		svc *chat.Service
-		ln  net.Listener
-	}{{a, lnA}, {b, lnB}} {
-		srv := peer.NewServer(x.svc)
-		go func() { _ = srv.Serve(x.ln) }()
-		t.Cleanup(func() { _ = srv.Close() })
+	tb.Cleanup(tr.Close)
+	var svcs []*chat.Service
+	for i := range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(tb, err)
+		fleet := chat.WithFleet(chat.FleetConfig{Address: ln.Addr().String(), Transport: tr})
+		var svc *chat.Service
+		if i == 0 {
+			st := open()
+			h = chattest.New(tb, chattest.WithStore(func(testing.TB) storage.Store { return st }), chattest.WithServiceOptions(fleet))
+			svc = h.Service
+		} else {
+			svc = chat.New(open(), chat.WithClock(h.Clock.Now), fleet)
+			tb.Cleanup(func() { _ = svc.Close() })
+		}
+		srv := peer.NewServer(svc)
+		go func() { _ = srv.Serve(ln) }()
+		tb.Cleanup(func() { _ = srv.Close() })
 		ctx, cancel := context.WithCancel(context.Background())
-		go func() { _ = x.svc.Run(ctx) }()
-		t.Cleanup(cancel)
+		go func() { _ = svc.Run(ctx) }()
+		tb.Cleanup(cancel)
+		svcs = append(svcs, svc)
 	}
+	return h, svcs[0], svcs[1]
+}
+
+// A long poll of a queue held by one server, made on the other, is
+// carried over HTTP/2 and woken by a send.
+func TestForwardOverHTTP(t *testing.T) {
+	h, a, b := pair(t)
 	ctx := context.Background()
 	alice, bob := h.NewUser(t, chat.RoleMember), h.NewUser(t, chat.RoleMember)
 	reg, err := a.Register(ctx, bob.Caller, chat.RegisterRequest{QueueParams: chat.QueueParams{EventTypes: &[]string{"message"}}})

@@ -181,7 +181,9 @@ func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, path string)
 			return
 		}
 	}
-	if emoji {
+	if emoji && strings.Contains(rest, "/avatars/") {
+		file, err = h.svc.OpenAvatarImage(ctx, realmID, rest)
+	} else if emoji {
 		file, err = h.svc.OpenCustomEmojiImage(ctx, realmID, rest)
 	} else if temporary {
 		token, _, _ = strings.Cut(token, "/")

@@ -36,7 +36,7 @@ const waitFor = 20 * time.Second
 
 // chromium finds the browser, or skips the test (fails it when
 // TEAMCHAT_REQUIRE_BROWSER=1).
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{os.Getenv("TEAMCHAT_CHROMIUM"), "chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if name == "" {
@@ -61,11 +61,12 @@ type site struct {
 	browser context.Context
 }
 
-func newSite(t *testing.T) *site {
+func newSite(t testing.TB) *site {
 	t.Helper()
 	path := chromium(t)
 	h := chattest.New(t)
-	api := rest.NewHandler(h.Service, rest.WithRealm(h.RealmID), rest.WithRateLimit(0, time.Minute))
+	// No rate limits: every tab comes from one address.
+	api := rest.NewHandler(h.Service, rest.WithRealm(h.RealmID), rest.WithRateLimit(0, time.Minute), rest.WithAddressRateLimit(0, time.Minute))
 	srv := httptest.NewServer(web.NewHandler(web.WithNext(api)))
 	t.Cleanup(srv.Close)
 	// Cleanups run last-registered first: the browser goes, then the long
@@ -99,7 +100,7 @@ func newSite(t *testing.T) *site {
 }
 
 // call makes a REST request as u and returns the decoded answer.
-func (s *site) call(t *testing.T, u chattest.User, method, path string, params url.Values) map[string]any {
+func (s *site) call(t testing.TB, u chattest.User, method, path string, params url.Values) map[string]any {
 	t.Helper()
 	target := strings.TrimSuffix(s.url, "/") + "/api/v1" + path
 	var body io.Reader
@@ -124,7 +125,7 @@ func (s *site) call(t *testing.T, u chattest.User, method, path string, params u
 }
 
 // channel creates a channel and subscribes the users to it.
-func (s *site) channel(t *testing.T, name string, users ...chattest.User) int64 {
+func (s *site) channel(t testing.TB, name string, users ...chattest.User) int64 {
 	t.Helper()
 	ids := make([]int64, len(users))
 	for i, u := range users {
@@ -139,7 +140,7 @@ func (s *site) channel(t *testing.T, name string, users ...chattest.User) int64 
 }
 
 // send posts a channel message as u and returns its ID.
-func (s *site) send(t *testing.T, u chattest.User, channel, topic, content string) int64 {
+func (s *site) send(t testing.TB, u chattest.User, channel, topic, content string) int64 {
 	t.Helper()
 	got := s.call(t, u, "POST", "/messages", url.Values{"type": {"channel"}, "to": {channel}, "topic": {topic}, "content": {content}})
 	return int64(got["id"].(float64))
@@ -149,22 +150,31 @@ func (s *site) send(t *testing.T, u chattest.User, channel, topic, content strin
 // everything that would show a problem recorded: JavaScript dialogs,
 // uncaught exceptions, console errors and warnings, and refused content.
 type tab struct {
-	t        *testing.T
+	t        testing.TB
 	ctx      context.Context
 	mu       sync.Mutex
 	problems []string
 	dialogs  []string
 	queue    string // the queue of the last GET /events
 	requests map[network.RequestID]string
-	netlog   []string // failed requests and error answers, for failure messages
+	netlog   []string           // failed requests and error answers, for failure messages
+	received map[string]float64 // bytes received (as sent: compressed) by "METHOD URL"
+	close    func()             // closes the tab (and its browser context)
 }
 
-func (s *site) tab(t *testing.T, width, height int64, emulate ...chromedp.EmulateViewportOption) *tab {
+func (s *site) tab(t testing.TB, width, height int64, emulate ...chromedp.EmulateViewportOption) *tab {
+	t.Helper()
+	return s.tabWith(t, width, height, "", emulate...)
+}
+
+// tabWith is tab with a script that runs in the page before the page's
+// own (a stand-in for a browser API the headless browser lacks).
+func (s *site) tabWith(t testing.TB, width, height int64, script string, emulate ...chromedp.EmulateViewportOption) *tab {
 	t.Helper()
 	tb := &tab{t: t}
 	ctx, cancel := chromedp.NewContext(s.browser, chromedp.WithNewBrowserContext(), chromedp.WithListener(tb.listen))
 	t.Cleanup(cancel)
-	tb.ctx = ctx
+	tb.ctx, tb.close = ctx, cancel
 	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
 	go func() {
 		for _, err := range dialogs {
@@ -174,6 +184,12 @@ func (s *site) tab(t *testing.T, width, height int64, emulate ...chromedp.Emulat
 			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
 		}
 	}()
+	if script != "" {
+		tb.do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := cdp.Call(ctx, tg, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: script})
+			return err
+		}))
+	}
 	tb.do(chromedp.EmulateViewport(width, height, emulate...), chromedp.Navigate(s.url))
 	tb.wait(`document.readyState === "complete"`)
 	return tb
@@ -203,6 +219,13 @@ func (tb *tab) listen(ev any) {
 		if e.Response.Status >= 400 {
 			tb.record(&tb.netlog, fmt.Sprintf("%d %s", e.Response.Status, e.Response.URL))
 		}
+	case *network.EventLoadingFinished:
+		tb.mu.Lock()
+		if tb.received == nil {
+			tb.received = map[string]float64{}
+		}
+		tb.received[tb.requests[e.RequestID]] += e.EncodedDataLength
+		tb.mu.Unlock()
 	case *network.EventLoadingFailed:
 		tb.mu.Lock()
 		u := tb.requests[e.RequestID]
@@ -337,8 +360,11 @@ func (tb *tab) typeInto(selector, text string) {
 // button) happens unless the page cancels the keydown.
 func (tb *tab) press(key string, shift ...bool) {
 	tb.t.Helper()
-	codes := map[string]int64{"Enter": 13, "Tab": 9, "Escape": 27, "End": 35}
+	codes := map[string]int64{"Enter": 13, "Tab": 9, "Escape": 27, "End": 35, "ArrowUp": 38, "ArrowDown": 40, "ArrowLeft": 37, "ArrowRight": 39}
 	text := map[string]string{"Enter": "\r"}[key]
+	if len(key) == 1 {
+		text = key // a character: its keydown carries it, as a keyboard's does
+	}
 	var mods int64
 	if len(shift) > 0 && shift[0] {
 		mods = 8 // Shift

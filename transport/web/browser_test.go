@@ -40,6 +40,18 @@ func TestBrowser(t *testing.T) {
 	t.Run("a lost event queue is registered again", func(t *testing.T) { testQueueLost(t, s) })
 	t.Run("keyboard only", func(t *testing.T) { testKeyboard(t, s) })
 	t.Run("a phone-sized screen", func(t *testing.T) { testPhone(t, s) })
+	t.Run("empty views say so", func(t *testing.T) { testEmptyViews(t, s) })
+	t.Run("joining by an invitation, inviting", func(t *testing.T) { testJoinAndInvite(t, s) })
+	t.Run("files open, images preview, custom emoji show", func(t *testing.T) { testFiles(t, s) })
+	t.Run("a message moved into the open view appears", func(t *testing.T) { testMovedIn(t, s) })
+	t.Run("the message box completes, replies, keeps drafts, attaches", func(t *testing.T) { testCompose(t, s) })
+	t.Run("emoji are images; the picker finds them", func(t *testing.T) { testEmojiPicker(t, s) })
+	t.Run("inbox, recent conversations, grouping, message actions", func(t *testing.T) { testReadingViews(t, s) })
+	t.Run("following and muting, profile cards, code in colour", func(t *testing.T) { testTopicsAndPeople(t, s) })
+	t.Run("desktop notifications and keyboard shortcuts", func(t *testing.T) { testNotificationsAndShortcuts(t, s) })
+	t.Run("settings", func(t *testing.T) { testSettings(t, s) })
+	t.Run("organization settings", func(t *testing.T) { testOrganizationSettings(t, s) })
+	t.Run("a newcomer's first ten minutes", func(t *testing.T) { testNewcomer(t, s) })
 }
 
 // testConversation: Alice writes to a channel and to Bob; Bob sees both

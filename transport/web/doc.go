@@ -11,8 +11,10 @@
 //	api := rest.NewHandler(svc)
 //	http.ListenAndServe(addr, web.NewHandler(web.WithNext(api)))
 //
-// The page is at "/" and its files below "/web/"; every other request goes
-// to the next handler. Under a prefix, strip it for both (the client uses
+// The page is at "/" and its files below "/web/"; an invitation link
+// (/join/KEY/) is sent on to the page's sign-up form (#join/KEY); every
+// other request goes to the next handler. Text files are gzipped once, when
+// the handler is made, and sent so to browsers that take it. Under a prefix, strip it for both (the client uses
 // paths relative to its page, so it finds the API beside itself):
 //
 //	mux.Handle("/chat/", http.StripPrefix("/chat", web.NewHandler(web.WithNext(api))))
@@ -26,9 +28,17 @@
 // X-Content-Type-Options, Referrer-Policy and frame-ancestors (plus
 // X-Frame-Options for older browsers).
 //
+// Emoji are images of one sheet (static/emoji, Google's Noto Emoji from
+// emoji-datasource-google, made by internal/emojigen with the server's
+// emoji names), so they show the same everywhere.
+//
 // The browser tests drive a headless Chromium (Debian's chromium package)
 // with chromedp; they skip when no Chromium is found, unless
 // TEAMCHAT_REQUIRE_BROWSER=1. The README's screenshot is made by
 //
 //	go test ./transport/web -run TestScreenshot -update-screenshot
+//
+// and the client's weight and speed budgets are measured by
+//
+//	go test ./transport/web -run '^$' -bench ClientBudgets -benchtime 5x
 package web

@@ -70,7 +70,8 @@ func makeScreenshot(t *testing.T) {
 		s.h.Clock.Advance(3 * time.Minute)
 	}
 	say(grace, "general", "launch plan", "Morning all! The **release candidate** is up on the staging server.")
-	say(alan, "general", "launch plan", "Checked the migrations on a copy of production:\n```\nmigrate: 14 steps, 2.3 s\n```")
+	say(alan, "general", "launch plan", "Checked the migrations on a copy of production:\n```go\nif err := migrate(ctx, db); err != nil {\n\treturn fmt.Errorf(\"migrate: %w\", err) // 14 steps, 2.3 s\n}\n```")
+	say(alan, "general", "launch plan", "All green :check:")
 	say(katherine, "general", "launch plan", "Numbers look right to me :check:\n- latency p99 under 40 ms\n- no errors in the logs")
 	say(ada, "general", "launch plan", "Great work @**Grace Hopper** and @**Alan Turing**. Let's ship at noon :rocket:")
 	msg := s.send(t, grace.User, "general", "launch plan", "Noon it is. I'll post in #**general>launch plan** when it's out.")
@@ -89,8 +90,11 @@ func makeScreenshot(t *testing.T) {
 	tb := s.tab(t, screenshotW, screenshotH)
 	tb.login(ada.User)
 	tb.open(fmt.Sprintf("#narrow/channel/%d-general/topic/launch.20plan", general))
-	tb.wait(`document.querySelectorAll("#message-list article").length === 5 && document.querySelectorAll('#people-list [data-presence="active"]').length === 4`)
+	tb.wait(`document.querySelectorAll("#message-list article").length === 6 && document.querySelectorAll('#people-list [data-presence="active"]').length === 4`)
+	// The notifications banner, answered "Not now" as a person might.
+	eval[chromedp.Void](tb, `document.getElementById("ask-notifications").hidden || document.getElementById("notifications-later").click()`)
 	// Seen messages are read; the newest in view; mouse and focus out of the way.
+	eval[chromedp.Void](tb, `document.getElementById("message-scroller").scrollTop = 0`)
 	tb.wait(`document.querySelectorAll("#message-list article.unread").length === 0`)
 	eval[chromedp.Void](tb, `document.activeElement.blur(); document.getElementById("message-scroller").scrollTop = 1e9`)
 	tb.do(chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {

@@ -1,9 +1,14 @@
 package web_test
 
 import (
+	"compress/gzip"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -74,8 +79,14 @@ func TestContentSecurityPolicy(t *testing.T) {
 // innerHTML outside the one message function.
 func TestClientFilesAreSelfContained(t *testing.T) {
 	h := web.NewHandler()
-	files := []string{"/", "/web/app.css", "/web/js/main.js", "/web/js/api.js", "/web/js/events.js", "/web/js/model.js",
-		"/web/js/narrow.js", "/web/js/dom.js", "/web/js/sidebar.js", "/web/js/messages.js", "/web/js/compose.js", "/web/js/channels.js"}
+	files := []string{"/"}
+	require.NoError(t, fs.WalkDir(os.DirFS("static"), ".", func(name string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(name, ".js") || strings.HasSuffix(name, ".css")) {
+			files = append(files, "/web/"+name)
+		}
+		return err
+	}))
+	require.Greater(t, len(files), 10)
 	for _, path := range files {
 		resp := get(t, h, "GET", path)
 		require.Equal(t, http.StatusOK, resp.StatusCode, path)
@@ -94,8 +105,34 @@ func TestClientFilesAreSelfContained(t *testing.T) {
 			assert.NotContains(t, text, "innerHTML", path)
 			assert.NotContains(t, text, "insertAdjacentHTML", path)
 			assert.NotContains(t, text, "outerHTML", path)
+			assert.NotContains(t, text, "createHTML", path)
+			assert.NotContains(t, text, "DOMParser", path)
 		}
 	}
+}
+
+// Invitation links lead to the page's join form, relative to the link
+// (so under a prefix too); anything else below /join/ is not found.
+func TestInvitationLinksLeadToTheJoinForm(t *testing.T) {
+	h := web.NewHandler()
+	for path, want := range map[string]string{
+		"/join/abcdefghijklmnopqrstuvwx/": "../../#join/abcdefghijklmnopqrstuvwx",
+		"/join/abcdefghijklmnopqrstuvwx":  "../#join/abcdefghijklmnopqrstuvwx",
+	} {
+		resp := get(t, h, "GET", path)
+		assert.Equal(t, http.StatusFound, resp.StatusCode, path)
+		assert.Equal(t, want, resp.Header.Get("Location"), path)
+		assert.Equal(t, "no-store", resp.Header.Get("Cache-Control"), path)
+		assert.Equal(t, "no-referrer", resp.Header.Get("Referrer-Policy"), path)
+		base, _ := url.Parse("http://chat.example.com/chat" + path)
+		loc, _ := url.Parse(want)
+		assert.Equal(t, "/chat/", base.ResolveReference(loc).Path, "the page beside the link, under a prefix")
+	}
+	for _, path := range []string{"/join/", "/join/a/b/", "/join/%3Cscript%3E/", "/join/a.b/"} {
+		assert.Equal(t, http.StatusNotFound, get(t, h, "GET", path).StatusCode, path)
+	}
+	assert.Equal(t, http.StatusMethodNotAllowed, get(t, h, "POST", "/join/abc/").StatusCode)
+	assert.True(t, h.Serves("/join/abc/"))
 }
 
 func TestHandlerRevalidatesWithETags(t *testing.T) {
@@ -142,4 +179,33 @@ func TestHandlerHandsTheRestToNext(t *testing.T) {
 	assert.Equal(t, "text/html; charset=utf-8", get(t, site, "GET", "/").Header.Get("Content-Type"))
 	assert.True(t, site.Serves("/web/app.css"))
 	assert.False(t, site.Serves("/api/v1/users"))
+}
+
+// Text files go gzipped to browsers that take it (their own ETag, Vary
+// set); the rest, and other clients, get them as they are.
+func TestHandlerGzipsTextFiles(t *testing.T) {
+	h := web.NewHandler()
+	plain := get(t, h, "GET", "/web/js/main.js")
+	want, _ := io.ReadAll(plain.Body)
+	assert.Empty(t, plain.Header.Get("Content-Encoding"))
+	assert.Equal(t, "Accept-Encoding", plain.Header.Get("Vary"))
+
+	zipped := get(t, h, "GET", "/web/js/main.js", "Accept-Encoding", "br, gzip;q=0.8")
+	require.Equal(t, "gzip", zipped.Header.Get("Content-Encoding"))
+	assert.Equal(t, "Accept-Encoding", zipped.Header.Get("Vary"))
+	assert.NotEqual(t, plain.Header.Get("ETag"), zipped.Header.Get("ETag"))
+	zr, err := gzip.NewReader(zipped.Body)
+	require.NoError(t, err)
+	got, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	n, _ := strconv.Atoi(zipped.Header.Get("Content-Length"))
+	assert.Less(t, n, len(want)/2, "smaller")
+	assert.Equal(t, http.StatusNotModified, get(t, h, "GET", "/web/js/main.js", "Accept-Encoding", "gzip", "If-None-Match", zipped.Header.Get("ETag")).StatusCode)
+	assert.Equal(t, http.StatusOK, get(t, h, "GET", "/web/js/main.js", "If-None-Match", zipped.Header.Get("ETag")).StatusCode, "the other variant's tag")
+	assert.Empty(t, get(t, h, "GET", "/web/js/main.js", "Accept-Encoding", "gzip;q=0").Header.Get("Content-Encoding"))
+
+	png := get(t, h, "GET", "/web/emoji/sheet.png", "Accept-Encoding", "gzip")
+	assert.Empty(t, png.Header.Get("Content-Encoding"), "images are compressed already")
+	assert.Equal(t, "image/png", png.Header.Get("Content-Type"))
 }

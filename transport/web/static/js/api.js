@@ -47,23 +47,34 @@ export class Api {
     } else {
       init.body = form;
     }
-    const resp = await fetch(url, init);
-    let body = null;
-    try {
-      body = await resp.json();
-    } catch {
-      // not JSON: reported below
-    }
-    if (!resp.ok || !body || body.result !== 'success') {
-      throw new ApiError(resp.status, body);
-    }
-    return body;
+    return answer(await fetch(url, init));
+  }
+
+  // upload posts a multipart form (a file) and resolves to the answer.
+  async upload(path, form) {
+    const resp = await fetch(`${this.base}${path}`, {
+      method: 'POST', body: form, credentials: 'omit', cache: 'no-store',
+      headers: this.auth ? { Authorization: this.auth } : {},
+    });
+    return answer(resp);
   }
 
   get(path, params, opts) { return this.call('GET', path, params, opts); }
   post(path, params, opts) { return this.call('POST', path, params, opts); }
   patch(path, params, opts) { return this.call('PATCH', path, params, opts); }
   del(path, params, opts) { return this.call('DELETE', path, params, opts); }
+}
+
+// answer is a response's body, or an ApiError.
+async function answer(resp) {
+  let body = null;
+  try {
+    body = await resp.json();
+  } catch {
+    // not JSON: reported below
+  }
+  if (!resp.ok || !body || body.result !== 'success') throw new ApiError(resp.status, body);
+  return body;
 }
 
 // base64 of a string's UTF-8 bytes (btoa alone takes Latin-1 only).

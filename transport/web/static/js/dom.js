@@ -40,21 +40,42 @@ export function $(id) {
 }
 
 // setMessageHTML puts a message's rendered HTML into el and finishes it
-// with text-only changes: emoji spans show their character, links to other
-// sites open in a new tab without a referrer.
-export function setMessageHTML(el, html) {
-  el.innerHTML = policy.createHTML(html);
-  for (const span of el.querySelectorAll('span.emoji')) {
+// with DOM changes only: emoji spans show their character, custom emoji
+// images load from beside the page, links to other sites open in a new
+// tab without a referrer, and finish (when given) changes the rest. The
+// HTML is parsed in an inert <template>, so that nothing in it loads
+// before it is finished.
+export function setMessageHTML(el, html, finish) {
+  const t = document.createElement('template');
+  t.innerHTML = policy.createHTML(html);
+  const root = t.content;
+  for (const span of root.querySelectorAll('span.emoji')) {
     const code = [...span.classList].find((c) => c.startsWith('emoji-'));
     const ch = code && emojiChar(code.slice('emoji-'.length));
     if (ch) span.textContent = ch;
   }
-  for (const a of el.querySelectorAll('a[href]')) {
+  for (const img of root.querySelectorAll('img')) {
+    const src = img.getAttribute('src') || '';
+    // Custom emoji are at /user_avatars/...: beside the page, wherever it is mounted.
+    if (img.classList.contains('emoji') && /^\/user_avatars\/[\w./-]+$/.test(src) && !src.includes('..')) img.setAttribute('src', src.slice(1));
+    else img.replaceWith(img.getAttribute('alt') || '');
+  }
+  for (const a of root.querySelectorAll('a[href]')) {
     const href = a.getAttribute('href');
-    if (narrowHash(href) !== null) continue;
+    if (narrowHash(href) !== null || /^\/?user_uploads\//.test(href)) continue;
     a.setAttribute('target', '_blank');
     a.setAttribute('rel', 'noopener noreferrer');
   }
+  if (finish) finish(root);
+  el.replaceChildren(root);
+}
+
+// messageText is the text of a message's rendered HTML (parsed inert,
+// nothing loads).
+export function messageText(html) {
+  const t = document.createElement('template');
+  t.innerHTML = policy.createHTML(html);
+  return t.content.textContent.replace(/\s+/g, ' ').trim();
 }
 
 // narrowHash returns the "#narrow/..." part of an in-app link of the
@@ -78,15 +99,23 @@ export function emojiChar(code) {
   }
 }
 
-const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
-const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+const formats = new Map();
 
-// timeElement shows a Unix time as a local time, the full date in its title.
-export function timeElement(seconds) {
+function format(opts) {
+  const key = JSON.stringify(opts);
+  if (!formats.has(key)) formats.set(key, new Intl.DateTimeFormat(undefined, opts));
+  return formats.get(key);
+}
+
+// timeElement shows a Unix time as a local time (on a 24-hour clock when
+// asked, else the locale's), the full date in its title.
+export function timeElement(seconds, twentyFour) {
   const d = new Date(seconds * 1000);
   const today = new Date().toDateString() === d.toDateString();
-  return h('time', { datetime: d.toISOString(), title: dateFormat.format(d) },
-    today ? timeFormat.format(d) : dateFormat.format(d));
+  const cycle = twentyFour === undefined ? {} : { hourCycle: twentyFour ? 'h23' : 'h12' };
+  const full = format({ dateStyle: 'medium', timeStyle: 'short', ...cycle }).format(d);
+  return h('time', { datetime: d.toISOString(), title: full },
+    today ? format({ hour: '2-digit', minute: '2-digit', ...cycle }).format(d) : full);
 }
 
 // initials of a name, for the avatar circle.

@@ -10,11 +10,13 @@ import { ApiError } from './api.js';
 export const EVENT_TYPES = [
   'message', 'update_message', 'delete_message', 'reaction', 'typing',
   'update_message_flags', 'subscription', 'stream', 'presence', 'realm_user',
+  'realm_emoji', 'user_topic', 'muted_users', 'user_settings', 'realm',
 ];
 
 const FETCH_TYPES = [
   'message', 'update_message_flags', 'subscription', 'stream', 'presence',
-  'realm_user', 'recent_private_conversations', 'realm',
+  'realm_user', 'recent_private_conversations', 'realm', 'realm_emoji',
+  'user_topic', 'muted_users', 'user_settings',
 ];
 
 export class EventLoop {

@@ -10,6 +10,16 @@ import { renderSidebar } from './sidebar.js';
 import { MessageList } from './messages.js';
 import { Compose } from './compose.js';
 import { Channels } from './channels.js';
+import { showJoin, InviteDialog } from './join.js';
+import { Uploads, uploadPath } from './uploads.js';
+import { Drafts } from './drafts.js';
+import { Picker, sprite } from './emoji.js';
+import { Views } from './views.js';
+import { viewTitle, renderViewActions } from './header.js';
+import { DesktopNotifications } from './notifications.js';
+import { installShortcuts } from './shortcuts.js';
+import { matches } from './narrow.js';
+import { Settings, applyTheme } from './settings.js';
 
 const api = new Api();
 const model = new Model();
@@ -21,9 +31,9 @@ let typingTimer = null;
 let noticeTimer = null;
 
 // notify shows an error that has no better place (and logs it, so the
-// browser tests see it).
-function notify(text) {
-  console.warn(text);
+// browser tests see it), or, with error false, a passing word.
+function notify(text, error = true) {
+  if (error) console.warn(text);
   const el = $('notice');
   el.textContent = text;
   clearTimeout(noticeTimer);
@@ -31,9 +41,10 @@ function notify(text) {
 }
 
 // confirm asks a yes/no question in a modal <dialog> (not window.confirm).
-function confirm(text) {
+function confirm(text, ok = 'Delete') {
   const dialog = $('confirm-dialog');
   $('confirm-text').textContent = text;
+  $('confirm-ok').textContent = ok;
   return new Promise((resolve) => {
     const done = (answer) => {
       dialog.removeEventListener('close', onClose);
@@ -47,9 +58,37 @@ function confirm(text) {
   });
 }
 
-const messages = new MessageList(api, model, { notify, confirm });
-const compose = new Compose(api, model, { notify });
+const uploads = new Uploads(api);
+const messages = new MessageList(api, model, {
+  notify, confirm, uploads,
+  onReply: (m) => compose.replyTo(m),
+  onQuote: (m, text) => {
+    compose.replyTo(m);
+    compose.insert(text);
+  },
+});
+const compose = new Compose(api, model, { notify, uploads, loadTopics: (id) => loadTopics(id), onEditLast: () => messages.editLast() });
+const composePicker = new Picker(model);
+$('compose-emoji').addEventListener('click', (e) => {
+  composePicker.toggle(e.currentTarget, 'Insert an emoji', (c) => {
+    compose.insert(`:${c.name}: `);
+    $('compose-content').focus();
+  });
+});
+// The message box's icons are emoji of the sheet.
+for (const el of document.querySelectorAll('[data-emoji-icon]')) {
+  const s = sprite(el.dataset.emojiIcon, '');
+  if (s) {
+    s.setAttribute('aria-hidden', 'true');
+    el.replaceWith(s);
+  }
+}
 const channels = new Channels(api, model, { notify });
+const invites = new InviteDialog(api, model);
+const views = new Views(api, model, { notify });
+const desktop = new DesktopNotifications(model, { isShown: (m) => matches(view, m, model.me) && !$('messages-view').hidden });
+const settings = new Settings(api, model, { notify, desktop, confirm, invites });
+installShortcuts({ messages, compose, openDM: () => openDMDialog(), nextUnread: () => nextUnread() });
 
 for (const button of document.querySelectorAll('#confirm-dialog button')) {
   button.addEventListener('click', (e) => {
@@ -60,6 +99,7 @@ for (const button of document.querySelectorAll('#confirm-dialog button')) {
 
 function showLogin(error = '') {
   $('app-view').hidden = true;
+  $('join-view').hidden = true;
   $('login-view').hidden = false;
   $('login-error').textContent = error;
   $('login-password').value = '';
@@ -83,8 +123,7 @@ async function login(e) {
   button.disabled = true;
   try {
     const body = await api.post('/fetch_api_key', { username: email, password });
-    saveSession({ email: body.email, key: body.api_key, userId: body.user_id });
-    enterApp(loadSession());
+    loggedIn({ email: body.email, key: body.api_key, userId: body.user_id });
   } catch (err) {
     error.textContent = err instanceof ApiError ? err.message : 'The server could not be reached.';
     $('login-password').select();
@@ -93,9 +132,18 @@ async function login(e) {
   }
 }
 
+// loggedIn keeps a new session for the tab and opens the app (from the
+// login form, or from the join form with the new account).
+function loggedIn(session) {
+  saveSession(session);
+  if (parseHash(location.hash).kind === 'join') history.replaceState(null, '', location.pathname + location.search);
+  enterApp(loadSession());
+}
+
 function enterApp(session) {
   api.setCredentials(session.email, session.key);
   $('login-view').hidden = true;
+  $('join-view').hidden = true;
   $('app-view').hidden = false;
   $('connection').textContent = 'Connecting…';
   registered = false;
@@ -111,11 +159,17 @@ function logout(reason = '') {
   compose.stopTyping();
   forgetSession();
   api.setCredentials('');
+  uploads.forget();
+  Drafts.forget();
+  compose.drafts = new Drafts();
   model.reset({ user_id: 0 });
   messages.close();
+  views.reset();
+  desktop.hide();
   for (const id of ['channel-list', 'dm-list', 'people-list', 'all-channels']) clear($(id));
   $('typing').textContent = '';
   document.title = 'teamchat';
+  delete document.documentElement.dataset.theme;
   showLogin(reason);
 }
 
@@ -129,7 +183,10 @@ function onStatus(status) {
 
 function onRegister(state) {
   model.reset(state);
+  views.reset();
+  applyTheme(model.settings);
   $('me-name').textContent = `(${model.userName(model.me)})`;
+  invites.update();
   // A first registration opens the view; a later one (the queue was lost)
   // reloads it, since events were missed in between.
   route();
@@ -137,10 +194,12 @@ function onRegister(state) {
     registered = true;
     // After logging in, the keyboard is in the message box (on a phone,
     // where that would open the keyboard, on the main column).
-    if (!document.activeElement || document.activeElement === document.body) {
+    const active = document.activeElement;
+    if (!active || active === document.body || active.closest('[hidden]')) {
       if (matchMedia('(min-width: 721px)').matches && !$('compose').hidden) $('compose-content').focus();
       else $('main').focus();
     }
+    desktop.offer();
     pingPresence();
     clearInterval(presenceTimer);
     presenceTimer = setInterval(pingPresence, model.pingEvery);
@@ -149,22 +208,38 @@ function onRegister(state) {
 
 function onEvent(ev) {
   const out = model.apply(ev);
-  if (out.added) messages.add(out.added);
+  if (out.added) {
+    messages.add(out.added);
+    desktop.message(out.added);
+  }
   if (out.removed) messages.remove(out.removed);
   if (out.changed) messages.refresh(out.changed);
+  if (out.moved) messages.moved(out.moved);
+  if (out.emoji) messages.refresh(messages.ids);
+  if (out.people) invites.update();
   if (out.readChanged) messages.readChanged(out.readChanged);
   if (out.typing) renderTyping();
   if (out.channels) {
     if (view.kind === 'channels') channels.render();
     compose.fillChannels();
   }
-  if (out.sidebar) sidebar();
+  if (out.mutedUsers) messages.refresh(messages.ids);
+  if (out.avatars) messages.reavatar();
+  if (out.settings === 'twenty_four_hour_time') messages.refresh(messages.ids);
+  if (out.settings === 'color_scheme') applyTheme(model.settings);
+  if (view.kind === 'settings' && (out.settings || out.mutedUsers || out.realm || out.people)) settings.refresh();
+  if (out.sidebar || out.policy || out.channels) {
+    sidebar();
+    if (view.kind === 'inbox') views.inbox();
+    if (view.kind === 'recent') views.drawRecent();
+    renderViewActions(api, model, view, notify);
+  }
 }
 
 function sidebar() {
   if (!model.me) return; // logged out meanwhile
   renderSidebar(model, view, { onNewDM: openDMDialog });
-  const n = model.unread.size;
+  const n = model.counts().total;
   document.title = `${n ? `(${n}) ` : ''}${model.realmName || 'teamchat'}`;
 }
 
@@ -212,36 +287,51 @@ function renderTyping() {
   if (names.length) typingTimer = setInterval(renderTyping, 1000);
 }
 
-function title() {
-  switch (view.kind) {
-    case 'channel':
-      return ['#' + model.channelName(view.streamId), (model.streams.get(view.streamId) || {}).description || ''];
-    case 'topic':
-      return [`#${model.channelName(view.streamId)} › ${view.topic}`, ''];
-    case 'dm':
-      return [view.userIds.map((id) => model.userName(id)).join(', '), 'Direct messages'];
-    case 'search':
-      return [`Search: ${view.query}`, ''];
-    case 'channels':
-      return ['Channels', 'Subscribe to channels or create one'];
-    default:
-      return ['All messages', ''];
+// nextUnread opens the next topic with unread messages after the open
+// one (in the sidebar's order), or the first.
+function nextUnread() {
+  const c = model.counts();
+  const list = [];
+  for (const s of [...model.subs.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const t of model.topicsOf(s.stream_id)) {
+      if (c.topic(s.stream_id, t.name) && !model.topicMuted(s.stream_id, t.name)) list.push({ s, t });
+    }
   }
+  if (!list.length) return notify('There are no unread topics.', false);
+  const at = view.kind === 'topic' ? list.findIndex((x) => x.s.stream_id === view.streamId && x.t.name.toLowerCase() === view.topic.toLowerCase()) : -1;
+  const next = list[(at + 1) % list.length];
+  location.hash = hashFor({ kind: 'topic', streamId: next.s.stream_id, topic: next.t.name }, { channelName: next.s.name });
 }
 
 function route() {
   view = parseHash(location.hash);
+  if (view.kind === 'join') {
+    if (!loop) {
+      showJoin(api, view.key, loggedIn);
+      return;
+    }
+    notify('You are logged in already: log out first to accept an invitation as someone else.');
+    history.replaceState(null, '', location.pathname + location.search);
+    view = { kind: 'all' };
+  }
+  if (!loop && !$('join-view').hidden) {
+    showLogin(); // left the join form for the login form
+    return;
+  }
   if (!model.me) return;
-  const [t, sub] = title();
+  const [t, sub] = viewTitle(model, view);
   $('view-title').textContent = t;
   $('view-subtitle').textContent = sub;
   $('search-input').value = view.kind === 'search' ? view.query : '';
-  const directory = view.kind === 'channels';
-  $('channels-view').hidden = !directory;
-  $('messages-view').hidden = directory;
+  const panel = { channels: 'channels-view', inbox: 'inbox-view', recent: 'recent-view', settings: 'settings-view' }[view.kind] || 'messages-view';
+  for (const id of ['channels-view', 'inbox-view', 'recent-view', 'settings-view', 'messages-view']) $(id).hidden = id !== panel;
   closeMenu();
   compose.show(view);
-  if (directory) channels.render();
+  renderViewActions(api, model, view, notify);
+  if (view.kind === 'channels') channels.render();
+  else if (view.kind === 'inbox') views.inbox();
+  else if (view.kind === 'recent') views.recent();
+  else if (view.kind === 'settings') settings.show(view.section);
   else messages.open(view);
   if (view.kind === 'channel' || view.kind === 'topic') loadTopics(view.streamId);
   renderTyping();
@@ -253,7 +343,7 @@ function route() {
 // are those of the unread and loaded messages.
 let topicsEndpoint = true;
 async function loadTopics(streamId) {
-  if (!topicsEndpoint) return;
+  if (!topicsEndpoint || !streamId) return;
   try {
     const body = await api.get(`/users/me/${streamId}/topics`);
     if (!model.me) return;
@@ -336,7 +426,8 @@ document.addEventListener('keydown', (e) => {
     $('menu-button').focus();
   }
 });
-// Links between conversations in rendered messages stay in the page.
+// Links between conversations in rendered messages stay in the page;
+// links to uploaded files open through a temporary URL.
 document.addEventListener('click', (e) => {
   const a = e.target.closest && e.target.closest('.rendered a[href]');
   if (!a) return;
@@ -344,10 +435,17 @@ document.addEventListener('click', (e) => {
   if (hash !== null) {
     e.preventDefault();
     location.hash = hash;
+    return;
+  }
+  const path = uploadPath(a.getAttribute('href'));
+  if (path) {
+    e.preventDefault();
+    uploads.open(path, notify);
   }
 });
 window.addEventListener('hashchange', route);
 
 const session = loadSession();
 if (session) enterApp(session);
+else if (view.kind === 'join') showJoin(api, view.key, loggedIn);
 else showLogin();

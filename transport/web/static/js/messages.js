@@ -3,23 +3,30 @@
 // reactions as they arrive, marks messages read as they are seen, and
 // offers reacting, editing and deleting.
 
-import { $, h, clear, setMessageHTML, timeElement, emojiChar, keepFocus } from './dom.js';
+import { $, h, clear, setMessageHTML, timeElement, keepFocus } from './dom.js';
+import { decorateEmoji } from './emoji.js';
+import { MessageActions } from './actions.js';
+import { showProfile } from './profile.js';
 import { apiNarrow, hashFor, matches, dmPeople, dmKey } from './narrow.js';
 import { avatar } from './sidebar.js';
 
 const PAGE = 50;
 
-// The reactions offered by the picker: the reference's names and codes.
-export const REACTIONS = [
-  ['+1', '1f44d'], ['heart', '2764'], ['tada', '1f389'], ['smile', '1f642'],
-  ['joy', '1f602'], ['eyes', '1f440'], ['rocket', '1f680'], ['thinking', '1f914'],
-  ['check', '2705'], ['working_on_it', '1f6e0'],
-];
+// renderedFrom is the HTML each message content element was made from.
+const renderedFrom = new WeakMap();
+
+// day is a message's local date, for grouping.
+function day(seconds) {
+  return new Date(seconds * 1000).toDateString();
+}
 
 export class MessageList {
-  constructor(api, model, { notify, confirm }) {
+  constructor(api, model, { notify, confirm, uploads, onReply, onQuote }) {
     this.api = api;
     this.model = model;
+    this.uploads = uploads;
+    this.actions = new MessageActions(api, model, this, { notify, confirm, onReply, onQuote });
+    this.readingHeld = false;
     this.notify = notify;
     this.confirm = confirm;
     this.list = $('message-list');
@@ -40,12 +47,12 @@ export class MessageList {
       if (this.scroller.scrollTop < 300) this.loadOlder();
     }, { passive: true });
     document.addEventListener('visibilitychange', () => this.markVisible());
-    this.list.addEventListener('keydown', (e) => this.onKey(e));
   }
 
   // open shows a view's newest messages.
   async open(view) {
     this.view = view;
+    this.readingHeld = false;
     this.ids = [];
     this.foundOldest = false;
     this.foundNewest = false;
@@ -91,7 +98,9 @@ export class MessageList {
       this.model.remember(body.messages);
       this.foundOldest = body.found_oldest;
       if (anchor === 'newest') this.foundNewest = body.found_newest;
-      const before = this.scroller.scrollHeight - this.scroller.scrollTop;
+      // Where the reader is, to stay there as older messages come in
+      // above (read only then: reading it lays the page out).
+      const before = anchor === 'newest' ? 0 : this.scroller.scrollHeight - this.scroller.scrollTop;
       const fresh = body.messages.filter((m) => !this.ids.includes(m.id));
       this.ids = [...fresh.map((m) => m.id), ...this.ids];
       const frag = document.createDocumentFragment();
@@ -112,6 +121,7 @@ export class MessageList {
       }
       else this.scroller.scrollTop = this.scroller.scrollHeight - before;
       this.status.textContent = this.foundOldest ? (this.ids.length ? 'This is the beginning of the conversation.' : '') : '';
+      this.loading = false;
       this.showEmpty();
     } catch (err) {
       if (gen === this.generation) this.status.textContent = `Could not load messages: ${err.message}`;
@@ -127,7 +137,7 @@ export class MessageList {
 
   showEmpty() {
     const empty = $('empty-view');
-    empty.hidden = this.ids.length > 0 || this.loading;
+    empty.hidden = this.ids.length > 0 || this.loading || !this.foundNewest;
     empty.textContent = this.view.kind === 'search' ? 'No messages match your search.' : 'No messages here yet. Say something!';
   }
 
@@ -155,6 +165,40 @@ export class MessageList {
     if (stick) this.scrollToBottom();
   }
 
+  // moved takes a move of messages ({ids, streamId, topic}): those that
+  // now belong in the view and are not shown are fetched and put in place.
+  async moved(mv) {
+    const gen = this.generation;
+    const dest = { type: 'stream', stream_id: mv.streamId, subject: mv.topic };
+    const missing = mv.ids.filter((id) => !this.ids.includes(id));
+    if (!missing.length || !matches(this.view, dest, this.model.me)) return;
+    try {
+      const body = await this.api.get('/messages', { message_ids: missing, apply_markdown: 'true', client_gravatar: 'true' });
+      if (gen !== this.generation) return;
+      this.model.remember(body.messages);
+      this.insert(body.messages.filter((m) => matches(this.view, m, this.model.me)));
+    } catch (err) {
+      this.notify(`Could not show the moved messages: ${err.message}`);
+    }
+  }
+
+  // insert puts messages in their places by ID, those within the loaded
+  // stretch of history only (older ones come with scrolling).
+  insert(messages) {
+    for (const m of [...messages].sort((a, b) => a.id - b.id)) {
+      if (this.ids.includes(m.id)) continue;
+      let i = this.ids.findIndex((id) => id > m.id);
+      if (i < 0) i = this.ids.length;
+      if ((i === 0 && !this.foundOldest) || (i === this.ids.length && !this.foundNewest)) continue;
+      const next = i < this.ids.length ? this.element(this.ids[i]) : null;
+      const prev = i > 0 ? this.model.messages.get(this.ids[i - 1]) : null;
+      this.ids.splice(i, 0, m.id);
+      this.list.insertBefore(this.render(m, prev), next);
+      if (next) this.fixHeader(next);
+    }
+    this.showEmpty();
+  }
+
   remove(ids) {
     for (const id of ids) {
       const el = this.element(id);
@@ -177,8 +221,15 @@ export class MessageList {
         this.remove([id]); // moved out of this view
         continue;
       }
+      if (el.dataset.conv !== this.convKey(m)) {
+        // Moved within the view (another topic of the channel): new header.
+        el.dataset.conv = this.convKey(m);
+        if (el.firstElementChild.classList.contains('recipient')) el.firstElementChild.remove();
+        this.fixHeader(el);
+        if (el.nextElementSibling) this.fixHeader(el.nextElementSibling);
+      }
       if (el.querySelector('.edit-form')) {
-        keepFocus(el, () => this.renderReactions(el, m));
+        keepFocus(el, () => this.actions.reactions(el.querySelector('.reactions'), m));
         continue;
       }
       keepFocus(el, () => this.fill(el, m));
@@ -201,9 +252,11 @@ export class MessageList {
   }
 
   render(m, prev) {
-    const el = h('article', { class: 'msg', 'data-id': m.id, 'data-conv': this.convKey(m), tabindex: '-1' });
+    const el = h('article', { class: 'msg', 'data-id': m.id, 'data-conv': this.convKey(m), 'data-sender': m.sender_id, 'data-day': day(m.timestamp), tabindex: '-1' });
     if (!prev || this.convKey(prev) !== this.convKey(m)) el.append(this.header(m));
-    el.append(avatar(this.model.users.get(m.sender_id) || { user_id: m.sender_id, full_name: m.sender_full_name }));
+    else if (prev.sender_id === m.sender_id && day(prev.timestamp) === day(m.timestamp)) el.classList.add('continued');
+    const face = avatar(this.model.users.get(m.sender_id) || { user_id: m.sender_id, full_name: m.sender_full_name });
+    el.append(face);
     el.append(h('div', { class: 'msg-body' }));
     this.fill(el, m);
     return el;
@@ -212,21 +265,42 @@ export class MessageList {
   // fill (re)draws a message's meta line, content, reactions and actions.
   fill(el, m) {
     el.classList.toggle('unread', this.model.isUnread(m.id));
+    el.classList.toggle('starred', (m.flags || []).includes('starred'));
     el.classList.toggle('mine', m.sender_id === this.model.me);
     el.classList.toggle('mentioned', (m.flags || []).some((f) => f === 'mentioned' || f === 'wildcard_mentioned'));
     const body = el.querySelector('.msg-body');
-    const content = h('div', { class: 'msg-content rendered' });
-    setMessageHTML(content, this.view.kind === 'search' && m.match_content ? m.match_content : m.content);
+    // The content is parsed again only when it changed (a reaction
+    // redraws the rest), so previews and focus inside it stay.
+    const html = this.view.kind === 'search' && m.match_content ? m.match_content : m.content;
+    let content = body.querySelector(':scope > .msg-content');
+    if (!content || renderedFrom.get(content) !== html) {
+      content = h('div', { class: 'msg-content rendered' });
+      setMessageHTML(content, html, (root) => {
+        decorateEmoji(root);
+        this.uploads.decorate(root);
+      });
+      renderedFrom.set(content, html);
+    }
     const edited = m.last_edit_timestamp || (m.edit_history && m.edit_history.length);
+    const starred = (m.flags || []).includes('starred');
+    // A muted sender's message is hidden until asked for.
+    const hidden = this.model.mutedUsers.has(m.sender_id) && !el.dataset.reveal;
+    const shown = hidden ? h('p', { class: 'msg-content muted-message muted' }, 'This message was hidden because you muted its sender. ',
+      h('button', { type: 'button', class: 'link-button', onclick: () => { el.dataset.reveal = '1'; this.fill(el, m); } }, 'Show it')) : content;
+    const reactions = h('div', { class: 'reactions' });
     body.replaceChildren(
       h('div', { class: 'msg-meta' },
-        h('span', { class: 'sender' }, m.sender_full_name),
-        ' ', timeElement(m.timestamp),
-        edited ? h('span', { class: 'edited', title: 'This message was edited' }, ' (edited)') : null),
-      content,
-      h('div', { class: 'reactions' }),
-      this.actions(m));
-    this.renderReactions(el, m);
+        h('button', {
+          type: 'button', class: 'sender link-button', 'aria-haspopup': 'dialog', 'aria-expanded': 'false',
+          onclick: (e) => showProfile(e.currentTarget, m.sender_id, this.model, { api: this.api, notify: this.notify }),
+        }, m.sender_full_name),
+        ' ', timeElement(m.timestamp, this.model.settings.twenty_four_hour_time),
+        edited ? h('span', { class: 'edited', title: 'This message was edited' }, ' (edited)') : null,
+        starred ? h('span', { class: 'star-mark', title: 'Starred' }, h('span', { 'aria-hidden': 'true' }, '★'), h('span', { class: 'visually-hidden' }, 'starred')) : null),
+      shown,
+      reactions,
+      this.actions.bar(m));
+    this.actions.reactions(reactions, m);
     if (this.model.isUnread(m.id)) this.seen.observe(el);
   }
 
@@ -256,141 +330,41 @@ export class MessageList {
     } else if (!need && has) {
       el.firstElementChild.remove();
     }
+    // Under one name: the same sender, the same day, the same conversation.
+    el.classList.toggle('continued', !need && prev.dataset.sender === el.dataset.sender && prev.dataset.day === el.dataset.day);
   }
 
-  actions(m) {
-    const mine = m.sender_id === this.model.me;
-    const who = `message from ${m.sender_full_name}`;
-    return h('div', { class: 'msg-actions' },
-      h('button', { type: 'button', class: 'icon-button react-button', 'data-focus': 'react', 'aria-label': `Add a reaction to this ${who}`, 'aria-expanded': 'false', onclick: (e) => this.togglePicker(m.id, e.currentTarget) }, h('span', { 'aria-hidden': 'true' }, '☺+')),
-      mine ? h('button', { type: 'button', class: 'link-button edit-button', 'data-focus': 'edit', 'aria-label': 'Edit this message', onclick: () => this.startEdit(m.id) }, 'Edit') : null,
-      mine ? h('button', { type: 'button', class: 'link-button delete-button', 'data-focus': 'delete', 'aria-label': 'Delete this message', onclick: () => this.delete(m.id) }, 'Delete') : null);
-  }
-
-  renderReactions(el, m) {
-    const box = el.querySelector('.reactions');
-    if (!box) return;
-    const groups = new Map();
-    for (const r of m.reactions || []) {
-      const key = `${r.reaction_type}:${r.emoji_code}`;
-      if (!groups.has(key)) groups.set(key, { ...r, users: [] });
-      groups.get(key).users.push(r.user_id ?? (r.user && r.user.id));
-    }
-    box.replaceChildren(...[...groups.values()].map((g) => {
-      const mine = g.users.includes(this.model.me);
-      const names = g.users.map((id) => (id === this.model.me ? 'you' : this.model.userName(id))).join(', ');
-      return h('button', {
-        type: 'button', class: 'reaction', 'aria-pressed': mine ? 'true' : 'false',
-        'data-emoji': g.emoji_name, 'data-focus': `reaction:${g.emoji_code}`,
-        'aria-label': `${g.emoji_name}: ${g.users.length} (${names}). ${mine ? 'Remove your reaction' : 'Add yours'}`,
-        onclick: () => this.react(m.id, g.emoji_name, g.emoji_code, g.reaction_type, mine),
-      }, h('span', { 'aria-hidden': 'true' }, g.reaction_type === 'unicode_emoji' ? emojiChar(g.emoji_code) || `:${g.emoji_name}:` : `:${g.emoji_name}:`),
-      ' ', h('span', { class: 'count' }, String(g.users.length)));
-    }));
-  }
-
-  async react(id, name, code, type, remove) {
-    try {
-      const params = { emoji_name: name, emoji_code: code, reaction_type: type };
-      if (remove) await this.api.del(`/messages/${id}/reactions`, params);
-      else await this.api.post(`/messages/${id}/reactions`, params);
-    } catch (err) {
-      this.notify(`Could not ${remove ? 'remove' : 'add'} the reaction: ${err.message}`);
+  // reavatar draws the senders' pictures again (one changed).
+  reavatar() {
+    for (const el of this.list.children) {
+      const old = el.querySelector(':scope > .avatar');
+      const m = this.model.messages.get(Number(el.dataset.id));
+      if (old && m) old.replaceWith(avatar(this.model.users.get(m.sender_id) || { user_id: m.sender_id, full_name: m.sender_full_name }));
     }
   }
 
-  togglePicker(id, button) {
-    const open = this.list.querySelector('.emoji-picker');
-    const el = this.element(id);
-    if (open) {
-      const same = open.closest('article') === el;
-      this.closePicker(false);
-      if (same) return;
-    }
-    const picker = h('div', { class: 'emoji-picker', role: 'group', 'aria-label': 'Pick a reaction' },
-      REACTIONS.map(([name, code]) => h('button', {
-        type: 'button', 'aria-label': name, title: `:${name}:`, 'data-emoji': name,
-        onclick: () => {
-          this.closePicker(true);
-          const m = this.model.messages.get(id);
-          const mine = m && (m.reactions || []).some((r) => r.emoji_code === code && (r.user_id ?? r.user?.id) === this.model.me);
-          this.react(id, name, code, 'unicode_emoji', mine);
-        },
-      }, h('span', { 'aria-hidden': 'true' }, emojiChar(code)))));
-    button.setAttribute('aria-expanded', 'true');
-    button.after(picker);
-    picker.querySelector('button').focus();
+  // holdReading stops marking the view's messages read (after "mark as
+  // unread"), until a view is opened.
+  holdReading() {
+    this.readingHeld = true;
+    this.toMark.clear();
   }
 
-  closePicker(refocus) {
-    const picker = this.list.querySelector('.emoji-picker');
-    if (!picker) return;
-    const button = picker.previousElementSibling;
-    picker.remove();
-    if (button) {
-      button.setAttribute('aria-expanded', 'false');
-      if (refocus) button.focus();
-    }
+  // selected is the message a shortcut acts on: the focused one, or the
+  // last of the view.
+  selected() {
+    const a = document.activeElement && document.activeElement.closest && document.activeElement.closest('#message-list article');
+    const el = a || this.list.lastElementChild;
+    return el ? this.model.messages.get(Number(el.dataset.id)) || null : null;
   }
 
-  onKey(e) {
-    if (e.key === 'Escape' && this.list.querySelector('.emoji-picker')) {
-      e.preventDefault();
-      this.closePicker(true);
-    }
-  }
-
-  async startEdit(id) {
-    const el = this.element(id);
-    if (!el || el.querySelector('.edit-form')) return;
-    let raw;
-    try {
-      const body = await this.api.get(`/messages/${id}`, { apply_markdown: 'false' });
-      raw = body.message ? body.message.content : body.raw_content;
-    } catch (err) {
-      this.notify(`Could not load the message for editing: ${err.message}`);
-      return;
-    }
-    const content = el.querySelector('.msg-content');
-    const textarea = h('textarea', { class: 'edit-content', id: `edit-${id}`, rows: '3' });
-    textarea.value = raw;
-    const error = h('p', { class: 'error', role: 'alert' });
-    const close = () => {
-      const m = this.model.messages.get(id);
-      if (m) this.fill(el, m);
-      const edit = el.querySelector('.edit-button');
-      if (edit) edit.focus();
-    };
-    const save = async () => {
-      try {
-        await this.api.patch(`/messages/${id}`, { content: textarea.value });
-        close();
-      } catch (err) {
-        error.textContent = err.message;
-      }
-    };
-    const form = h('form', { class: 'edit-form', onsubmit: (e) => { e.preventDefault(); save(); } },
-      h('label', { for: `edit-${id}` }, 'Edit message'),
-      textarea,
-      error,
-      h('div', { class: 'edit-buttons' },
-        h('button', { type: 'submit', class: 'primary' }, 'Save'),
-        h('button', { type: 'button', onclick: close }, 'Cancel')));
-    textarea.addEventListener('keydown', (e) => {
-      if (e.key === 'Escape') { e.preventDefault(); close(); }
-      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); save(); }
-    });
-    content.replaceWith(form);
-    textarea.focus();
-  }
-
-  async delete(id) {
-    if (!(await this.confirm('Delete this message? This cannot be undone.'))) return;
-    try {
-      await this.api.del(`/messages/${id}`);
-    } catch (err) {
-      this.notify(`Could not delete the message: ${err.message}`);
-    }
+  // editLast edits the person's last message in the view (Up in an
+  // empty message box); false when there is none.
+  editLast() {
+    const mine = this.list.querySelectorAll('article.mine');
+    if (!mine.length) return false;
+    this.actions.startEdit(Number(mine[mine.length - 1].dataset.id));
+    return true;
   }
 
   // Marking read: messages seen while the page is visible are marked in
@@ -404,7 +378,7 @@ export class MessageList {
   }
 
   markVisible() {
-    if (document.visibilityState !== 'visible') return;
+    if (document.visibilityState !== 'visible' || this.readingHeld) return;
     for (const el of this.list.querySelectorAll('article.unread[data-visible]')) {
       const id = Number(el.dataset.id);
       if (this.model.isUnread(id)) this.toMark.add(id);

@@ -23,6 +23,7 @@ export class Model {
       this.streams.set(s.stream_id, { ...this.streams.get(s.stream_id), ...s });
     }
     this.unread = new Map(); // message ID -> {streamId, topic} | {dm: key}
+    this.cachedCounts = null;
     this.topics = new Map(); // stream ID -> Map(folded topic -> {name, maxId})
     this.dms = new Map(); // key -> {userIds, maxId}
     const u = state.unread_msgs || {};
@@ -54,6 +55,15 @@ export class Model {
     this.typingExpiry = state.server_typing_started_expiry_period_milliseconds || 15000;
     this.typing = new Map(); // conversation key -> Map(user ID -> expiry time)
     this.messages = new Map(); // message ID -> message, those loaded
+    this.isAdmin = !!state.is_admin;
+    this.canInvite = !!state.can_invite_others_to_realm;
+    this.role = (this.users.get(this.me) || {}).role || 400;
+    this.realmEmoji = state.realm_emoji || {}; // ID -> {name, source_url, deactivated}
+    this.realmDescription = state.realm_description || '';
+    this.settings = state.user_settings || {};
+    this.mutedUsers = new Set((state.muted_users || []).map((m) => m.id));
+    this.topicPolicy = new Map(); // "stream:folded topic" -> 1 muted, 2 unmuted, 3 followed
+    for (const t of state.user_topics || []) this.setTopicPolicy(t.stream_id, t.topic_name, t.visibility_policy);
     this.maxMessageLength = state.max_message_length || 10000;
     this.maxTopicLength = state.max_topic_length || 60;
   }
@@ -115,6 +125,65 @@ export class Model {
     return this.unreadCount((w) => w.dm === key);
   }
 
+  setTopicPolicy(streamId, topic, policy) {
+    const key = `${streamId}:${String(topic).toLowerCase()}`;
+    if (policy) this.topicPolicy.set(key, policy);
+    else this.topicPolicy.delete(key);
+  }
+
+  policyOf(streamId, topic) {
+    return this.topicPolicy.get(`${streamId}:${String(topic).toLowerCase()}`) || 0;
+  }
+
+  channelMuted(streamId) {
+    const sub = this.subs.get(streamId);
+    return !!(sub && sub.is_muted);
+  }
+
+  // topicMuted: the topic's own policy, else its channel's.
+  topicMuted(streamId, topic) {
+    const p = this.policyOf(streamId, topic);
+    if (p === 1) return true;
+    if (p === 2 || p === 3) return false;
+    return this.channelMuted(streamId);
+  }
+
+  // counts is every unread count in one pass: by channel and by topic
+  // (muted topics left out of their channel's count), by direct
+  // conversation, and the total the title shows.
+  counts() {
+    if (!this.cachedCounts) this.cachedCounts = this.countAll();
+    return this.cachedCounts;
+  }
+
+  countAll() {
+    const channels = new Map();
+    const topics = new Map();
+    const dms = new Map();
+    const muted = new Map();
+    let total = 0;
+    for (const w of this.unread.values()) {
+      if (w.dm !== undefined) {
+        dms.set(w.dm, (dms.get(w.dm) || 0) + 1);
+        total++;
+        continue;
+      }
+      const tk = `${w.streamId}:${String(w.topic).toLowerCase()}`;
+      topics.set(tk, (topics.get(tk) || 0) + 1);
+      let m = muted.get(tk);
+      if (m === undefined) muted.set(tk, (m = this.topicMuted(w.streamId, w.topic)));
+      if (m || !this.subs.has(w.streamId)) continue;
+      channels.set(w.streamId, (channels.get(w.streamId) || 0) + 1);
+      total++;
+    }
+    return {
+      channel: (id) => channels.get(id) || 0,
+      topic: (id, t) => topics.get(`${id}:${String(t).toLowerCase()}`) || 0,
+      dm: (key) => dms.get(key) || 0,
+      total,
+    };
+  }
+
   isUnread(id) {
     return this.unread.has(id);
   }
@@ -174,6 +243,7 @@ export class Model {
   // typing, people}.
   apply(ev) {
     const out = { sidebar: false };
+    this.cachedCounts = null; // any event may change them
     switch (ev.type) {
       case 'message': {
         const m = { ...ev.message, flags: ev.flags || [] };
@@ -187,6 +257,17 @@ export class Model {
         break;
       }
       case 'update_message_flags':
+        if (ev.flag !== 'read') {
+          out.changed = [];
+          for (const id of ev.messages) {
+            const m = this.messages.get(id);
+            if (!m) continue;
+            const flags = (m.flags || []).filter((f) => f !== ev.flag);
+            if (ev.op === 'add') flags.push(ev.flag);
+            m.flags = flags;
+            out.changed.push(id);
+          }
+        }
         if (ev.flag === 'read') {
           if (ev.op === 'add') {
             if (ev.all) this.unread.clear();
@@ -215,7 +296,7 @@ export class Model {
         break;
       }
       case 'update_message':
-        out.changed = this.applyUpdate(ev);
+        Object.assign(out, this.applyUpdate(ev));
         out.sidebar = true;
         break;
       case 'reaction': {
@@ -266,8 +347,41 @@ export class Model {
         if (ev.op === 'add') this.users.set(ev.person.user_id, ev.person);
         if (ev.op === 'update' && this.users.has(ev.person.user_id)) Object.assign(this.users.get(ev.person.user_id), ev.person);
         if (ev.op === 'remove') this.users.delete(ev.person.user_id);
+        if (ev.op === 'update' && ev.person.avatar_url !== undefined) out.avatars = true;
+        if (ev.person.user_id === this.me && ev.person.role !== undefined) {
+          this.role = ev.person.role;
+          this.isAdmin = this.role <= 200;
+        }
         out.sidebar = true;
         out.people = true;
+        break;
+      case 'user_topic':
+        this.setTopicPolicy(ev.stream_id, ev.topic_name, ev.visibility_policy);
+        out.sidebar = true;
+        out.policy = true;
+        break;
+      case 'muted_users':
+        this.mutedUsers = new Set((ev.muted_users || []).map((m) => m.id));
+        out.sidebar = true;
+        out.mutedUsers = true;
+        break;
+      case 'user_settings':
+        if (ev.op === 'update') this.settings[ev.property] = ev.value;
+        out.settings = ev.property;
+        break;
+      case 'realm':
+        if (ev.op === 'update' && ev.property === 'name') this.realmName = ev.value;
+        if (ev.op === 'update' && ev.property === 'description') this.realmDescription = ev.value;
+        if (ev.op === 'update_dict' && ev.data) {
+          if (ev.data.name !== undefined) this.realmName = ev.data.name;
+          if (ev.data.description !== undefined) this.realmDescription = ev.data.description;
+        }
+        out.sidebar = true;
+        out.realm = true;
+        break;
+      case 'realm_emoji':
+        if (ev.op === 'update') this.realmEmoji = ev.realm_emoji || {};
+        out.emoji = true;
         break;
       default:
         break;
@@ -275,8 +389,16 @@ export class Model {
     return out;
   }
 
+  // customEmoji is a custom emoji by its ID (the reaction's emoji_code).
+  customEmoji(id) {
+    return this.realmEmoji[id] || null;
+  }
+
+  // applyUpdate takes an edit or a move: {changed: IDs of loaded messages
+  // to redraw, moved: {ids, streamId, topic} where a move took them}.
   applyUpdate(ev) {
     const changed = [];
+    let moved = null;
     const m = this.messages.get(ev.message_id);
     if (m && ev.rendered_content !== undefined) {
       m.content = ev.rendered_content;
@@ -301,8 +423,9 @@ export class Model {
         }
       }
       this.noteTopic(newStream ?? ev.stream_id, newTopic ?? ev.orig_subject, Math.max(...(ev.message_ids || [0])));
+      moved = { ids: ev.message_ids || [], streamId: newStream ?? ev.stream_id, topic: newTopic ?? ev.orig_subject };
     }
-    return changed;
+    return { changed, moved };
   }
 
   applySubscription(ev) {
@@ -318,6 +441,7 @@ export class Model {
       }
     } else if (ev.op === 'update' && this.subs.has(ev.stream_id)) {
       this.subs.get(ev.stream_id)[ev.property] = ev.value;
+      if (ev.property === 'in_home_view') this.subs.get(ev.stream_id).is_muted = !ev.value;
     }
   }
 }

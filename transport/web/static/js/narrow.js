@@ -27,6 +27,12 @@ function slug(name) {
 export function parseHash(hash) {
   const parts = String(hash || '').replace(/^#/, '').split('/');
   if (parts[0] === 'channels') return { kind: 'channels' };
+  if (parts[0] === 'join' && parts[1]) return { kind: 'join', key: parts[1] };
+  if (parts[0] === 'inbox' || parts[0] === 'recent') return { kind: parts[0] };
+  if (parts[0] === 'settings' || parts[0] === 'organization') return { kind: 'settings', section: parts[0] === 'organization' ? `org-${parts[1] || 'profile'}` : parts[1] || 'profile' };
+  // A message's link (".../near/ID" or ".../with/ID") opens its conversation.
+  const near = parts.findIndex((p, i) => i > 1 && i % 2 === 1 && (p === 'near' || p === 'with'));
+  if (near > 0) parts.splice(near);
   if (parts[0] !== 'narrow') return { kind: 'all' };
   const op = parts[1];
   if ((op === 'channel' || op === 'stream') && parts[2]) {
@@ -41,6 +47,7 @@ export function parseHash(hash) {
     const ids = parts[2].split('-')[0].split(',').map((x) => parseInt(x, 10)).filter(Number.isFinite);
     if (ids.length) return { kind: 'dm', userIds: [...new Set(ids)].sort((a, b) => a - b) };
   }
+  if (op === 'is' && (parts[2] === 'starred' || parts[2] === 'mentioned')) return { kind: parts[2] };
   if (op === 'search' && parts.length > 2) {
     return { kind: 'search', query: decodeHashComponent(parts.slice(2).join('/')) };
   }
@@ -60,9 +67,25 @@ export function hashFor(view, { channelName = '' } = {}) {
       return `#narrow/dm/${view.userIds.join(',')}`;
     case 'search':
       return `#narrow/search/${encodeHashComponent(view.query)}`;
+    case 'starred':
+    case 'mentioned':
+      return `#narrow/is/${view.kind}`;
+    case 'inbox':
+    case 'recent':
+      return `#${view.kind}`;
+    case 'settings':
+      return view.section.startsWith('org-') ? `#organization/${view.section.slice(4)}` : `#settings/${view.section}`;
     default:
       return '#';
   }
+}
+
+// messageLink is a message's permalink, as the reference writes it.
+export function messageLink(m, myId, channelName) {
+  const base = m.type === 'stream'
+    ? hashFor({ kind: 'topic', streamId: m.stream_id, topic: m.subject }, { channelName })
+    : hashFor({ kind: 'dm', userIds: dmPeople(m, myId) });
+  return `${base}/near/${m.id}`;
 }
 
 // apiNarrow is the view's narrow for GET /messages.
@@ -76,9 +99,19 @@ export function apiNarrow(view) {
       return [{ operator: 'dm', operand: view.userIds }];
     case 'search':
       return [{ operator: 'search', operand: view.query }];
+    case 'starred':
+    case 'mentioned':
+      return [{ operator: 'is', operand: view.kind }];
     default:
       return [];
   }
+}
+
+// apiNarrowOf is the narrow of a message's conversation.
+export function apiNarrowOf(m, myId) {
+  return m.type === 'stream'
+    ? [{ operator: 'channel', operand: m.stream_id }, { operator: 'topic', operand: m.subject }]
+    : [{ operator: 'dm', operand: dmPeople(m, myId) }];
 }
 
 export function sameTopic(a, b) {
@@ -109,6 +142,10 @@ export function matches(view, message, myId) {
       return message.type === 'stream' && message.stream_id === view.streamId && sameTopic(message.subject, view.topic);
     case 'dm':
       return message.type === 'private' && dmKey(dmPeople(message, myId)) === dmKey(view.userIds);
+    case 'starred':
+      return (message.flags || []).includes('starred');
+    case 'mentioned':
+      return (message.flags || []).some((f) => f === 'mentioned' || f === 'wildcard_mentioned');
     default:
       return false;
   }
