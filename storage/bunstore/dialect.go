@@ -66,6 +66,18 @@ type dialectOps struct {
 	// searchCond is the same restriction as one condition on m.id, for use
 	// inside a negation.
 	searchCond func(terms []string) (string, []any)
+	// claimOnce is the statement of a claim: update (whose "IN (?)" is
+	// the rows picked) over the rows pick selects (and locks), with the
+	// arguments of both, in the statement's order.
+	claimOnce func(pick string, pickArgs []any, update string, updateArgs []any) (string, []any)
+}
+
+// claimInline is claimOnce with pick as update's subquery.
+func claimInline(pick string, pickArgs []any, update string, updateArgs []any) (string, []any) {
+	before, after, _ := strings.Cut(update, "IN (?)")
+	n := strings.Count(before, "?")
+	args := append(append(append([]any{}, updateArgs[:n]...), pickArgs...), updateArgs[n:]...)
+	return before + "IN (" + pick + ")" + after, args
 }
 
 // dialects maps bun's dialect names to their operations.

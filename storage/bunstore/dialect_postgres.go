@@ -88,11 +88,13 @@ var postgresOps = &dialectOps{
 	},
 	typedValues: true,
 	// A LATERAL subquery per span: PostgreSQL cannot estimate a VALUES
-	// list, and left to itself joins it against the whole index.
+	// list, and left to itself joins it against the whole index. The
+	// span's lower bound is a row comparison that only the channel's
+	// index can use (see window_postgres.go).
 	unreadQuery: func(values, cond string) (string, bool) {
 		return `SELECT x.id, x.stream_id, x.topic, x.stream_wildcard FROM (VALUES ` + values + `) AS g (sid, lo, hi)
 			CROSS JOIN LATERAL (SELECT m.id, m.stream_id, m.topic, m.stream_wildcard FROM messages AS m
-				WHERE m.realm_id = ? AND m.stream_id = g.sid AND m.id >= g.lo AND m.id <= g.hi
+				WHERE m.realm_id = ? AND m.stream_id = g.sid AND (m.stream_id, m.id) >= (g.sid, g.lo) AND m.id <= g.hi
 				` + cond + `
 				ORDER BY m.id DESC LIMIT ?) AS x
 			ORDER BY x.id DESC LIMIT ?`, true
@@ -112,6 +114,14 @@ var postgresOps = &dialectOps{
 		return q.Where(cond, args...), "m.id"
 	},
 	searchCond: tsMatch,
+	// The rows are picked (and locked) once, by a MATERIALIZED CTE: as a
+	// subquery of IN, PostgreSQL may run the pick again for each row the
+	// update considers, and with SKIP LOCKED each run after the first
+	// passes over the rows already claimed and takes more than asked.
+	claimOnce: func(pick string, pickArgs []any, update string, updateArgs []any) (string, []any) {
+		return "WITH picked AS MATERIALIZED (" + pick + ") " + strings.Replace(update, "IN (?)", "IN (SELECT * FROM picked)", 1),
+			append(append([]any{}, pickArgs...), updateArgs...)
+	},
 }
 
 // tsMatch is the text-search condition of the search terms: each a

@@ -13,7 +13,8 @@ import (
 // sqlite.go, behind the nosqlite build tag; these operations are not, so
 // a PostgreSQL-only build still reads the same migrations.
 var sqliteOps = &dialectOps{
-	name: DialectSQLite,
+	name:      DialectSQLite,
+	claimOnce: claimInline, // one writer: the update is the claim
 	ddl: strings.NewReplacer(
 		"{{ID}}", "INTEGER PRIMARY KEY AUTOINCREMENT",
 		"{{SEARCH_SETUP}}", "CREATE VIRTUAL TABLE messages_fts USING fts4(topic, content, tokenize=porter)",

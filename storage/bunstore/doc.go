@@ -53,6 +53,66 @@
 //
 // One ordinary pool (pgdriver + pgdialect) serves reads and writes.
 //
+// # Plans without statistics (PostgreSQL)
+//
+// PostgreSQL plans with the statistics ANALYZE gathers. A table that was
+// never analyzed (a database created or filled minutes ago: a new
+// organization, one just moved to PostgreSQL) is planned with fixed
+// guesses: every equality keeps 0.5% of the rows, a pair of bounds on one
+// column 0.5% again, and any estimate under one row counts as one. So
+// every index whose columns a query fixes looks as good as another, the
+// smallest wins, and a window of the newest 50 messages was planned as a
+// sort of every message in scope (a twelfth of the speed, under load, of
+// the same window after ANALYZE). The hot statements are therefore written
+// so that one index is the only sensible plan, whatever the estimates:
+//
+//   - a window of history whose filter keeps most messages is read arm by
+//     arm (window_postgres.go): a LATERAL seek per channel and per
+//     conversation of the reader, and the reader's historical rows, each
+//     in the order of its own index and stopping at the window's size,
+//     merged by ID; a first pass bounds the scans by the window's place
+//     among each arm's first messages, so its cost is about two seeks per
+//     arm and the window. Windows of searches, of conditions few messages
+//     meet, and of negations that may fail a whole arm (in:home) keep one
+//     query;
+//   - an equality on every column of an index's prefix, the near ID bound
+//     plain, the far one a row comparison led by the last equality column
+//     ((m.stream_id, m.id) > (sid, lo)), which only an index with that
+//     column just before the ID can use: two plain bounds on the ID would
+//     let the organization's (realm_id, id) index look as good;
+//   - a newest or oldest ID is ORDER BY ... LIMIT 1, never max() (which
+//     the planner may compute over a whole channel);
+//   - a list of IDs is bounded by its span with row comparisons (idSpan),
+//     or, for messages, checked against the realm on each row rather
+//     than by the realm's index: the planner otherwise answered it by
+//     reading the user's or the organization's rows and filtering;
+//   - a query driven by a user's rows looks their messages up in a LATERAL
+//     subquery (rowDriven), so that a channel's index cannot drive it;
+//   - where a query's equalities had no index of their own, migration 0030
+//     gives them one (read ranges by channel and user, notifications by
+//     kind and due time), and a claim picks its rows once, in a
+//     MATERIALIZED CTE.
+//
+// The store's connections run without JIT compilation (jit = off unless
+// the DSN sets it): PostgreSQL compiles a statement whose estimated cost
+// passes a threshold, which an estimate without statistics, or a LATERAL
+// subquery costed per row, easily passes, and compiling takes hundreds of
+// milliseconds to seconds, for statements that run in milliseconds.
+//
+// TestPostgresHotPlansWithoutStatistics builds a never-analyzed
+// organization of 40,000 messages and checks each hot statement's custom
+// and generic plans: its index, no large sequential scan, and the rows it
+// reads bounded by its answer (then again after ANALYZE).
+//
+// The other statements are planned with statistics, and a PostgreSQL
+// Store makes sure the tables it grows have them (analyze_postgres.go):
+// every 30 seconds, in the background, it reads PostgreSQL's row counts
+// of its schema's tables and analyzes a table never analyzed once it holds
+// 1,000 rows, or one changed by as many rows as it held at its last
+// analysis, when autovacuum (which analyzes on its own schedule) has not.
+// Servers sharing the database take turns; a table whose autovacuum is
+// off is left to the operator. Close stops it.
+//
 // # Errors
 //
 // errors.go translates driver errors, and is the only place that does:

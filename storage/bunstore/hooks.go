@@ -20,6 +20,19 @@ func (s *Store) OnQuery(fn func(query string)) {
 	}
 }
 
+// onStatement calls fn after every SQL statement the Store runs from now
+// on, with its arguments: none for bun's queries (their values are in
+// the text), the placeholders' values for prepared ones.
+func (s *Store) onStatement(fn func(query string, args []any)) {
+	addHook(&s.hooks.withArgs, fn)
+	h := queryHook(func(q string) { fn(q, nil) })
+	for _, db := range []*bun.DB{s.writer, s.reader} {
+		if db != nil {
+			db.AddQueryHook(h)
+		}
+	}
+}
+
 type queryHook func(query string)
 
 func (h queryHook) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }

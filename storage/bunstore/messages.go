@@ -220,8 +220,16 @@ func (s *Store) GetMessagesByID(ctx context.Context, realmID int64, ids []int64)
 	err := chunked(ids, func(ids []int64) error {
 		var rows []messageRow
 		p := s.params()
-		q := s.r.NewSelect().Model(&rows).Where("m.realm_id = ?", p.v(realmID)).Where(p.in("m.id", ids)).OrderExpr("m.id ASC")
-		err := s.scan(ctx, q, p, &rows)
+		q := s.r.NewSelect().Model(&rows).Where(p.in("m.id", ids))
+		if s.ops.name == DialectPostgres {
+			// The realm checked on each row, not looked up: as an index
+			// condition, PostgreSQL without statistics read the realm's
+			// whole (realm_id, id) index and intersected it with the IDs.
+			q = q.Where("m.realm_id + 0 = ?", p.v(realmID))
+		} else {
+			q = q.Where("m.realm_id = ?", p.v(realmID))
+		}
+		err := s.scan(ctx, q.OrderExpr("m.id ASC"), p, &rows)
 		for _, r := range rows {
 			out = append(out, r.Message)
 		}
@@ -237,9 +245,11 @@ func (s *Store) ListUserMessages(ctx context.Context, realmID, userID int64, mes
 		var rows []userMessageRow
 		p := s.params()
 		q := s.r.NewSelect().Model(&rows).
-			Where("realm_id = ?", p.v(realmID)).Where("user_id = ?", p.v(userID)).
-			Where(p.in("message_id", ids)).OrderExpr("message_id ASC")
-		err := s.scan(ctx, q, p, &rows)
+			Where("um.realm_id = ?", p.v(realmID)).Where("um.user_id = ?", p.v(userID)).Where(p.in("um.message_id", ids))
+		if s.ops.name == DialectPostgres {
+			q = idSpan(q, p, "um.user_id", userID, "um.message_id", ids)
+		}
+		err := s.scan(ctx, q.OrderExpr("um.message_id ASC"), p, &rows)
 		for _, r := range rows {
 			out = append(out, r.UserMessage)
 		}
@@ -287,9 +297,10 @@ type readRangeRow struct {
 // ChannelNeighbours returns the IDs of the channel's messages just before
 // first and just after last (0 where there is none), in one query.
 func (s *Store) ChannelNeighbours(ctx context.Context, realmID, streamID, first, last int64) (prev, next int64, err error) {
+	// One seek each, written as one (see NewestReceivedMessage).
 	err = s.r.NewRaw(`SELECT
-	COALESCE((SELECT MAX(id) FROM messages WHERE realm_id = ? AND stream_id = ? AND id < ?), 0),
-	COALESCE((SELECT MIN(id) FROM messages WHERE realm_id = ? AND stream_id = ? AND id > ?), 0)`,
+	COALESCE((SELECT id FROM messages WHERE realm_id = ? AND stream_id = ? AND id < ? ORDER BY id DESC LIMIT 1), 0),
+	COALESCE((SELECT id FROM messages WHERE realm_id = ? AND stream_id = ? AND id > ? ORDER BY id ASC LIMIT 1), 0)`,
 		realmID, streamID, first, realmID, streamID, last).Scan(ctx, &prev, &next)
 	return prev, next, wrapErr(fmt.Sprintf("neighbours of [%d, %d] in channel %d in realm %d", first, last, streamID, realmID), err)
 }
@@ -303,7 +314,7 @@ func (s *Store) ExtendReadRange(ctx context.Context, realmID, userID, streamID, 
 		return s.AddReadRange(ctx, realmID, userID, streamID, messageID, messageID)
 	}
 	_, err := s.w.NewRaw(`WITH prev AS (
-			SELECT coalesce(max(id), 0) AS id FROM messages WHERE realm_id = ?0 AND stream_id = ?2 AND id < ?3),
+			SELECT coalesce((SELECT id FROM messages WHERE realm_id = ?0 AND stream_id = ?2 AND id < ?3 ORDER BY id DESC LIMIT 1), 0) AS id),
 		gone AS (
 			DELETE FROM read_ranges WHERE realm_id = ?0 AND user_id = ?1 AND stream_id = ?2
 				AND last_id >= (SELECT id FROM prev)
@@ -613,8 +624,18 @@ func hasSearch(f storage.MessageFilter) bool {
 
 // ListMessageWindow reads both sides of the window with two queries that
 // walk the primary key (or a channel's index) from the anchor outwards,
-// so the cost follows the window, not the history.
+// so the cost follows the window, not the history. On PostgreSQL a
+// window whose filter keeps most messages is read arm by arm instead
+// (listWindowArms), which needs no planner statistics.
 func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) (older, newer []storage.Message, err error) {
+	if s.ops.name == DialectPostgres && armsWindow(w.Filter) {
+		return s.listWindowArms(ctx, w)
+	}
+	return s.listWindowOne(ctx, w)
+}
+
+// listWindowOne is ListMessageWindow with one query per side.
+func (s *Store) listWindowOne(ctx context.Context, w storage.MessageWindow) (older, newer []storage.Message, err error) {
 	op := fmt.Sprintf("message window of user %d in realm %d", w.UserID, w.RealmID)
 	var rows []messageRow
 	p := s.windowParams(w)
@@ -647,97 +668,6 @@ func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) 
 		}
 	}
 	return nonNil(older), nonNil(newer), nil
-}
-
-// FirstUnreadMessage finds the oldest unread message of the window's
-// spans and conversations matching its filter. Its cost follows the read
-// ranges and the unread messages, not the history: in each span it seeks
-// the first matching message, jumps over the read range that covers it,
-// and seeks again; direct messages come from the index of unread ones.
-func (s *Store) FirstUnreadMessage(ctx context.Context, w storage.MessageWindow) (int64, error) {
-	op := fmt.Sprintf("first unread message of user %d in realm %d", w.UserID, w.RealmID)
-	best := int64(0)
-	if !w.Filter.DirectOnly {
-		for _, sp := range w.Scope.Spans {
-			hi := int64(1) << 62
-			if sp.Through != nil {
-				hi = *sp.Through
-			}
-			ranges, err := s.ListReadRanges(ctx, w.RealmID, w.UserID, sp.StreamID, sp.After+1, hi)
-			if err != nil {
-				return 0, err
-			}
-			one := w
-			one.Scope = storage.MessageScope{Spans: []storage.ChannelSpan{sp}}
-			candidate := sp.After
-			for {
-				var rows []messageRow
-				q, idCol := s.windowQuery(one, &rows, &params{})
-				q = q.Where("? > ?", bun.Safe(idCol), candidate).Where(notMutedSender, w.UserID)
-				if best != 0 {
-					q = q.Where("? < ?", bun.Safe(idCol), best)
-				}
-				if err := q.OrderExpr("? ASC", bun.Safe(idCol)).Limit(1).Scan(ctx); err != nil {
-					return 0, wrapErr(op, err)
-				}
-				if len(rows) == 0 {
-					break
-				}
-				id := rows[0].ID
-				covered := false
-				for _, r := range ranges {
-					if r.FirstID <= id && id <= r.LastID {
-						candidate, covered = r.LastID, true
-						break
-					}
-				}
-				if !covered {
-					best = id
-					break
-				}
-			}
-		}
-	}
-	// Channel messages one never received but marked unread, and direct
-	// messages: the oldest unread row of each kind (partial indexes).
-	if w.Scope.Historical && !w.Filter.DirectOnly {
-		id, err := s.firstUnreadRow(ctx, w, storage.MessageScope{Historical: true}, "(hu.flags & 3073) = 1024", best)
-		if err != nil {
-			return 0, wrapErr(op, err)
-		}
-		if id != 0 {
-			best = id
-		}
-	}
-	if w.Scope.Direct && !w.Filter.ChannelOnly && w.Filter.StreamID == nil && w.Filter.Topic == nil {
-		id, err := s.firstUnreadRow(ctx, w, storage.MessageScope{Direct: true}, "(hu.flags & 2049) = 2048", best)
-		if err != nil {
-			return 0, wrapErr(op, err)
-		}
-		if id != 0 {
-			best = id
-		}
-	}
-	return best, nil
-}
-
-// firstUnreadRow is the oldest message of the window's filter in scope
-// whose reader's row meets cond (a partial index's predicate on hu.flags),
-// older than best when best is not 0; 0 when there is none.
-func (s *Store) firstUnreadRow(ctx context.Context, w storage.MessageWindow, scope storage.MessageScope, cond string, best int64) (int64, error) {
-	one := w
-	one.Scope = scope
-	var rows []messageRow
-	q, idCol := s.windowQuery(one, &rows, &params{})
-	q = q.Where(`m.id IN (SELECT hu.message_id FROM user_messages AS hu
-		WHERE hu.realm_id = ? AND hu.user_id = ? AND `+cond+`)`, w.RealmID, w.UserID).Where(notMutedSender, w.UserID)
-	if best != 0 {
-		q = q.Where("? < ?", bun.Safe(idCol), best)
-	}
-	if err := q.OrderExpr("? ASC", bun.Safe(idCol)).Limit(1).Scan(ctx); err != nil || len(rows) == 0 {
-		return 0, err
-	}
-	return rows[0].ID, nil
 }
 
 // TopicSenders reads the topic through messages_stream_topic_idx.

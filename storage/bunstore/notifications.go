@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/uptrace/bun"
@@ -143,18 +144,28 @@ func (s *Store) ListChannelSubscriptions(ctx context.Context, realmID, streamID,
 
 // ClaimNotifications is one conditional update. The rows that make a user
 // (or a fan-out) due are read from the front of
-// pending_notifications_due_idx; on PostgreSQL they are locked with SKIP
-// LOCKED, so concurrent deliverers take different users without waiting,
-// and a row the update finds claimed meanwhile is left to its claimer
-// (SQLite has one writer: its update is the claim).
+// pending_notifications_kind_due_idx; on PostgreSQL they are locked with
+// SKIP LOCKED, so concurrent deliverers take different users without
+// waiting, and a row the update finds claimed meanwhile is left to its
+// claimer (SQLite has one writer: its update is the claim).
 func (s *Store) ClaimNotifications(ctx context.Context, kind int, now, leaseUntil int64, claim string, limit int) ([]storage.PendingNotification, error) {
-	lock := ""
-	if s.ops.name == DialectPostgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
+	lock := " FOR UPDATE SKIP LOCKED"
 	by := "user_id"
 	if kind == storage.NotificationFanout {
 		by = "id"
+	}
+	pick := `SELECT ` + by + ` FROM pending_notifications WHERE kind = ? AND due_at <= ? AND claimed_until <= ?
+		ORDER BY due_at, id LIMIT ?`
+	pickArgs := []any{kind, now, now, limit}
+	if s.ops.name == DialectPostgres {
+		// The kind and the due time as row comparisons, in the order of
+		// pending_notifications_kind_due_idx: no other index fits them,
+		// and without statistics the planner expects many rows and stops
+		// at the limit (see window_postgres.go), where with kind = ? it
+		// took every due row of the kind and sorted them.
+		pick = `SELECT ` + by + ` FROM pending_notifications WHERE (kind, due_at) >= (?, ?) AND (kind, due_at) <= (?, ?)
+			AND claimed_until <= ? ORDER BY kind, due_at, id LIMIT ?` + lock
+		pickArgs = []any{kind, int64(math.MinInt64), kind, now, now, limit}
 	}
 	var rows []pendingNotificationRow
 	var err error
@@ -165,11 +176,10 @@ func (s *Store) ClaimNotifications(ctx context.Context, kind int, now, leaseUnti
 	// it again and finds the other's rows claimed.
 	for attempt := 0; ; attempt++ {
 		rows = rows[:0]
-		err = s.w.NewRaw(`UPDATE pending_notifications SET claimed_until = ?, claim = ?
-		WHERE kind = ? AND claimed_until <= ? AND `+by+` IN (
-			SELECT `+by+` FROM pending_notifications WHERE kind = ? AND due_at <= ? AND claimed_until <= ?
-			ORDER BY due_at, id LIMIT ?`+lock+`)
-		RETURNING *`, leaseUntil, claim, kind, now, kind, now, now, limit).Scan(ctx, &rows)
+		query, args := s.ops.claimOnce(pick, pickArgs, `UPDATE pending_notifications SET claimed_until = ?, claim = ?
+		WHERE kind = ? AND claimed_until <= ? AND `+by+` IN (?)
+		RETURNING *`, []any{leaseUntil, claim, kind, now})
+		err = s.w.NewRaw(query, args...).Scan(ctx, &rows)
 		if attempt == 4 || !isDeadlock(err) {
 			break
 		}

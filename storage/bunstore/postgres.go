@@ -76,7 +76,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Sto
 		return nil, fmt.Errorf("bunstore: current schema: %w", err)
 	}
 	return &Store{ops: postgresOps, w: db, r: db, writer: db, prepared: prepared, stmts: newStmtCache(), hooks: &queryHooks{}, pgTrips: &dc.trips,
-		channel: eventChannel(schema)}, nil
+		channel: eventChannel(schema), analyzer: startAnalyzer(db, analyzeFirst, analyzeEvery)}, nil
 }
 
 // newPostgresConnector parses dsn (pgdriver.WithDSN panics on a bad DSN;
@@ -89,14 +89,22 @@ func newPostgresConnector(dsn string, cfg postgresConfig) (c *pgdriver.Connector
 		}
 	}()
 	c = pgdriver.NewConnector(pgdriver.WithDSN(dsn))
-	if cfg.schema == "" {
-		return c, nil
-	}
 	params := maps.Clone(c.Config().ConnParams)
 	if params == nil {
 		params = map[string]any{}
 	}
-	params["search_path"] = cfg.schema
+	if cfg.schema != "" {
+		params["search_path"] = cfg.schema
+	}
+	// No JIT compilation: the store's statements run in milliseconds,
+	// and PostgreSQL compiles a statement whose estimated cost passes
+	// jit_above_cost, which an estimate made without statistics, or a
+	// LATERAL subquery costed once per row, easily does; the compiling
+	// then takes hundreds of milliseconds to seconds. (A DSN that sets
+	// jit keeps its value.)
+	if _, ok := params["jit"]; !ok {
+		params["jit"] = "off"
+	}
 	return pgdriver.NewConnector(pgdriver.WithDSN(dsn), pgdriver.WithConnParams(params)), nil
 }
 

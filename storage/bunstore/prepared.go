@@ -41,6 +41,8 @@ type preparedStmts struct {
 	realmUserByID *sql.Stmt
 
 	all []*sql.Stmt
+	// texts are the statements' SQL, for the hooks that want it.
+	texts map[*sql.Stmt]string
 }
 
 // placeholder returns the dialect's placeholder of argument i (from 1).
@@ -54,13 +56,14 @@ func (d *dialectOps) placeholder(i int) bun.Safe {
 // prepareStmts prepares the hot statements on db, the pool that serves
 // reads.
 func prepareStmts(ctx context.Context, db *bun.DB, ops *dialectOps) (*preparedStmts, error) {
-	p := &preparedStmts{}
+	p := &preparedStmts{texts: map[*sql.Stmt]string{}}
 	prepare := func(q fmt.Stringer) (*sql.Stmt, error) {
 		stmt, err := db.DB.PrepareContext(ctx, q.String())
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("bunstore: prepare %s: %w", q, err), p.close())
 		}
 		p.all = append(p.all, stmt)
+		p.texts[stmt] = q.String()
 		return stmt, nil
 	}
 	var err error
@@ -95,31 +98,44 @@ func (p *preparedStmts) close() error {
 // bun's queries).
 type queryHooks struct {
 	fns atomic.Pointer[[]func(string)]
+	// withArgs are told the SQL and the arguments of every statement run
+	// outside bun (prepared ones, with placeholders), for the plan tests.
+	withArgs atomic.Pointer[[]func(string, []any)]
 	// tracer, when set (Instrument), traces the prepared statements.
 	tracer trace.Tracer
 }
 
-func (h *queryHooks) add(fn func(string)) {
+func (h *queryHooks) add(fn func(string)) { addHook(&h.fns, fn) }
+
+// addHook appends fn to the list in p.
+func addHook[F any](p *atomic.Pointer[[]F], fn F) {
 	for {
-		old := h.fns.Load()
-		var next []func(string)
+		old := p.Load()
+		var next []F
 		if old != nil {
 			next = append(next, *old...)
 		}
 		next = append(next, fn)
-		if h.fns.CompareAndSwap(old, &next) {
+		if p.CompareAndSwap(old, &next) {
 			return
 		}
 	}
 }
 
-func (h *queryHooks) ran(query string) {
+// ran tells the hooks about a statement run outside bun: name for
+// OnQuery, text and args for the withArgs hooks.
+func (h *queryHooks) ran(name, text string, args []any) {
 	if h == nil {
 		return
 	}
 	if fns := h.fns.Load(); fns != nil {
 		for _, fn := range *fns {
-			fn(query)
+			fn(name)
+		}
+	}
+	if fns := h.withArgs.Load(); fns != nil {
+		for _, fn := range *fns {
+			fn(text, args)
 		}
 	}
 }
@@ -139,7 +155,7 @@ func (s *Store) queryPrepared(ctx context.Context, stmt *sql.Stmt, name string, 
 		}()
 	}
 	rows, err := stmt.QueryContext(ctx, args...)
-	s.hooks.ran(name)
+	s.hooks.ran(name, s.prepared.texts[stmt], args)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package bunstore
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
 
@@ -46,9 +47,15 @@ func (s *Store) ListReactions(ctx context.Context, realmID int64, messageIDs []i
 	err := chunked(messageIDs, func(ids []int64) error {
 		var rows []reactionRow
 		p := s.params()
-		q := s.r.NewSelect().Model(&rows).
-			Where("realm_id = ?", p.v(realmID)).Where(p.in("message_id", ids)).
-			OrderExpr("message_id ASC, id ASC")
+		q := s.r.NewSelect().Model(&rows).Where("re.realm_id = ?", p.v(realmID)).Where(p.in("re.message_id", ids))
+		if s.ops.name == DialectPostgres {
+			// The IDs' span as well: without statistics PostgreSQL reads
+			// the realm's reactions and checks the list on each; bounded,
+			// it reads those of the span. (reactions_one_key is the one
+			// index of the realm and the message.)
+			q = q.Where("re.message_id >= ?", p.v(slices.Min(ids))).Where("re.message_id <= ?", p.v(slices.Max(ids)))
+		}
+		q = q.OrderExpr("re.message_id ASC, re.id ASC")
 		err := s.scan(ctx, q, p, &rows)
 		for _, r := range rows {
 			out = append(out, r.Reaction)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,10 +40,18 @@ func (s *Store) UpdateUserMessageFlags(ctx context.Context, realmID, userID int6
 	op := fmt.Sprintf("update message flags of user %d in realm %d", userID, realmID)
 	return s.withTx(ctx, func(tx *Store) error {
 		return chunked(messageIDs, func(ids []int64) error {
-			_, err := tx.w.NewUpdate().Model((*userMessageRow)(nil)).
+			q := tx.w.NewUpdate().Model((*userMessageRow)(nil)).
 				Set("flags = (flags | ?) & ?", add, ^remove).
 				Where("realm_id = ?", realmID).Where("user_id = ?", userID).
-				Where("message_id IN (?)", bun.List(ids)).Exec(ctx)
+				Where("message_id IN (?)", bun.List(ids))
+			if tx.ops.name == DialectPostgres {
+				// The IDs' span, as a row comparison only the primary
+				// key can use, bounds the scan to the user's rows in it
+				// (see window_postgres.go).
+				q = q.Where("(user_id, message_id) >= (?, ?)", userID, slices.Min(ids)).
+					Where("(user_id, message_id) <= (?, ?)", userID, slices.Max(ids))
+			}
+			_, err := q.Exec(ctx)
 			return wrapErr(op, err)
 		})
 	})

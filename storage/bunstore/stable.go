@@ -110,7 +110,7 @@ func (s *Store) scan(ctx context.Context, q stableQuery, p *params, dest ...any)
 	} else {
 		rows, err = db.DB.QueryContext(ctx, text, p.args...)
 	}
-	s.hooks.ran(text)
+	s.hooks.ran(text, text, p.args)
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,10 @@ type Store struct {
 	channel string
 	pending *txEvents
 
+	// analyzer analyzes the tables that grew, on PostgreSQL
+	// (analyze_postgres.go); nil on SQLite and in a tx-bound Store.
+	analyzer *analyzer
+
 	closed atomic.Bool
 	// listenDown counts this Store's PostgreSQL listeners whose
 	// connection is broken (health.go).
@@ -91,6 +95,7 @@ func (s *Store) Close() error {
 	if s.inTx || s.closed.Swap(true) {
 		return nil
 	}
+	s.analyzer.stop()
 	var errs []error
 	if err := s.prepared.close(); err != nil {
 		errs = append(errs, fmt.Errorf("bunstore: close statements: %w", err))

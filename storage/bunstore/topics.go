@@ -31,6 +31,18 @@ func (s *Store) NewestReceivedMessage(ctx context.Context, realmID, userID int64
 		"SELECT max(message_id) AS v FROM user_messages WHERE realm_id = ? AND user_id = ?",
 		"SELECT max(id) AS v FROM messages WHERE realm_id = ? AND sender_id = ?",
 	}
+	// On PostgreSQL each seek is written as one (ORDER BY ... LIMIT 1):
+	// without statistics the planner may take max() over a whole
+	// channel's (or user's) index for as cheap as one seek, and a span's
+	// lower bound is a row comparison that only the channel's index can
+	// use (see window_postgres.go).
+	pg := s.ops.name == DialectPostgres
+	if pg {
+		parts = []string{
+			"(SELECT message_id AS v FROM user_messages WHERE realm_id = ? AND user_id = ? ORDER BY message_id DESC LIMIT 1)",
+			"(SELECT id AS v FROM messages WHERE realm_id = ? AND sender_id = ? ORDER BY id DESC LIMIT 1)",
+		}
+	}
 	args := []any{p.v(realmID), p.v(userID), p.v(realmID), p.v(userID)}
 	// Open spans first, then closed ones: the shape is then two counts.
 	sorted := slices.Clone(spans)
@@ -38,6 +50,16 @@ func (s *Store) NewestReceivedMessage(ctx context.Context, realmID, userID int64
 		return cmp.Compare(boolInt(a.Through != nil), boolInt(b.Through != nil))
 	})
 	for _, sp := range sorted {
+		if pg {
+			part := "(SELECT id AS v FROM messages WHERE realm_id = ? AND stream_id = ? AND (stream_id, id) > (?, ?)"
+			args = append(args, p.v(realmID), p.v(sp.StreamID), p.v(sp.StreamID), p.v(sp.After))
+			if sp.Through != nil {
+				part += " AND id <= ?"
+				args = append(args, p.v(*sp.Through))
+			}
+			parts = append(parts, part+" ORDER BY id DESC LIMIT 1)")
+			continue
+		}
 		cond, bound := spanCond(sp, "id")
 		parts = append(parts, "SELECT max(id) AS v FROM messages WHERE realm_id = ? AND stream_id = ? AND "+cond)
 		args = append(args, p.v(realmID), p.v(sp.StreamID))
@@ -76,6 +98,31 @@ func (s *Store) ListChannelTopics(ctx context.Context, realmID, streamID int64, 
 	out := []storage.ChannelTopic{}
 	newest := "SELECT max(n.id) FROM messages AS n WHERE n.realm_id = ? AND n.stream_id = ? AND n.topic_key = keys.k"
 	newestArgs := []any{realmID, streamID}
+	first := "SELECT min(topic_key) FROM messages WHERE realm_id = ? AND stream_id = ?"
+	// On PostgreSQL each seek is written as one, the topic's newest
+	// bounded by a row comparison only the topic's index can use (see
+	// NewestReceivedMessage and window_postgres.go).
+	pg := s.ops.name == DialectPostgres
+	if pg {
+		first = "SELECT (SELECT topic_key FROM messages WHERE realm_id = ? AND stream_id = ? ORDER BY topic_key LIMIT 1)"
+	}
+	seek := func(after int64, through *int64) (string, []any) {
+		if !pg {
+			cond, bound := spanCond(storage.ChannelSpan{After: after, Through: through}, "n.id")
+			return "SELECT max(n.id) FROM messages AS n WHERE n.realm_id = ? AND n.stream_id = ? AND n.topic_key = keys.k AND " + cond,
+				append([]any{realmID, streamID}, bound...)
+		}
+		q := "SELECT n.id FROM messages AS n WHERE n.realm_id = ? AND n.stream_id = ? AND n.topic_key = keys.k AND (n.topic_key, n.id) > (keys.k, ?)"
+		args := []any{realmID, streamID, after}
+		if through != nil {
+			q += " AND n.id <= ?"
+			args = append(args, *through)
+		}
+		return q + " ORDER BY n.id DESC LIMIT 1", args
+	}
+	if pg {
+		newest, newestArgs = seek(0, nil)
+	}
 	if spans != nil {
 		var parts []string
 		var args []any
@@ -83,9 +130,9 @@ func (s *Store) ListChannelTopics(ctx context.Context, realmID, streamID int64, 
 			if sp.StreamID != streamID {
 				continue
 			}
-			cond, bound := spanCond(sp, "n.id")
-			parts = append(parts, "SELECT ("+newest+" AND "+cond+") AS v")
-			args = append(append(args, newestArgs...), bound...)
+			q, qargs := seek(sp.After, sp.Through)
+			parts = append(parts, "SELECT ("+q+") AS v")
+			args = append(args, qargs...)
 		}
 		if len(parts) == 0 {
 			return out, nil
@@ -93,7 +140,7 @@ func (s *Store) ListChannelTopics(ctx context.Context, realmID, streamID int64, 
 		newest, newestArgs = "SELECT max(v) FROM ("+strings.Join(parts, " UNION ALL ")+") AS in_spans", args
 	}
 	query := `WITH RECURSIVE keys(k) AS (
-	SELECT min(topic_key) FROM messages WHERE realm_id = ? AND stream_id = ?
+	` + first + `
 	UNION ALL
 	SELECT (SELECT min(f.topic_key) FROM messages AS f WHERE f.realm_id = ? AND f.stream_id = ? AND f.topic_key > keys.k)
 	FROM keys WHERE keys.k IS NOT NULL

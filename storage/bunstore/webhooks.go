@@ -89,10 +89,10 @@ func (s *Store) ClaimWebhooks(ctx context.Context, now, leaseUntil int64, claim 
 		lock = " FOR UPDATE SKIP LOCKED"
 	}
 	var rows []webhookDeliveryRow
-	err := s.w.NewRaw(`UPDATE webhook_deliveries SET claimed_until = ?, claim = ?
-		WHERE id IN (SELECT id FROM webhook_deliveries WHERE next_attempt_at <= ? AND claimed_until <= ?
-			ORDER BY next_attempt_at, id LIMIT ?`+lock+`)
-		RETURNING *`, leaseUntil, claim, now, now, limit).Scan(ctx, &rows)
+	query, args := s.ops.claimOnce(`SELECT id FROM webhook_deliveries WHERE next_attempt_at <= ? AND claimed_until <= ?
+			ORDER BY next_attempt_at, id LIMIT ?`+lock, []any{now, now, limit}, `UPDATE webhook_deliveries SET claimed_until = ?, claim = ?
+		WHERE id IN (?) RETURNING *`, []any{leaseUntil, claim})
+	err := s.w.NewRaw(query, args...).Scan(ctx, &rows)
 	out := make([]storage.WebhookDelivery, len(rows))
 	for i := range rows {
 		out[i] = rows[i].WebhookDelivery
