@@ -351,13 +351,11 @@ func (r *RetentionDays) UnmarshalJSON(b []byte) error {
 			r.Days = nil
 			return nil
 		}
-		return &Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeRequestVariableInvalid, Msg: "Bad value for 'message_retention_days': " + word,
-			Fields: map[string]any{"var_name": "message_retention_days", "bad_value": word}}
+		return badValue("message_retention_days", word)
 	}
 	var n int
 	if err := json.Unmarshal(b, &n); err != nil || n <= 0 {
-		return &Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeRequestVariableInvalid, Msg: "Bad value for 'message_retention_days': " + string(b),
-			Fields: map[string]any{"var_name": "message_retention_days", "bad_value": string(b)}}
+		return badValue("message_retention_days", string(b))
 	}
 	r.Days = &n
 	return nil

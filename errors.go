@@ -285,6 +285,103 @@ func RateLimited(msg string, retryAfter float64) *Error {
 		Fields: map[string]any{"retry-after": retryAfter}}
 }
 
+// Codes of the reference's particular errors (its own spelling), beside
+// the exported ones above.
+const (
+	CodeInvitationFailed = "INVITATION_FAILED" // invitations that were not all sent
+
+	codeExpectationMismatch     = "EXPECTATION_MISMATCH"
+	codeGroupInUse              = "CANNOT_DEACTIVATE_GROUP_IN_USE"
+	codeBadNarrow               = "BAD_NARROW"
+	codeUnauthorizedPrincipal   = "UNAUTHORIZED_PRINCIPAL"
+	codeCannotDeactivateLastUsr = "CANNOT_DEACTIVATE_LAST_USER"
+)
+
+// The Service's particular errors, with the reference's texts.
+var (
+	errExpectationMismatch = &Error{Kind: KindInvalid, status: statusBadRequest, Code: codeExpectationMismatch, Msg: "'old' value does not match the expected value."}
+	errChannelWildcard     = &Error{Kind: KindForbidden, status: statusBadRequest, Code: CodeStreamWildcardMentionNotAllowed,
+		Msg: "You do not have permission to use channel wildcard mentions in this channel."}
+	errTopicWildcard = &Error{Kind: KindForbidden, status: statusBadRequest, Code: CodeTopicWildcardMentionNotAllowed,
+		Msg: "You do not have permission to use topic wildcard mentions in this topic."}
+	errTopicAndSubject = (&Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeRequestConfusingVar,
+		Msg: "Can't decide between 'topic' and 'subject' arguments"}).With("var_name1", "topic").With("var_name2", "subject")
+	errInvalidSubdomain = &Error{Kind: KindNotFound, status: statusNotFound, Code: CodeNonexistentSubdomain, Msg: "Invalid subdomain"}
+	errReactionExists   = &Error{Kind: KindConflict, status: statusBadRequest, Code: CodeReactionAlreadyExists, Msg: "Reaction already exists."}
+	errReactionMissing  = &Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeReactionDoesNotExist, Msg: "Reaction doesn't exist."}
+	errNoSuchFile       = &Error{Kind: KindNotFound, status: statusNotFound, Code: CodeBadRequest, Msg: "This file does not exist or has been deleted."}
+	errFileForbidden    = &Error{Kind: KindForbidden, status: statusForbidden, Code: CodeBadRequest, Msg: "You are not authorized to view this file."}
+	errAdminRequired    = &Error{Kind: KindForbidden, status: statusBadRequest, Code: codeUnauthorizedPrincipal, Msg: "Must be an organization administrator"}
+	errOwnerRequired    = &Error{Kind: KindForbidden, status: statusBadRequest, Code: codeUnauthorizedPrincipal, Msg: "Must be an organization owner"}
+	// errScheduledClaimLost rolls a delivery (or a failure's mark) back:
+	// the scheduled message was delivered, failed, edited or deleted since
+	// it was read, or another server is delivering it.
+	errScheduledClaimLost = &Error{Kind: KindConflict, status: statusConflict, Code: CodeBadRequest, Msg: "Scheduled message was already sent"}
+)
+
+// badQueue is the error for a queue that is gone or not the caller's.
+func badQueue(id string) *Error {
+	return (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeBadEventQueueID, Msg: "Bad event queue ID: " + id}).With("queue_id", id)
+}
+
+// badValue is the reference's answer to a parameter's unacceptable value.
+func badValue(name, value string) error {
+	return &Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeRequestVariableInvalid, Msg: "Bad value for '" + name + "': " + value,
+		Fields: map[string]any{"var_name": name, "bad_value": value}}
+}
+
+// badNarrow is a narrow the reference refuses with BAD_NARROW.
+func badNarrow(msg, desc string) *Error {
+	return &Error{Kind: KindInvalid, status: statusBadRequest, Code: codeBadNarrow, Msg: msg, Fields: map[string]any{"desc": desc}}
+}
+
+// noSuchChannelID and noSuchChannelName answer a channel that does not
+// exist (or that the caller may not know of).
+func noSuchChannelID(id int64) *Error {
+	return (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeStreamDoesNotExist,
+		Msg: fmt.Sprintf("Channel with ID '%d' does not exist", id)}).With("stream_id", id)
+}
+
+func noSuchChannelName(name string) *Error {
+	return (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeStreamDoesNotExist,
+		Msg: fmt.Sprintf("Channel '%s' does not exist", name)}).With("stream", name)
+}
+
+// errGroupInUse refuses to deactivate a group that settings name.
+func errGroupInUse(objections any) *Error {
+	return &Error{Kind: KindConflict, status: statusBadRequest, Code: codeGroupInUse,
+		Msg: "Cannot deactivate user group in use.", Fields: map[string]any{"objections": objections}}
+}
+
+// errMoveTimeLimit refuses a move of more of a topic than the caller may
+// move.
+func errMoveTimeLimit(first any, allowed, total int) *Error {
+	return (&Error{Kind: KindForbidden, status: statusBadRequest, Code: CodeMoveMessagesTimeLimitExceeded,
+		Msg: fmt.Sprintf("You only have permission to move the %d/%d most recent messages in this topic.", allowed, total)}).
+		With("first_message_id_allowed_to_move", first).
+		With("total_messages_allowed_to_move", allowed).With("total_messages_in_topic", total)
+}
+
+// invitationFailed is the reference's InvitationError: errors lists
+// [address, reason, whether the address is a deactivated user's].
+func invitationFailed(msg string, errs [][]any, sent bool) *Error {
+	if errs == nil {
+		errs = [][]any{}
+	}
+	return &Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeInvitationFailed, Msg: msg, Fields: map[string]any{
+		"errors": errs, "sent_invitations": sent, "license_limit_reached": false, "daily_limit_reached": false}}
+}
+
+// errLastUser refuses to deactivate the only user or owner.
+func errLastUser(owner bool) *Error {
+	entity := "user"
+	if owner {
+		entity = "organization owner"
+	}
+	return &Error{Kind: KindConflict, status: statusBadRequest, Code: codeCannotDeactivateLastUsr, Msg: "Cannot deactivate the only " + entity + ".",
+		Fields: map[string]any{"is_last_owner": owner, "entity": entity}}
+}
+
 var (
 	errUserDeactivated  = &Error{Kind: KindUnauthenticated, status: statusUnauthorized, Code: CodeUserDeactivated, Msg: "Account is deactivated"}
 	errRealmDeactivated = &Error{Kind: KindUnauthenticated, status: statusUnauthorized, Code: CodeRealmDeactivated, Msg: "This organization has been deactivated"}

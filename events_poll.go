@@ -28,11 +28,6 @@ type GetEventsResponse struct {
 	QueueID *string           `json:"queue_id,omitempty"`
 }
 
-// badQueue is the error for a queue that is gone or not the caller's.
-func badQueue(id string) *Error {
-	return (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeBadEventQueueID, Msg: "Bad event queue ID: " + id}).With("queue_id", id)
-}
-
 // GetEvents returns the caller's queued events newer than LastEventID
 // (dropping the older ones). When there are none it waits: until an event
 // arrives, until a newer GetEvents on the same queue takes over (then it

@@ -89,8 +89,6 @@ func nonNil(ids []int64) []int64 {
 	return ids
 }
 
-var errExpectationMismatch = &Error{Kind: KindInvalid, status: statusBadRequest, Code: "EXPECTATION_MISMATCH", Msg: "'old' value does not match the expected value."}
-
 // maxGroupSettingIDs bounds the users or groups listed in one value.
 const maxGroupSettingIDs = 1000
 

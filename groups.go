@@ -481,8 +481,7 @@ func (s *Service) DeactivateUserGroup(ctx context.Context, c Caller, req Deactiv
 			return err
 		}
 		if len(objections) > 0 {
-			return &Error{Kind: KindConflict, status: statusBadRequest, Code: "CANNOT_DEACTIVATE_GROUP_IN_USE",
-				Msg: "Cannot deactivate user group in use.", Fields: map[string]any{"objections": objections}}
+			return errGroupInUse(objections)
 		}
 		next := *group
 		next.Deactivated = true

@@ -179,9 +179,6 @@ type InviteIDRequest struct {
 	InviteID int64 `json:"invite_id"`
 }
 
-// CodeInvitationFailed answers invitations that were not all sent.
-const CodeInvitationFailed = "INVITATION_FAILED"
-
 // Texts of the reference.
 var (
 	errNoSuchInvitation    = noSuch("No such invitation")
@@ -192,16 +189,6 @@ var (
 
 // inviteRoles are the roles an invitation may give.
 var inviteRoles = []int{RoleOwner, RoleAdministrator, RoleModerator, RoleMember, RoleGuest}
-
-// invitationFailed is the reference's InvitationError: errors lists
-// [address, reason, whether the address is a deactivated user's].
-func invitationFailed(msg string, errs [][]any, sent bool) *Error {
-	if errs == nil {
-		errs = [][]any{}
-	}
-	return &Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeInvitationFailed, Msg: msg, Fields: map[string]any{
-		"errors": errs, "sent_invitations": sent, "license_limit_reached": false, "daily_limit_reached": false}}
-}
 
 // mayInviteByEmail is the permission SendInvites checks: a member or more
 // (not a bot) in can_invite_users_group (register's

@@ -3,7 +3,6 @@ package chat
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/teamchat/chat/storage"
@@ -352,10 +351,7 @@ func (s *Service) checkChangeAllLimit(ctx context.Context, e *edit) error {
 	if len(allowed) > 0 {
 		first = allowed[0]
 	}
-	return (&Error{Kind: KindForbidden, status: statusBadRequest, Code: CodeMoveMessagesTimeLimitExceeded,
-		Msg: fmt.Sprintf("You only have permission to move the %d/%d most recent messages in this topic.", len(allowed), len(msgs))}).
-		With("first_message_id_allowed_to_move", first).
-		With("total_messages_allowed_to_move", len(allowed)).With("total_messages_in_topic", len(msgs))
+	return errMoveTimeLimit(first, len(allowed), len(msgs))
 }
 
 // topicMessages lists the messages of the edited message's topic with IDs

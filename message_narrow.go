@@ -103,7 +103,7 @@ func narrowError(err error) error {
 	}
 	switch ne.Code {
 	case narrow.CodeBadNarrow:
-		return &Error{Kind: KindInvalid, status: statusBadRequest, Code: "BAD_NARROW", Msg: ne.Msg, Fields: map[string]any{"desc": ne.Desc}}
+		return badNarrow(ne.Msg, ne.Desc)
 	case narrow.CodeUnauthorized:
 		return Unauthorized(ne.Msg)
 	}
@@ -116,7 +116,7 @@ func errNarrowNotYet(t narrow.Term) error {
 	if t.Negated {
 		desc = fmt.Sprintf("negated '%s' is not supported by this server yet", t.Operator)
 	}
-	return &Error{Kind: KindInvalid, status: statusBadRequest, Code: "BAD_NARROW", Msg: "Invalid narrow operator: " + desc, Fields: map[string]any{"desc": desc}}
+	return badNarrow("Invalid narrow operator: "+desc, desc)
 }
 
 // compileNarrow turns the narrow into the reader's scope and filter. With

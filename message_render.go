@@ -338,8 +338,7 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 			return s.internal(ctx, "send message", err)
 		}
 		if n > wildcardMentionThreshold {
-			return &Error{Kind: KindForbidden, status: statusBadRequest, Code: CodeStreamWildcardMentionNotAllowed,
-				Msg: "You do not have permission to use channel wildcard mentions in this channel."}
+			return errChannelWildcard
 		}
 	}
 	if m.TopicWildcard {
@@ -352,8 +351,7 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 			o.mentions.topicParticipants[id] = true
 		}
 		if len(o.mentions.topicParticipants) > wildcardMentionThreshold && !manyAllowed {
-			return &Error{Kind: KindForbidden, status: statusBadRequest, Code: CodeTopicWildcardMentionNotAllowed,
-				Msg: "You do not have permission to use topic wildcard mentions in this topic."}
+			return errTopicWildcard
 		}
 	}
 	if len(res.MentionedGroupIDs) > 0 {

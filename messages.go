@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -244,8 +243,7 @@ func (s *Service) normalizeTopic(topic string) (string, error) {
 // the older way, "subject" (not both).
 func topicParam(topic, subject *string) (*string, error) {
 	if topic != nil && subject != nil {
-		return nil, (&Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeRequestConfusingVar,
-			Msg: "Can't decide between 'topic' and 'subject' arguments"}).With("var_name1", "topic").With("var_name2", "subject")
+		return nil, errTopicAndSubject
 	}
 	if topic == nil {
 		return subject, nil
@@ -373,8 +371,7 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 	if byID {
 		ch, err = s.channelByID(ctx, o.realm.ID, id)
 		if errors.Is(err, storage.ErrNotFound) {
-			return (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeStreamDoesNotExist,
-				Msg: fmt.Sprintf("Channel with ID '%d' does not exist", id)}).With("stream_id", id)
+			return noSuchChannelID(id)
 		}
 	} else {
 		name, err = s.checkChannelName(name)
@@ -383,8 +380,7 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 		}
 		ch, err = s.channelByName(ctx, o.realm.ID, name)
 		if errors.Is(err, storage.ErrNotFound) {
-			return (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeStreamDoesNotExist,
-				Msg: fmt.Sprintf("Channel '%s' does not exist", name)}).With("stream", name)
+			return noSuchChannelName(name)
 		}
 	}
 	if err != nil {

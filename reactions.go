@@ -81,11 +81,6 @@ func reactionUser(realm *storage.Realm, u *storage.User) ReactionUser {
 // EventType implements EventBody.
 func (ReactionEvent) EventType() string { return "reaction" }
 
-var (
-	errReactionExists  = &Error{Kind: KindConflict, status: statusBadRequest, Code: CodeReactionAlreadyExists, Msg: "Reaction already exists."}
-	errReactionMissing = &Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeReactionDoesNotExist, Msg: "Reaction doesn't exist."}
-)
-
 // AddReaction adds the caller's reaction to a message they may see. A
 // reaction with an emoji code someone already used on the message takes
 // that reaction's name (a vote for it); otherwise name, code and type

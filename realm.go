@@ -193,7 +193,7 @@ func (s *Service) RealmForHost(ctx context.Context, host string) (int64, error) 
 	if len(first) == 1 {
 		return first[0].ID, nil
 	}
-	return 0, &Error{Kind: KindNotFound, status: statusNotFound, Code: CodeNonexistentSubdomain, Msg: "Invalid subdomain"}
+	return 0, errInvalidSubdomain
 }
 
 // hostOnly strips a port from host.

@@ -200,7 +200,7 @@ func (s *Service) DeleteCustomEmoji(ctx context.Context, c Caller, req DeleteCus
 		w.keepCallers()
 		e, err := w.GetRealmEmojiByName(ctx, realm.ID, req.EmojiName)
 		if errors.Is(err, storage.ErrNotFound) {
-			return &Error{Kind: KindNotFound, status: statusNotFound, Code: CodeBadRequest, Msg: "Emoji '" + req.EmojiName + "' does not exist"}
+			return NotFound("Emoji '%s' does not exist", req.EmojiName)
 		} else if err != nil {
 			return err
 		}

@@ -89,11 +89,6 @@ func (t *TimeLimit) seconds(name string) (*int64, error) {
 	return &n, nil
 }
 
-func badValue(name, value string) error {
-	return &Error{Kind: KindInvalid, status: statusBadRequest, Code: CodeRequestVariableInvalid, Msg: "Bad value for '" + name + "': " + value,
-		Fields: map[string]any{"var_name": name, "bad_value": value}}
-}
-
 // GetRealmSettingsResponse is the success body of GetRealmSettings.
 type GetRealmSettingsResponse struct {
 	RealmSettings

@@ -67,11 +67,6 @@ func WithSchedulerInterval(d time.Duration) Option {
 // changed.
 func (s *Service) wakeScheduler() { s.shared.scheduler.Poke() }
 
-// errScheduledClaimLost rolls a delivery (or a failure's mark) back: the
-// scheduled message was delivered, failed, edited or deleted since it was
-// read, or another server is delivering it.
-var errScheduledClaimLost = &Error{Kind: KindConflict, status: statusConflict, Code: CodeBadRequest, Msg: "Scheduled message was already sent"}
-
 // RunScheduler delivers scheduled messages as they fall due, until ctx
 // ends; then it returns ctx's error. Run starts it; a host that does not
 // call Run may call it instead. Several loops, on this server or others

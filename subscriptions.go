@@ -386,7 +386,7 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 	for _, name := range req.Subscriptions {
 		ch, err := s.store.GetStreamByName(ctx, cc.realm.ID, strings.TrimSpace(name))
 		if errors.Is(err, storage.ErrNotFound) || err == nil && !cc.canSee(ch) {
-			return nil, (&Error{Kind: KindNotFound, status: statusBadRequest, Code: CodeStreamDoesNotExist, Msg: fmt.Sprintf("Channel '%s' does not exist", name)}).With("stream", name)
+			return nil, noSuchChannelName(name)
 		} else if err != nil {
 			return nil, s.internal(ctx, "unsubscribe", err)
 		}

@@ -163,11 +163,6 @@ type UploadedFile struct {
 	Size        int64
 }
 
-var (
-	errNoSuchFile    = &Error{Kind: KindNotFound, status: statusNotFound, Code: CodeBadRequest, Msg: "This file does not exist or has been deleted."}
-	errFileForbidden = &Error{Kind: KindForbidden, status: statusForbidden, Code: CodeBadRequest, Msg: "You are not authorized to view this file."}
-)
-
 // OpenUpload opens an uploaded file of the caller's organization by its
 // path ID ("<realm>/..."), for its uploader or whoever may see a message
 // that links it (GET /user_uploads/{realm_id}/{path}).

@@ -330,8 +330,6 @@ func (s *Service) CreateUser(ctx context.Context, c Caller, req CreateUserReques
 	return &CreateUserResponse{UserID: u.ID}, nil
 }
 
-var errAdminRequired = &Error{Kind: KindForbidden, status: statusBadRequest, Code: "UNAUTHORIZED_PRINCIPAL", Msg: "Must be an organization administrator"}
-
 // checkNewEmail validates an address for a new account.
 func (s *Service) checkNewEmail(email string) (string, error) {
 	email = strings.TrimSpace(email)

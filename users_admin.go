@@ -12,7 +12,6 @@ import (
 
 var (
 	errInsufficient  = refused("Insufficient permission")
-	errOwnerRequired = &Error{Kind: KindForbidden, status: statusBadRequest, Code: "UNAUTHORIZED_PRINCIPAL", Msg: "Must be an organization owner"}
 	errSoleOwnerRole = clash("The owner permission cannot be removed from the only organization owner.")
 	allRoles         = []int{RoleOwner, RoleAdministrator, RoleModerator, RoleMember, RoleGuest}
 )
@@ -331,15 +330,6 @@ func (s *Service) DeactivateOwnUser(ctx context.Context, c Caller) (*EmptyRespon
 		return nil, err
 	}
 	return &EmptyResponse{}, nil
-}
-
-func errLastUser(owner bool) *Error {
-	entity := "user"
-	if owner {
-		entity = "organization owner"
-	}
-	return &Error{Kind: KindConflict, status: statusBadRequest, Code: "CANNOT_DEACTIVATE_LAST_USER", Msg: "Cannot deactivate the only " + entity + ".",
-		Fields: map[string]any{"is_last_owner": owner, "entity": entity}}
 }
 
 // deactivate marks u deactivated with every bot below it: the bots it owns,
