@@ -10,34 +10,31 @@ import (
 // on the writer and the readers (for tests and tools that bound the work
 // of a request by counting its statements). fn must be safe for
 // concurrent use.
-func (s *Store) OnQuery(fn func(query string)) {
-	s.hooks.add(fn)
-	h := queryHook(fn)
-	for _, db := range []*bun.DB{s.writer, s.reader} {
-		if db != nil {
-			db.AddQueryHook(h)
-		}
-	}
-}
+func (s *Store) OnQuery(fn func(query string)) { s.hooks.add(fn) }
 
 // onStatement calls fn after every SQL statement the Store runs from now
 // on, with its arguments: none for bun's queries (their values are in
 // the text), the placeholders' values for prepared ones.
-func (s *Store) onStatement(fn func(query string, args []any)) {
-	addHook(&s.hooks.withArgs, fn)
-	h := queryHook(func(q string) { fn(q, nil) })
-	for _, db := range []*bun.DB{s.writer, s.reader} {
-		if db != nil {
-			db.AddQueryHook(h)
-		}
+func (s *Store) onStatement(fn func(query string, args []any)) { addHook(&s.hooks.withArgs, fn) }
+
+// newQueryHooks returns the Store's hooks, installed in its databases
+// once, as they open: bun's list of hooks may not change while queries
+// run (the analyzer, the event listener), so functions added later join
+// the hooks' own lists instead.
+func newQueryHooks(dbs ...*bun.DB) *queryHooks {
+	h := &queryHooks{}
+	for _, db := range dbs {
+		db.AddQueryHook(bunHook{h})
 	}
+	return h
 }
 
-type queryHook func(query string)
+// bunHook passes bun's queries to the hooks.
+type bunHook struct{ h *queryHooks }
 
-func (h queryHook) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+func (b bunHook) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
 
-func (h queryHook) AfterQuery(_ context.Context, ev *bun.QueryEvent) { h(ev.Query) }
+func (b bunHook) AfterQuery(_ context.Context, ev *bun.QueryEvent) { b.h.ran(ev.Query, ev.Query, nil) }
 
 // Analyze refreshes the database's planner statistics (ANALYZE on both
 // dialects). PostgreSQL's autovacuum does it on its own schedule; a host

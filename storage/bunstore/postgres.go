@@ -75,7 +75,8 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...PostgresOption) (*Sto
 		_ = db.Close()
 		return nil, fmt.Errorf("bunstore: current schema: %w", err)
 	}
-	return &Store{ops: postgresOps, w: db, r: db, writer: db, prepared: prepared, stmts: newStmtCache(), hooks: &queryHooks{}, pgTrips: &dc.trips,
+	hooks := newQueryHooks(db)
+	return &Store{ops: postgresOps, w: db, r: db, writer: db, prepared: prepared, stmts: newStmtCache(), hooks: hooks, pgTrips: &dc.trips,
 		channel: eventChannel(schema), analyzer: startAnalyzer(db, analyzeFirst, analyzeEvery)}, nil
 }
 

@@ -122,8 +122,9 @@ func addHook[F any](p *atomic.Pointer[[]F], fn F) {
 	}
 }
 
-// ran tells the hooks about a statement run outside bun: name for
-// OnQuery, text and args for the withArgs hooks.
+// ran tells the hooks about a statement: name for OnQuery, text and args
+// for the withArgs hooks (a prepared statement's name, text and
+// arguments; a bun query's text twice and no arguments).
 func (h *queryHooks) ran(name, text string, args []any) {
 	if h == nil {
 		return

@@ -96,7 +96,7 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 		writer:   writer,
 		reader:   reader,
 		prepared: prepared, stmts: newStmtCache(),
-		hooks: &queryHooks{},
+		hooks: newQueryHooks(writer, reader),
 		bus:   &localBus{},
 	}, nil
 }
