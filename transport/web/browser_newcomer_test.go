@@ -55,7 +55,7 @@ func testNewcomer(t *testing.T, s *site) {
 	owner.typeInto("#compose-topic", "hello")
 	owner.typeInto("#compose-content", "Welcome aboard!\r")
 	c.click(fmt.Sprintf(`#channel-list a[data-stream-id="%d"]`, welcome))
-	c.wait(`document.getElementById("message-list").textContent.includes("Welcome aboard!")`)
+	c.wait(`document.getElementById("message-list").textContent.includes("Welcome aboard!") && !document.getElementById("message-list").hasAttribute("aria-busy")`)
 
 	// She replies, mentioning the owner by completing "@Oli".
 	hello := `[...document.querySelectorAll("#message-list article")].find(a => a.textContent.includes("Welcome aboard!"))`
