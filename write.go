@@ -150,7 +150,7 @@ const maxWriteBatch = 32
 
 // newWriteLanes is the Service's writelane.Gate.
 func newWriteLanes(s *Service, limit int) *writelane.Gate[*writeOp] {
-	return writelane.New(s.runWrites, s.afterWrites, maxWriteBatch, limit)
+	return writelane.New(s.runBatch, s.afterWrites, maxWriteBatch, limit)
 }
 
 // write is the one write path for a change of the whole organization
@@ -182,9 +182,8 @@ func (s *Service) writeIn(ctx context.Context, key writelane.Key, batchable bool
 	}
 	if key.Realm == 0 {
 		ops := []*writeOp{op}
-		errs := s.runWrites(ctx, key, ops)
-		s.afterWrites(ctx, ops, errs)
-		err = errs[0]
+		_, err = s.writeTxn(ctx, key, ops, nil)
+		s.afterWrites(ctx, ops, []error{err})
 	} else {
 		err = s.shared.writes.Do(ctx, key, op, batchable)
 	}
@@ -194,19 +193,41 @@ func (s *Service) writeIn(ctx context.Context, key writelane.Key, batchable bool
 	return err
 }
 
-// runWrites runs ops in one transaction of lane key (the writelane
-// Runner). If one of them fails, the transaction rolls back, and the
-// writes before it run again together, the failed one alone (so that it
-// gets the answer it would have had alone: its error, or success if the
+// runBatch runs b in one transaction of lane key (the writelane Runner),
+// which takes in the writes that arrived while it waited for its lock (see
+// write.go's comment). If one of them fails, the transaction rolls back,
+// and they run again as runWrites says.
+func (s *Service) runBatch(ctx context.Context, key writelane.Key, b *writelane.Batch[*writeOp]) []error {
+	ops := b.Ops()
+	if len(ops) == 1 && b.Expect() == 0 {
+		// A write alone (it takes no one in, but counts who arrived): its
+		// transaction ends with its caller's context.
+		_, err := s.writeTxn(ops[0].ctx, key, ops, b)
+		return []error{err}
+	}
+	failed, err := s.writeTxn(ctx, key, ops, b)
+	return s.afterFailure(ctx, key, b.Ops(), failed, err)
+}
+
+// runWrites runs ops in one transaction of lane key, taking no one in. If
+// one of them fails, the transaction rolls back (see afterFailure).
+func (s *Service) runWrites(ctx context.Context, key writelane.Key, ops []*writeOp) []error {
+	if len(ops) == 1 {
+		_, err := s.writeTxn(ops[0].ctx, key, ops, nil)
+		return []error{err}
+	}
+	failed, err := s.writeTxn(ctx, key, ops, nil)
+	return s.afterFailure(ctx, key, ops, failed, err)
+}
+
+// afterFailure answers ops, whose shared transaction ended with err (in
+// ops[failed]'s function if failed >= 0): when it failed, the writes
+// before the failed one run again together, the failed one alone (so that
+// it gets the answer it would have had alone: its error, or success if the
 // failure came from a write before it), and those after it together; if
 // the failure was no write's (the lock, the commit), each runs alone.
-func (s *Service) runWrites(ctx context.Context, key writelane.Key, ops []*writeOp) []error {
+func (s *Service) afterFailure(ctx context.Context, key writelane.Key, ops []*writeOp, failed int, err error) []error {
 	errs := make([]error, len(ops))
-	if len(ops) == 1 {
-		_, errs[0] = s.writeTxn(ops[0].ctx, key, ops)
-		return errs
-	}
-	failed, err := s.writeTxn(ctx, key, ops)
 	if err != nil && s.tel.metrics {
 		s.tel.writeRetries.Add(ctx, int64(len(ops)), laneAddAttrs[laneKind(key)]...)
 	}
@@ -214,40 +235,55 @@ func (s *Service) runWrites(ctx context.Context, key writelane.Key, ops []*write
 	case err == nil:
 	case failed < 0:
 		for i, op := range ops {
-			_, errs[i] = s.writeTxn(op.ctx, key, ops[i:i+1])
+			_, errs[i] = s.writeTxn(op.ctx, key, ops[i:i+1], nil)
 		}
 	default:
 		copy(errs, s.runWrites(ctx, key, ops[:failed]))
-		_, errs[failed] = s.writeTxn(ops[failed].ctx, key, ops[failed:failed+1])
+		_, errs[failed] = s.writeTxn(ops[failed].ctx, key, ops[failed:failed+1], nil)
 		copy(errs[failed+1:], s.runWrites(ctx, key, ops[failed+1:]))
 	}
 	return errs
 }
 
-// writeTxn is one transaction of lane key running ops. When it fails in
-// one of the ops' functions, failed is that op's index (else -1).
-func (s *Service) writeTxn(ctx context.Context, key writelane.Key, ops []*writeOp) (failed int, err error) {
+// writeTxn is one transaction of lane key running ops and, when b is not
+// nil (ops are b's), the writes of b's lane that arrived while it waited
+// for its lock: as many as b expects, for which it reserves message IDs
+// with the lock. When it fails in one of the ops' functions, failed is
+// that op's index in b.Ops() (else -1).
+func (s *Service) writeTxn(ctx context.Context, key writelane.Key, ops []*writeOp, b *writelane.Batch[*writeOp]) (failed int, err error) {
 	failed = -1
-	runs := make([]*writeTx, len(ops))
 	kind := laneKind(key)
 	var start time.Time
 	if s.tel.metrics || s.tel.traces {
 		start = s.writeStarts(ctx, kind, ops)
 		var sp trace.Span
-		ctx, sp = s.span(ctx, "chat.write.transaction", attribute.Int("chat.write.batch.size", len(ops)))
+		ctx, sp = s.span(ctx, "chat.write.transaction")
 		defer func() {
+			sp.SetAttributes(attribute.Int("chat.write.batch.size", len(ops)))
 			endSpan(sp, err)
 			if s.tel.metrics {
+				s.tel.writeBatch.Record(ctx, int64(len(ops)), laneAttrs[kind]...)
 				s.tel.writeHeld.Record(ctx, since(start), laneAttrs[kind]...)
 			}
 		}()
 	}
+	var runs []*writeTx
 	err = s.store.InTx(ctx, func(st storage.Store) error {
+		expect := 0
+		if b != nil {
+			expect = b.Expect()
+		}
 		ids := &reservedIDs{}
 		var err error
-		if ids.free, err = s.lockLane(ctx, st, key, len(ops)); err != nil {
+		if ids.free, err = s.lockLane(ctx, st, key, len(ops)+expect); err != nil {
 			return err
 		}
+		if b != nil {
+			joined := b.Join(expect)
+			s.writesJoined(ctx, kind, joined)
+			ops = b.Ops()
+		}
+		runs = make([]*writeTx, len(ops))
 		for i, op := range ops {
 			w := &writeTx{Store: st, realmID: key.Realm, svc: s, ids: ids, left: len(ops) - i}
 			if err := op.fn(w); err != nil {
@@ -280,8 +316,20 @@ func (s *Service) writeStarts(ctx context.Context, kind int, ops []*writeOp) tim
 	for _, op := range ops {
 		s.tel.writeWait.Record(ctx, start.Sub(op.queued).Seconds(), laneAttrs[kind]...)
 	}
-	s.tel.writeBatch.Record(ctx, int64(len(ops)), laneAttrs[kind]...)
 	return start
+}
+
+// writesJoined records the writes a transaction took in once it held its
+// lock: how long each waited, and how many joined.
+func (s *Service) writesJoined(ctx context.Context, kind int, ops []*writeOp) {
+	if !s.tel.metrics || len(ops) == 0 {
+		return
+	}
+	now := time.Now()
+	for _, op := range ops {
+		s.tel.writeWait.Record(ctx, now.Sub(op.queued).Seconds(), laneAttrs[kind]...)
+	}
+	s.tel.writeJoined.Add(ctx, int64(len(ops)), laneAddAttrs[kind]...)
 }
 
 // publishInTx hands w's events and invalidations to the event bus, in
