@@ -198,15 +198,17 @@ func (s *Service) writeIn(ctx context.Context, key writelane.Key, batchable bool
 // write.go's comment). If one of them fails, the transaction rolls back,
 // and they run again as runWrites says.
 func (s *Service) runBatch(ctx context.Context, key writelane.Key, b *writelane.Batch[*writeOp]) []error {
-	ops := b.Ops()
-	if len(ops) == 1 && b.Expect() == 0 {
-		// A write alone (it takes no one in, but counts who arrived): its
-		// transaction ends with its caller's context.
-		_, err := s.writeTxn(ops[0].ctx, key, ops, b)
-		return []error{err}
+	txCtx := ctx
+	if ops := b.Ops(); len(ops) == 1 && b.Expect() == 0 {
+		// A write alone, which will take no one in (but counts who
+		// arrived): its transaction ends with its caller's context.
+		txCtx = ops[0].ctx
 	}
-	failed, err := s.writeTxn(ctx, key, ops, b)
-	return s.afterFailure(ctx, key, b.Ops(), failed, err)
+	failed, err := s.writeTxn(txCtx, key, b.Ops(), b)
+	if ops := b.Ops(); len(ops) > 1 {
+		return s.afterFailure(ctx, key, ops, failed, err)
+	}
+	return []error{err}
 }
 
 // runWrites runs ops in one transaction of lane key, taking no one in. If
