@@ -39,16 +39,67 @@ import (
 // with the commit: two round trips whatever the batch (BEGIN with the
 // locks and the batch's message IDs, then every write and COMMIT).
 //
-// Measured and not taken: drawing a send's message ID outside the lock
-// (a sequence, then a lock-free insert) would take the lock's round trip
-// off the lane, but IDs would then no longer increase in commit order,
-// and a queue could see a later message before an earlier one of the
-// same conversation, or a subscription change between them, unless
-// every reader also waited on an ordering epoch. The lane's remaining
-// cost is the lock held across those two round trips: with the database
-// 5 ms away a lane commits at most one batch per ~10 ms, which is why
-// throughput then grows with batching (more clients share a batch), not
-// with more servers on one channel.
+// A lane's transaction also takes in the writes of its lane that arrived
+// while it waited for its lock (writelane.Batch.Join). A batch is
+// composed when its transaction starts, before the lock's round trip, and
+// that lock may be held by another server: without joining, a write that
+// arrived a moment later waited for that whole transaction and then for
+// one of its own, and a batch held about half a server's clients. The
+// writes join once the lock is held, so they
+// come after everything committed before it, in arrival order after the
+// batch's own. They need message IDs, which are drawn inside the lock
+// (below), and the batch only knows them after the lock's answer: so the
+// lock's statement reserves, beside the batch's IDs, as many as the lane
+// saw arrive during its previous transaction's wait (Batch.Expect, which
+// each transaction that saw fewer halves), and at most that many join.
+// No further round trip is made while the lock is held; an ID reserved
+// and not used is skipped (under 1% of the IDs drawn with the database
+// 5 ms away; up to a quarter with it on the same machine, where fewer
+// writes arrive during the short wait than the last one counted). A
+// transaction waiting for its lock holds one pooled connection and no
+// row, and gets its transaction ID only once it holds the lock. A
+// shared transaction that fails splits as any other (runWrites), the
+// writes that joined included.
+//
+// Measured (README, "The write path on PostgreSQL"; the database 5 ms
+// away, 8 clients per server): joining takes a server's batches from
+// about half its clients to nearly all of them (4.0 to 7.9 writes), one
+// server from 265-311 to 485-551 sends a second and two servers on one
+// channel from 448-538 to 835-927. Measured and not taken (in a window
+// where other work loaded the machine, against joining as built: one
+// server 353-448/s, two 456-658/s):
+//   - reserving the joined writes' IDs after the lock, in a second round
+//     trip: the lock is then held for two trips instead of one (the
+//     transaction 26-32 ms instead of 16-20), and one server gave
+//     227-278/s, two 330-356/s, no better than without joining;
+//   - reserving a whole batch's IDs (32) every time, without an
+//     estimate: slower in that window (one server 267-286/s, two
+//     399-505/s; why was not pursued), and a quiet lane draws 32 IDs a
+//     message;
+//   - drawing a send's message ID outside the lock (a sequence, then a
+//     lock-free insert) would take the lock's round trip off the lane,
+//     but IDs would then no longer increase in commit order, and a queue
+//     could see a later message before an earlier one of the same
+//     conversation, or a subscription change between them, unless every
+//     reader also waited on an ordering epoch.
+//
+// What remains is the lock itself: it is held from its grant until the
+// commit reaches the database, one trip from the database back to the
+// server plus the batch's work, and a server's transaction lasts two
+// trips. Two servers on one channel therefore keep the lock busy most of
+// the time (each waits for the other's hold), which is why they give
+// 1.64-1.75 times one server's rate rather than twice it (two servers
+// on channels of their own give 1.86-1.89 on this machine). The step
+// after this one would send a transaction whole, in one trip, the
+// database drawing the IDs inside it and the writes and events taking
+// them there, so that the lock is held only for the database's own
+// work; that rewrites the send's statements and its events' payloads,
+// and was not started. Considered and not built: a server asking for its
+// lane's next lock before its commit's answer came back (two
+// transactions of a lane open at once) would keep the lock busy with one
+// server alone: faster for one server, with nothing left for a second
+// one to add on one channel; it would also change the gate's
+// one-transaction-per-lane rule and the order of after-commit work.
 //
 // The order clients rely on holds: message IDs are drawn inside the
 // channel's (or conversation's) lock, so within a conversation they
