@@ -60,7 +60,7 @@ type telemetry struct {
 
 	writeWait, writeLock, writeHeld metric.Float64Histogram
 	writeBatch                      metric.Int64Histogram
-	writeRetries                    metric.Int64Counter
+	writeRetries, writeJoined       metric.Int64Counter
 	deliveryLatency                 metric.Float64Histogram
 	scheduled                       metric.Int64Counter
 	scheduledLateness               metric.Float64Histogram
@@ -139,6 +139,7 @@ func (s *Service) startTelemetry() {
 		metric.WithDescription("Writes that shared one transaction (group commit)."),
 		metric.WithExplicitBucketBoundaries(1, 2, 4, 8, 16, 32))
 	t.writeRetries = count("chat.write.retries", "{write}", "Writes run again alone after the transaction they shared failed.")
+	t.writeJoined = count("chat.write.joined", "{write}", "Writes taken into a transaction of their lane that had started before they arrived, once it held its lock.")
 	t.deliveryLatency = sec("chat.event.delivery.latency", "Time from a write's publication of its events, just before its commit, to their delivery to this server's event queues.")
 	t.scheduled = count("chat.scheduled.deliveries", "{message}", "Scheduled messages handled when due, by outcome (sent, failed).")
 	t.scheduledLateness = sec("chat.scheduled.lateness", "Time between a scheduled message's due time and its sending.")

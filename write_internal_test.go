@@ -189,7 +189,7 @@ func TestSharedTransactionMessageIDs(t *testing.T) {
 		{ctx: ctx, fn: func(w *writeTx) error { return appendID(ctx, w, &ids) }},
 		{ctx: ctx, fn: func(w *writeTx) error { return appendID(ctx, w, &ids) }},
 		{ctx: ctx, fn: func(w *writeTx) error { return appendID(ctx, w, &ids) }},
-	})
+	}, nil)
 	require.NoError(t, err)
 	require.Len(t, ids, 3)
 	assert.True(t, slices.IsSorted(ids))

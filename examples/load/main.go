@@ -19,7 +19,12 @@
 // rate alone). -baseline first loads a trivial net/http handler.
 //
 // -url takes several servers, comma-separated: the clients take turns
-// among them (for app servers sharing one database).
+// among them (for app servers sharing one database). -host sends every
+// request with that Host header, as a load balancer in front of them
+// would pass the organization's public name: without it each server is
+// asked by its own address, and a server whose address is not the
+// organization's URL looks the organization up in the database on every
+// request.
 //
 // -seed-messages N measures reads over a large history in one command,
 // for the messages issue's targets: it seeds an organization of N messages
@@ -85,6 +90,7 @@ func main() {
 	dur := flag.Duration("d", 10*time.Second, "duration (at most 5m)")
 	maxReq := flag.Int64("n", 5_000_000, "stop after this many requests")
 	baseline := flag.Bool("baseline", false, "first load a trivial net/http JSON handler (started here, on loopback) with the same settings, and report the target's rate as a share of it")
+	host := flag.String("host", "", "the Host header of every request (as a load balancer in front of -url's servers passes the public name); default: each server's own address")
 	send := flag.String("send", "", "post messages to this channel (POST /messages) instead of GETting -path")
 	ceiling := flag.Bool("ceiling", false, "with -send: first measure the raw database ceiling (1 message + 10 small rows per transaction) with the same concurrency, and report the sends as a share of it")
 	ceilingDB := flag.String("ceiling-db", "", "with -ceiling: a postgres:// DSN of a database to measure the PostgreSQL ceiling on (a table of its own, dropped after); default: go-sqlite3 on a temporary file")
@@ -95,7 +101,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "with -seed-messages: write a CPU profile of this process while loading (the load generator is labeled side=client)")
 	scenario := flag.String("scenario", "fetch", "with -seed-messages: fetch (a channel's newest 100), search1 or search2 (one- and two-word searches, newest 100)")
 	flag.Parse()
-	t := target{bases: strings.Split(*base, ","), path: *path, email: *email, key: *key, channel: *send}
+	t := target{bases: strings.Split(*base, ","), host: *host, path: *path, email: *email, key: *key, channel: *send}
 	var err error
 	if *members > 0 && *send != "" {
 		if err := ensureChannel(t, *members); err != nil {
@@ -126,7 +132,9 @@ func main() {
 type target struct {
 	// bases are the servers' base URLs; the n-th request goes to
 	// bases[n % len(bases)].
-	bases            []string
+	bases []string
+	// host, when set, is every request's Host header.
+	host             string
 	path, email, key string
 	channel          string
 	// paths, when set, are GET in turn instead of path.
@@ -150,6 +158,9 @@ func (t target) request(ctx context.Context, n int64) *http.Request {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	req.SetBasicAuth(t.email, t.key)
+	if t.host != "" {
+		req.Host = t.host
+	}
 	return req
 }
 

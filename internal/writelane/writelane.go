@@ -20,6 +20,15 @@
 // and what to do when one of them fails); this package only decides who
 // runs with whom and when.
 //
+// A transaction may also take in writes that arrived after it started
+// (Batch.Join): the Runner calls Join once it holds the database's lock,
+// so that writes queued while it waited for that lock (held by another
+// process, or simply a round trip away) share it instead of waiting for
+// the next transaction. How many it may take is the Runner's choice (a
+// transaction may have to reserve something for each write before it
+// knows them); Batch.Expect says how many the lane's previous transaction
+// saw arrive, which is the Runner's best guess.
+//
 // The package knows nothing of databases: the caller's Runner takes the
 // database's own locks inside the transaction, so that several processes
 // sharing a database are ordered the same way. The gate here keeps a
@@ -41,11 +50,12 @@ type Key struct {
 // Org is the key of an organization's lane 0.
 func Org(realm int64) Key { return Key{Realm: realm} }
 
-// Runner runs ops in one transaction of lane key and returns each op's
-// error, in order (len(result) == len(ops)). ctx is the leading caller's
-// context without its cancellation: a batch is not abandoned because the
-// caller that happened to lead it went away.
-type Runner[T any] func(ctx context.Context, key Key, ops []T) []error
+// Runner runs b's operations in one transaction of lane key and returns
+// each op's error, in the order of b.Ops() as it stands when the Runner
+// returns (after any Join). ctx is the leading caller's context without
+// its cancellation: a batch is not abandoned because the caller that
+// happened to lead it went away.
+type Runner[T any] func(ctx context.Context, key Key, b *Batch[T]) []error
 
 // After finishes a batch once its lane is free for the next transaction
 // (so that it may itself queue writes), before the callers get their
@@ -63,13 +73,24 @@ type Gate[T any] struct {
 
 	mu     sync.Mutex
 	realms map[int64]*realm[T]
+	// arrivals are, by lane, how many writes arrived while the lane's
+	// last transaction that called Join waited for it, or half the number
+	// before if that is more (so that one quiet transaction does not
+	// make a busy lane forget; a quiet lane forgets in a few); none:
+	// forgotten.
+	arrivals map[Key]int
 }
+
+// maxArrivals bounds the lanes whose arrivals the Gate remembers: past
+// it they are all forgotten, which costs each busy lane one transaction
+// that takes no one in (Expect 0) and learns its number again.
+const maxArrivals = 4096
 
 // New returns a Gate that runs batches of at most maxBatch operations
 // (at least 1) with run, then after (which may be nil), and keeps at most
 // limit transactions running at once (0: no limit).
 func New[T any](run Runner[T], after After[T], maxBatch, limit int) *Gate[T] {
-	g := &Gate[T]{run: run, after: after, maxBatch: max(1, maxBatch), realms: map[int64]*realm[T]{}}
+	g := &Gate[T]{run: run, after: after, maxBatch: max(1, maxBatch), realms: map[int64]*realm[T]{}, arrivals: map[Key]int{}}
 	if limit > 0 {
 		g.open = make(chan struct{}, limit)
 	}
@@ -164,39 +185,128 @@ func (g *Gate[T]) lead(ctx context.Context, key Key, r *realm[T], l *lane[T], e 
 		return err
 	}
 	g.mu.Lock()
-	batch := []*entry[T]{l.pending[0]}
-	if batch[0].batchable {
+	b := &Batch[T]{g: g, key: key, l: l, entries: []*entry[T]{l.pending[0]}}
+	if b.entries[0].batchable {
 		for _, next := range l.pending[1:] {
-			if !next.batchable || len(batch) == g.maxBatch {
+			if !next.batchable || len(b.entries) == g.maxBatch {
 				break
 			}
-			batch = append(batch, next)
+			b.entries = append(b.entries, next)
 		}
+		b.expect = min(g.arrivals[key], g.maxBatch-len(b.entries))
 	}
-	l.pending = l.pending[len(batch):]
-	ops := make([]T, len(batch))
-	for i, b := range batch {
-		b.taken = true
-		ops[i] = b.op
+	l.pending = l.pending[len(b.entries):]
+	b.ops = make([]T, len(b.entries))
+	for i, e := range b.entries {
+		e.taken = true
+		b.ops[i] = e.op
 	}
 	g.mu.Unlock()
 
 	bctx := context.WithoutCancel(ctx)
-	errs := g.run(bctx, key, ops)
-	if len(errs) != len(ops) {
+	errs := g.run(bctx, key, b)
+	if len(errs) != len(b.ops) {
 		panic("writelane: the Runner answered the wrong number of errors")
 	}
 	g.leave(key, r)
 	g.mu.Lock()
+	b.done = true
+	b.remember()
 	g.handOn(key, l)
 	g.mu.Unlock()
 	if g.after != nil {
-		g.after(bctx, ops, errs)
+		g.after(bctx, b.ops, errs)
 	}
-	for i, b := range batch {
-		b.done <- errs[i]
+	for i, be := range b.entries {
+		be.done <- errs[i]
 	}
 	return <-e.done
+}
+
+// Batch is the operations of one transaction: those queued in its lane
+// when it started and those it took in later (Join), in arrival order.
+// Its methods are for the Runner, while it runs.
+type Batch[T any] struct {
+	g       *Gate[T]
+	key     Key
+	l       *lane[T]
+	entries []*entry[T]
+	ops     []T
+	expect  int
+	// joined: Join was called; took counts the writes it took in, left
+	// those it found queued at its last call and left there (together:
+	// the writes that arrived while the transaction waited); done: the
+	// transaction has ended.
+	joined     bool
+	took, left int
+	done       bool
+}
+
+// Ops are the batch's operations so far, in arrival order.
+func (b *Batch[T]) Ops() []T { return b.ops }
+
+// Expect is how many writes arrived while the lane's previous transaction
+// waited for its lock (as Join counted them; or half what the lane
+// expected before, if that is more), at most what the batch still has
+// room for; 0 when the batch cannot grow (its first operation is not
+// batchable) or the lane has no recent count.
+func (b *Batch[T]) Expect() int { return b.expect }
+
+// Join takes into the batch up to limit batchable operations queued in
+// its lane since it started (in arrival order, stopping at one that is
+// not batchable, never beyond the Gate's batch size) and returns them,
+// now also at the end of Ops. It counts every write found queued, taken or
+// not, for the lane's next Expect. The Runner calls it once it holds the
+// database's lock, and may call it again; a batch whose first operation is
+// not batchable takes nothing.
+func (b *Batch[T]) Join(limit int) []T {
+	g := b.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if b.done {
+		panic("writelane: Join after the transaction ended")
+	}
+	if !b.entries[0].batchable {
+		return nil
+	}
+	waiting := 0
+	for _, e := range b.l.pending {
+		if !e.batchable {
+			break
+		}
+		waiting++
+	}
+	n := min(waiting, max(limit, 0), g.maxBatch-len(b.entries))
+	b.joined = true
+	b.took += n
+	b.left = waiting - n
+	taken := b.l.pending[:n]
+	b.l.pending = b.l.pending[n:]
+	start := len(b.ops)
+	for _, e := range taken {
+		e.taken = true
+		b.entries = append(b.entries, e)
+		b.ops = append(b.ops, e.op)
+	}
+	return b.ops[start:]
+}
+
+// remember keeps what Join counted as the lane's arrivals, for its next
+// batch's Expect. g.mu is held.
+func (b *Batch[T]) remember() {
+	g := b.g
+	if !b.joined {
+		return
+	}
+	arrived := max(b.took+b.left, g.arrivals[b.key]/2)
+	if arrived == 0 {
+		delete(g.arrivals, b.key)
+		return
+	}
+	if _, ok := g.arrivals[b.key]; !ok && len(g.arrivals) >= maxArrivals {
+		clear(g.arrivals)
+	}
+	g.arrivals[b.key] = arrived
 }
 
 // withdraw removes e, which no transaction took, from the lane's queue.

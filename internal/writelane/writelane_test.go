@@ -48,7 +48,8 @@ func newRecorder(delay time.Duration) *recorder {
 	return &recorder{lanes: map[int64]int{}, whole: map[int64]int{}, perKy: map[Key]int{}, delay: delay}
 }
 
-func (r *recorder) run(_ context.Context, key Key, ops []int) []error {
+func (r *recorder) run(_ context.Context, key Key, b *Batch[int]) []error {
+	ops := b.Ops()
 	r.mu.Lock()
 	r.batches = append(r.batches, append([]int(nil), ops...))
 	r.keys = append(r.keys, key)
@@ -81,13 +82,7 @@ func (r *recorder) run(_ context.Context, key Key, ops []int) []error {
 	}
 	r.open--
 	r.mu.Unlock()
-	errs := make([]error, len(ops))
-	for i, op := range ops {
-		if r.fail != nil {
-			errs[i] = r.fail(op)
-		}
-	}
-	return errs
+	return answers(ops, r.fail)
 }
 
 // Concurrent writes of one lane share transactions, each op runs once,
@@ -150,6 +145,17 @@ func queued(g *Gate[int], key Key, op int) bool {
 }
 
 func waitDone(done chan error) error { return <-done }
+
+// answers are ops' errors as fail says (nil: none fails).
+func answers(ops []int, fail func(op int) error) []error {
+	errs := make([]error, len(ops))
+	for i, op := range ops {
+		if fail != nil {
+			errs[i] = fail(op)
+		}
+	}
+	return errs
+}
 
 // Lanes of one organization run side by side; lane 0 runs alone; other
 // organizations are not held up; a stream of lane writes does not starve
@@ -232,7 +238,8 @@ func TestErrorsGoToTheirCallers(t *testing.T) {
 func TestContextEndsWhileQueued(t *testing.T) {
 	block := make(chan struct{})
 	var ran sync.Map
-	g := New(func(_ context.Context, key Key, ops []int) []error {
+	g := New(func(_ context.Context, key Key, b *Batch[int]) []error {
+		ops := b.Ops()
 		for _, op := range ops {
 			ran.Store(op, true)
 			if op == 0 {
@@ -264,11 +271,11 @@ func TestContextEndsWhileQueued(t *testing.T) {
 	// A lane-0 leader waiting behind a lane transaction gives up: the
 	// lane's next caller leads.
 	hold := make(chan struct{})
-	g2 := New(func(_ context.Context, key Key, ops []int) []error {
+	g2 := New(func(_ context.Context, key Key, b *Batch[int]) []error {
 		if key.Lane != 0 {
 			<-hold
 		}
-		return make([]error, len(ops))
+		return make([]error, len(b.Ops()))
 	}, nil, 10, 0)
 	laneDone := make(chan error, 1)
 	go func() { laneDone <- g2.Do(context.Background(), Key{Realm: 1, Lane: 9}, 0, true) }()
@@ -299,4 +306,144 @@ func TestOpenLimit(t *testing.T) {
 	wg.Wait()
 	assert.LessOrEqual(t, rec.most, 2)
 	assert.True(t, g.Idle())
+}
+
+// joinRecorder is a Runner that, for a batch led by an op with a release
+// channel, waits on it (as a transaction waits for the database's lock),
+// then takes in what Expect says, and records each batch and its Expect.
+type joinRecorder struct {
+	mu      sync.Mutex
+	batches [][]int
+	expects []int
+	release map[int]chan struct{}
+	fail    func(op int) error
+}
+
+func (r *joinRecorder) run(_ context.Context, _ Key, b *Batch[int]) []error {
+	if ch := r.release[b.Ops()[0]]; ch != nil {
+		<-ch
+	}
+	b.Join(b.Expect())
+	ops := b.Ops()
+	r.mu.Lock()
+	r.batches = append(r.batches, slices.Clone(ops))
+	r.expects = append(r.expects, b.Expect())
+	r.mu.Unlock()
+	return answers(ops, r.fail)
+}
+
+// Writes queued while a transaction waits for its lock join it, as many
+// as the lane's previous transaction saw arrive, in arrival order, never
+// past one that is not batchable; each caller gets its own op's error.
+func TestJoinTakesWritesThatArrivedWhileWaiting(t *testing.T) {
+	refused := errors.New("refused")
+	rec := &joinRecorder{release: map[int]chan struct{}{0: make(chan struct{}), 10: make(chan struct{})},
+		fail: func(op int) error {
+			if op == 11 {
+				return refused
+			}
+			return nil
+		}}
+	g := New(rec.run, nil, 8, 0)
+	key := Key{Realm: 1, Lane: 3}
+	// round leads with op lead, queues ops behind it while it waits (the
+	// ones in alone are not batchable), then lets it go.
+	round := func(lead int, ops []int, alone ...int) map[int]error {
+		errs := map[int]error{}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			err := g.Do(context.Background(), key, lead, true)
+			mu.Lock()
+			errs[lead] = err
+			mu.Unlock()
+		})
+		require.Eventually(t, func() bool { return !g.Idle() && g.Queued(key) == 0 }, time.Second, time.Millisecond)
+		for i, op := range ops {
+			wg.Go(func() {
+				err := g.Do(context.Background(), key, op, !slices.Contains(alone, op))
+				mu.Lock()
+				errs[op] = err
+				mu.Unlock()
+			})
+			require.Eventually(t, func() bool { return g.Queued(key) == i+1 }, 10*time.Second, 10*time.Microsecond)
+		}
+		close(rec.release[lead])
+		wg.Wait()
+		return errs
+	}
+
+	// The lane's first transaction expects no one: it takes no one in,
+	// and counts the three that arrived.
+	errs := round(0, []int{1, 2, 3})
+	for op, err := range errs {
+		assert.NoError(t, err, "op %d", op)
+	}
+	assert.Equal(t, [][]int{{0}, {1, 2, 3}}, rec.batches)
+	assert.Equal(t, []int{0, 3}, rec.expects)
+	// [1 2 3] found no one waiting: the lane expects half of three.
+	errs = round(10, []int{11, 12, 13, 14}, 13)
+	assert.Equal(t, [][]int{{0}, {1, 2, 3}, {10, 11}, {12}, {13}, {14}}, rec.batches,
+		"10 takes in one (11), then 12 leads, 13 runs alone, then 14")
+	assert.Equal(t, []int{0, 3, 1, 2, 0, 1}, rec.expects,
+		"10 found two waiting (it took one): 12 expects two; 13 cannot grow; 12 found 13 at the head, so 14 expects half")
+	assert.ErrorIs(t, errs[11], refused, "a write taken in gets its own error")
+	for _, op := range []int{10, 12, 13, 14} {
+		assert.NoError(t, errs[op], "op %d", op)
+	}
+	assert.True(t, g.Idle())
+	g.mu.Lock()
+	assert.Empty(t, g.arrivals, "14 found no one and expected one: the lane is forgotten")
+	g.mu.Unlock()
+}
+
+// Join never grows a batch past the Gate's batch size, takes nothing for
+// a limit of zero or less, and cannot be called once the transaction has
+// ended; a caller that gave up while queued is not taken in.
+func TestJoinBounds(t *testing.T) {
+	release := make(chan struct{})
+	var took [][]int
+	var late *Batch[int]
+	g := New(func(_ context.Context, _ Key, b *Batch[int]) []error {
+		if b.Ops()[0] == 0 {
+			<-release
+			took = append(took, b.Join(-1), b.Join(0), b.Join(100))
+			late = b
+		}
+		return make([]error, len(b.Ops()))
+	}, nil, 3, 0)
+	key := Key{Realm: 1, Lane: 1}
+	first := make(chan error, 1)
+	go func() { first <- g.Do(context.Background(), key, 0, true) }()
+	require.Eventually(t, func() bool { return !g.Idle() && g.Queued(key) == 0 }, time.Second, time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	gone := make(chan error, 1)
+	go func() { gone <- g.Do(ctx, key, 1, true) }()
+	require.Eventually(t, func() bool { return g.Queued(key) == 1 }, time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-gone, context.Canceled)
+	var wg sync.WaitGroup
+	for op := 2; op <= 5; op++ {
+		wg.Go(func() { assert.NoError(t, g.Do(context.Background(), key, op, true)) })
+		require.Eventually(t, func() bool { return g.Queued(key) == op-1 }, time.Second, time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	require.NoError(t, <-first)
+	assert.Equal(t, [][]int{{}, {}, {2, 3}}, took, "two make the batch of three; the withdrawn op 1 is not taken")
+	assert.Panics(t, func() { late.Join(1) })
+	assert.True(t, g.Idle())
+}
+
+// The Gate remembers arrivals for a bounded number of lanes.
+func TestArrivalsBounded(t *testing.T) {
+	g := New(func(_ context.Context, _ Key, b *Batch[int]) []error { return make([]error, len(b.Ops())) }, nil, 4, 0)
+	for i := range maxArrivals {
+		g.arrivals[Key{Realm: 2, Lane: uint64(i + 1)}] = 1
+	}
+	b := &Batch[int]{g: g, key: Key{Realm: 1, Lane: 1}, joined: true, took: 2}
+	g.mu.Lock()
+	b.remember()
+	g.mu.Unlock()
+	assert.Equal(t, map[Key]int{{Realm: 1, Lane: 1}: 2}, g.arrivals, "past the bound every lane is forgotten")
 }
