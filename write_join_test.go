@@ -78,7 +78,7 @@ func newJoinRig(t *testing.T, dialect string) *joinRig {
 	t.Cleanup(func() { _ = r.s.Close(); _ = r.other.Close() })
 	ctx := context.Background()
 	realm, err := r.s.CreateRealm(ctx, CreateRealmRequest{Name: "Org", URL: "http://chat.example.com",
-		OwnerEmail: "owner@example.com", OwnerFullName: "Owner", OwnerPassword: "a long enough password"})
+		OwnerEmail: "owner@example.com", OwnerFullName: "Owner", OwnerPassword: "a long enough password", SkipOnboarding: true})
 	require.NoError(t, err)
 	r.owner = Caller{RealmID: realm.RealmID, UserID: realm.OwnerID}
 	_, err = r.s.Subscribe(ctx, r.owner, SubscribeRequest{Subscriptions: []ChannelSpec{{Name: "lane"}}})
