@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/teamchat/chat/internal/loop"
+	"github.com/teamchat/chat/internal/outbox"
 	"github.com/teamchat/chat/internal/presencebuf"
 	"github.com/teamchat/chat/internal/writelane"
 	"github.com/teamchat/chat/storage"
@@ -172,10 +172,16 @@ type serviceShared struct {
 	busOrigin    string   // this Service on the event bus (event_bus.go)
 	marks        busMarks // its markers on the bus
 	presence     *presencebuf.Buffer
-	scheduler    loop.Loop    // RunScheduler's interval and wake-ups (scheduled_delivery.go)
-	webhooks     webhookState // RunWebhooks' deliverer, interval and wake-ups (outgoing_webhooks.go)
-	notify       notifyState  // RunNotifications' notifier, interval and wake-ups (notifications.go)
-	fleet        fleetState   // the other servers on the database (fleet.go)
+	// The outbox runners of the background deliveries, and what they
+	// deliver with (scheduled_delivery.go, outgoing_webhooks.go,
+	// notifications_delivery.go).
+	scheduler        *outbox.Runner[dueScheduled]
+	webhooks         *outbox.Runner[claimedWebhook]
+	notify           *outbox.Runner[notifyClaim]
+	webhookDeliverer WebhookDeliverer
+	webhookBudget    time.Duration // webhookAttemptBudget (tests shorten it)
+	notifier         Notifier
+	fleet            fleetState // the other servers on the database (fleet.go)
 }
 
 // Option configures a Service.
@@ -202,10 +208,11 @@ func New(store storage.Store, opts ...Option) *Service {
 		log:               slog.New(slog.NewTextHandler(io.Discard, nil)),
 		hasher:            Argon2id{},
 		messageCacheBytes: defaultMessageCacheBytes,
-		shared:            &serviceShared{presence: presencebuf.New(), webhooks: webhookState{budget: webhookAttemptBudget}},
+		shared:            &serviceShared{presence: presencebuf.New(), webhookBudget: webhookAttemptBudget},
 
 		markAllBatch: 2000,
 	}
+	s.shared.scheduler, s.shared.webhooks, s.shared.notify = newScheduler(s), newWebhookRunner(s), newNotifyRunner(s)
 	for _, o := range opts {
 		o(s)
 	}

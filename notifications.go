@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/teamchat/chat/internal/loop"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -64,7 +63,7 @@ type Notifier interface {
 // for the recipients they concern, and RunNotifications (started by Run)
 // delivers them through n. Without a Notifier nothing is queued.
 func WithNotifier(n Notifier) Option {
-	return func(s *Service) { s.shared.notify.notifier = n }
+	return func(s *Service) { s.shared.notifier = n }
 }
 
 // WithNotificationInterval sets how long RunNotifications waits at most
@@ -176,12 +175,6 @@ const (
 	NotifyTriggerTopicWildcardFollowed   = "topic_wildcard_mentioned_in_followed_topic"
 	NotifyTriggerChannelWildcardFollowed = "stream_wildcard_mentioned_in_followed_topic"
 )
-
-// notifyState is RunNotifications' notifier and loop.
-type notifyState struct {
-	notifier Notifier
-	loop.Loop
-}
 
 func (s *Service) wakeNotifications() { s.shared.notify.Poke() }
 
@@ -322,7 +315,7 @@ func (m *mentions) noteGroup(groupID int64, members []storage.GroupMembership, n
 // ChannelNotificationCandidates finds by their settings, plus one fan-out
 // row for a channel-wide mention. Without a Notifier, nothing.
 func (s *Service) plannedNotifications(ctx context.Context, st storage.Store, o *outgoing, readers []storage.UserMessage) ([]storage.PendingNotification, error) {
-	if s.shared.notify.notifier == nil {
+	if s.shared.notifier == nil {
 		return nil, nil
 	}
 	m := &o.msg
@@ -456,7 +449,7 @@ func (s *Service) queueNotifications(ctx context.Context, w *writeTx, messageID 
 // decided when it goes out, with the message as it is then.
 func (s *Service) notifyEdit(ctx context.Context, w *writeTx, e *edit) error {
 	m, o := e.msg, e.rendered
-	if s.shared.notify.notifier == nil || m.StreamID == nil || o == nil {
+	if s.shared.notifier == nil || m.StreamID == nil || o == nil {
 		return nil
 	}
 	var rows []storage.PendingNotification

@@ -3,15 +3,12 @@ package chat
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
-	"github.com/teamchat/chat/internal/loop"
+	"github.com/teamchat/chat/internal/outbox"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -29,9 +26,12 @@ const (
 	notifyLease      = 60
 	notifyCallBudget = 45 * time.Second
 	// notifyBatch is how many recipients (or fan-outs) a claim takes;
-	// notifyWorkers how many recipients are served at once.
+	// notifyWorkers how many recipients are served at once; notifyAgain
+	// how soon RunNotifications looks again at due rows it did not claim
+	// (another server holds them).
 	notifyBatch   = 50
 	notifyWorkers = 8
+	notifyAgain   = 10 * time.Millisecond
 	// notifyMaxAttempts bounds the calls of one notification; after a
 	// failed one it waits notifyRetry doubled each time.
 	notifyMaxAttempts = 5
@@ -48,23 +48,11 @@ const (
 // loops, on this server or others sharing the database, deliver each
 // notification once. Without a Notifier it only waits.
 func (s *Service) RunNotifications(ctx context.Context) error {
-	if s.shared.notify.notifier == nil {
+	if s.shared.notifier == nil {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	return s.shared.notify.Run(ctx, defaultNotifyInterval, func(ctx context.Context) time.Duration {
-		if _, claimed, _ := s.notificationRound(ctx); claimed {
-			return 0 // more may be due
-		}
-		at, ok, err := s.store.NextNotificationAt(ctx, s.nowUnix())
-		switch {
-		case err != nil:
-			_ = s.internal(ctx, "next notification", err)
-		case ok:
-			return max(time.Unix(at, 0).Sub(s.now()), 10*time.Millisecond)
-		}
-		return loop.NoSooner
-	})
+	return s.shared.notify.Run(ctx)
 }
 
 // DeliverDueNotifications delivers every notification due now (by the
@@ -72,94 +60,82 @@ func (s *Service) RunNotifications(ctx context.Context) error {
 // Failures are logged and the notifications stay pending; the first
 // error is returned.
 func (s *Service) DeliverDueNotifications(ctx context.Context) (int, error) {
-	total := 0
-	for {
-		sent, claimed, err := s.notificationRound(ctx)
-		total += sent
-		if err != nil || !claimed {
-			return total, err
-		}
+	if s.shared.notifier == nil {
+		return 0, nil
 	}
+	res := s.shared.notify.Drain(ctx)
+	return res.Done, res.Err
 }
 
-// notificationRound makes one round; claimed says it took rows (more may
-// be due, and the rows a fan-out made).
-func (s *Service) notificationRound(ctx context.Context) (sent int, claimed bool, err error) {
-	n := s.shared.notify.notifier
-	if n == nil {
-		return 0, false, nil
-	}
-	var firstErr error
-	note := func(err error) {
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	for _, kind := range []int{storage.NotificationFanout, storage.NotificationPush, storage.NotificationEmail} {
-		k, c, err := s.deliverKind(ctx, n, kind)
-		sent += k
-		claimed = claimed || c
-		note(err)
-	}
-	return sent, claimed, firstErr
+// notifyClaim is one recipient's claimed rows of one kind (or one
+// fan-out row), with the time its calls must start by.
+type notifyClaim struct {
+	rows     []storage.PendingNotification
+	deadline time.Time
 }
 
-// deliverKind claims a batch of one kind and serves it, a few recipients
-// at a time; claimed says it took any rows.
-func (s *Service) deliverKind(ctx context.Context, n Notifier, kind int) (sent int, claimed bool, err error) {
-	token := make([]byte, 12)
-	_, _ = rand.Read(token)
-	now := s.nowUnix()
-	rows, err := s.store.ClaimNotifications(ctx, kind, now, now+notifyLease, hex.EncodeToString(token), notifyBatch)
+// notifyOutbox is the outbox runner's deliverer of one kind of pending
+// notification. The runner serves the kinds in turn (fan-outs first, so
+// that the rows they make go out in the same pass, then pushes, then
+// emails), each claimed a batch of recipients at a time for notifyLease.
+type notifyOutbox struct {
+	s    *Service
+	kind int
+}
+
+func newNotifyRunner(s *Service) *outbox.Runner[notifyClaim] {
+	return outbox.New[notifyClaim](outbox.Config{Batch: notifyBatch, Workers: notifyWorkers, Interval: defaultNotifyInterval,
+		Retry: notifyAgain, Now: func() time.Time { return s.now() }, NextDue: s.nextNotification},
+		notifyOutbox{s, storage.NotificationFanout}, notifyOutbox{s, storage.NotificationPush}, notifyOutbox{s, storage.NotificationEmail})
+}
+
+// Claim takes a batch of the kind, a recipient's rows together.
+func (o notifyOutbox) Claim(ctx context.Context, now time.Time, _ *notifyClaim, limit int) ([]notifyClaim, error) {
+	at := now.UTC().Unix()
+	rows, err := o.s.store.ClaimNotifications(ctx, o.kind, at, at+notifyLease, randomHex(12), limit)
 	if err != nil {
-		return 0, false, s.internal(ctx, "claim notifications", err)
-	}
-	if len(rows) == 0 {
-		return 0, false, nil
+		return nil, o.s.internal(ctx, "claim notifications", err)
 	}
 	deadline := time.Now().Add(notifyCallBudget)
-	var groups [][]storage.PendingNotification
+	var out []notifyClaim
 	for i := 0; i < len(rows); {
 		j := i + 1
-		for j < len(rows) && kind != storage.NotificationFanout && rows[j].UserID == rows[i].UserID {
+		for j < len(rows) && o.kind != storage.NotificationFanout && rows[j].UserID == rows[i].UserID {
 			j++
 		}
-		groups = append(groups, rows[i:j])
+		out = append(out, notifyClaim{rows: rows[i:j], deadline: deadline})
 		i = j
 	}
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, notifyWorkers)
-	for _, g := range groups {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			var k int
-			var err error
-			switch kind {
-			case storage.NotificationFanout:
-				err = s.expandFanout(ctx, g[0])
-			case storage.NotificationPush:
-				k, err = s.deliverPushes(ctx, n, g, deadline)
-			default:
-				k, err = s.deliverEmails(ctx, n, g, deadline)
-			}
-			if err != nil {
-				err = s.internal(ctx, "deliver notifications", err)
-			}
-			mu.Lock()
-			sent += k
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-			mu.Unlock()
-		}()
+	return out, nil
+}
+
+// Handle serves one recipient (or expands one fan-out) and returns how
+// many emails or pushes it sent.
+func (o notifyOutbox) Handle(ctx context.Context, c notifyClaim) (int, error) {
+	s, n := o.s, o.s.shared.notifier
+	var sent int
+	var err error
+	switch o.kind {
+	case storage.NotificationFanout:
+		err = s.expandFanout(ctx, c.rows[0])
+	case storage.NotificationPush:
+		sent, err = s.deliverPushes(ctx, n, c.rows, c.deadline)
+	default:
+		sent, err = s.deliverEmails(ctx, n, c.rows, c.deadline)
 	}
-	wg.Wait()
-	return sent, true, firstErr
+	if err != nil {
+		err = s.internal(ctx, "deliver notifications", err)
+	}
+	return sent, err
+}
+
+// nextNotification is when the next unclaimed notification is due.
+func (s *Service) nextNotification(ctx context.Context, now time.Time) (time.Time, bool) {
+	at, ok, err := s.store.NextNotificationAt(ctx, now.UTC().Unix())
+	if err != nil {
+		_ = s.internal(ctx, "next notification", err)
+	}
+	return time.Unix(at, 0), ok && err == nil
 }
 
 // notifyItem is a pending notification that still stands: its message

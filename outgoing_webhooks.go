@@ -2,18 +2,15 @@ package chat
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/teamchat/chat/internal/loop"
+	"github.com/teamchat/chat/internal/outbox"
 	"github.com/teamchat/chat/markdown"
 	"github.com/teamchat/chat/storage"
 )
@@ -48,10 +45,13 @@ const (
 	// still run: the rest of the lease is left for posting the answer, so
 	// no other server takes the row while this one still works on it.
 	webhookAttemptBudget = 45 * time.Second
-	// webhookBatch is how many deliveries one round claims.
+	// webhookBatch is how many deliveries one claim takes.
 	webhookBatch = 20
-	// webhookWorkers is how many deliveries of a round run at once.
+	// webhookWorkers is how many deliveries of a claim run at once.
 	webhookWorkers = 8
+	// webhookRetry is how soon RunWebhooks looks again at a due delivery
+	// it did not claim (another server holds it).
+	webhookRetry = 10 * time.Millisecond
 	// defaultWebhookInterval is how long RunWebhooks waits at most between
 	// looks at the outbox (deliveries queued by this Service wake it).
 	defaultWebhookInterval = 5 * time.Second
@@ -123,21 +123,13 @@ type WebhookDeliverer interface {
 // one, triggers wait in the outbox (and are delivered once a Service with a
 // deliverer runs).
 func WithWebhookDeliverer(d WebhookDeliverer) Option {
-	return func(s *Service) { s.shared.webhooks.deliverer = d }
+	return func(s *Service) { s.shared.webhookDeliverer = d }
 }
 
 // WithWebhookInterval sets how long RunWebhooks waits at most between looks
 // at the outbox (default 5 s).
 func WithWebhookInterval(d time.Duration) Option {
 	return func(s *Service) { s.shared.webhooks.Every = d }
-}
-
-// webhookState is RunWebhooks' deliverer and loop.
-type webhookState struct {
-	deliverer WebhookDeliverer
-	// budget is webhookAttemptBudget (set by New; tests shorten it).
-	budget time.Duration
-	loop.Loop
 }
 
 func (s *Service) wakeWebhooks() { s.shared.webhooks.Poke() }
@@ -275,19 +267,12 @@ func isOutgoingBot(u *storage.User) bool {
 // then it returns ctx's error. Run starts it; several loops, on this
 // server or others sharing the database, deliver each trigger once.
 func (s *Service) RunWebhooks(ctx context.Context) error {
-	return s.shared.webhooks.Run(ctx, defaultWebhookInterval, func(ctx context.Context) time.Duration {
-		if n, _ := s.DeliverDueWebhooks(ctx); n == webhookBatch { // failures are logged where they happen
-			return 0 // more may be due
-		}
-		at, ok, err := s.store.NextWebhookAt(ctx, s.nowUnix())
-		switch {
-		case err != nil:
-			_ = s.internal(ctx, "next webhook", err)
-		case ok:
-			return max(time.Unix(at, 0).Sub(s.now()), 10*time.Millisecond)
-		}
-		return loop.NoSooner
-	})
+	if s.shared.webhookDeliverer == nil {
+		// Nothing to deliver with: the triggers wait for a Service that has it.
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return s.shared.webhooks.Run(ctx)
 }
 
 // DeliverDueWebhooks claims the deliveries due now (up to one batch) and
@@ -296,34 +281,65 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 // write path: it spans organizations and changes nothing anyone sees (what
 // follows it, a retry or the answer, goes through the write path).
 func (s *Service) DeliverDueWebhooks(ctx context.Context) (int, error) {
-	d := s.shared.webhooks.deliverer
-	if d == nil {
+	if s.shared.webhookDeliverer == nil {
 		return 0, nil
 	}
-	claim := make([]byte, 12)
-	_, _ = rand.Read(claim)
-	token := hex.EncodeToString(claim)
-	now := s.nowUnix()
-	rows, err := s.store.ClaimWebhooks(ctx, now, now+webhookLease, token, webhookBatch)
+	res := s.shared.webhooks.Pass(ctx)
+	return res.Claimed, res.Err
+}
+
+// claimedWebhook is a delivery claimed for a lease, with the time its
+// attempt must end by.
+type claimedWebhook struct {
+	row      storage.WebhookDelivery
+	deadline time.Time
+}
+
+// webhookOutbox is the outbox runner's deliverer of outgoing webhooks:
+// due rows are claimed for webhookLease, a batch at a time.
+type webhookOutbox struct{ s *Service }
+
+func newWebhookRunner(s *Service) *outbox.Runner[claimedWebhook] {
+	return outbox.New[claimedWebhook](outbox.Config{Batch: webhookBatch, Workers: webhookWorkers, Interval: defaultWebhookInterval,
+		Retry: webhookRetry, Now: func() time.Time { return s.now() }, NextDue: s.nextWebhook}, webhookOutbox{s})
+}
+
+func (o webhookOutbox) Claim(ctx context.Context, now time.Time, _ *claimedWebhook, limit int) ([]claimedWebhook, error) {
+	s := o.s
+	if s.shared.webhookDeliverer == nil {
+		return nil, nil
+	}
+	at := now.UTC().Unix()
+	rows, err := s.store.ClaimWebhooks(ctx, at, at+webhookLease, randomHex(12), limit)
 	if err != nil {
-		return 0, s.internal(ctx, "claim webhooks", err)
+		return nil, s.internal(ctx, "claim webhooks", err)
 	}
-	deadline := time.Now().Add(s.shared.webhooks.budget)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, webhookWorkers)
-	for _, row := range rows {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := s.deliverWebhook(ctx, d, row, deadline); err != nil && !errors.Is(err, errWebhookClaimLost) {
-				_ = s.internal(ctx, "deliver webhook", err)
-			}
-		}()
+	deadline := time.Now().Add(s.shared.webhookBudget)
+	out := make([]claimedWebhook, len(rows))
+	for i, row := range rows {
+		out[i] = claimedWebhook{row: row, deadline: deadline}
 	}
-	wg.Wait()
-	return len(rows), nil
+	return out, nil
+}
+
+// Handle makes the delivery's attempt; its failures are logged here (a
+// delivery is retried when its claim runs out).
+func (o webhookOutbox) Handle(ctx context.Context, c claimedWebhook) (int, error) {
+	err := o.s.deliverWebhook(ctx, o.s.shared.webhookDeliverer, c.row, c.deadline)
+	if err != nil && !errors.Is(err, errWebhookClaimLost) {
+		_ = o.s.internal(ctx, "deliver webhook", err)
+		return 0, nil
+	}
+	return 1, nil
+}
+
+// nextWebhook is when the next unclaimed delivery is due.
+func (s *Service) nextWebhook(ctx context.Context, now time.Time) (time.Time, bool) {
+	at, ok, err := s.store.NextWebhookAt(ctx, now.UTC().Unix())
+	if err != nil {
+		_ = s.internal(ctx, "next webhook", err)
+	}
+	return time.Unix(at, 0), ok && err == nil
 }
 
 // errWebhookClaimLost rolls back what a delivery would post: its claim

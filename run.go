@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/teamchat/chat/internal/loop"
@@ -28,18 +29,12 @@ func (s *Service) Run(ctx context.Context) error {
 	if err := s.listening(ctx); err != nil {
 		s.log.Warn("event bus not listening yet; the first event queue retries", "err", err)
 	}
-	presence := make(chan struct{})
-	go func() { defer close(presence); s.runPresenceFlusher(ctx) }()
-	defer func() { <-presence }()
-	scheduler := make(chan struct{})
-	go func() { defer close(scheduler); _ = s.RunScheduler(ctx) }()
-	defer func() { <-scheduler }()
-	webhooks := make(chan struct{})
-	go func() { defer close(webhooks); _ = s.RunWebhooks(ctx) }()
-	defer func() { <-webhooks }()
-	notifications := make(chan struct{})
-	go func() { defer close(notifications); _ = s.RunNotifications(ctx) }()
-	defer func() { <-notifications }()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() { s.runPresenceFlusher(ctx) })
+	wg.Go(func() { _ = s.RunScheduler(ctx) })
+	wg.Go(func() { _ = s.RunWebhooks(ctx) })
+	wg.Go(func() { _ = s.RunNotifications(ctx) })
 	maintenance := loop.Loop{Every: s.maintenanceEvery}
 	return maintenance.Run(ctx, time.Hour, func(ctx context.Context) time.Duration {
 		s.maintain(ctx)

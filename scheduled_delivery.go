@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/teamchat/chat/internal/loop"
+	"github.com/teamchat/chat/internal/outbox"
 	"github.com/teamchat/chat/storage"
 )
 
@@ -34,10 +34,11 @@ import (
 // the database here leaves it pending to be tried again, until the
 // ten-minute limit fails it.
 //
-// RunScheduler delivers in a loop: each round reads the due messages from
-// the front of an index of the pending ones, then the time of the next,
-// and sleeps until then (at most the interval, so that messages scheduled
-// through other servers are seen; this server's own scheduling wakes it).
+// RunScheduler delivers through the outbox runner (internal/outbox): each
+// round reads the due messages from the front of an index of the pending
+// ones, then the time of the next, and sleeps until then (at most the
+// interval, so that messages scheduled through other servers are seen;
+// this server's own scheduling wakes it).
 // A round's cost follows the messages due, not those scheduled for later.
 
 // scheduledLateCutoff is how late a message may still be sent (the
@@ -72,20 +73,7 @@ func (s *Service) wakeScheduler() { s.shared.scheduler.Poke() }
 // call Run may call it instead. Several loops, on this server or others
 // sharing the database, deliver each message once.
 func (s *Service) RunScheduler(ctx context.Context) error {
-	return s.shared.scheduler.Run(ctx, defaultSchedulerInterval, func(ctx context.Context) time.Duration {
-		_, _ = s.DeliverDueScheduledMessages(ctx) // failures are logged where they happen
-		at, ok, err := s.store.NextScheduledDelivery(ctx)
-		switch {
-		case err != nil:
-			_ = s.internal(ctx, "next scheduled delivery", err)
-		case ok:
-			if until := time.Unix(at, 0).Sub(s.now()); until > 0 {
-				return until
-			}
-			return schedulerRetry // due, and not sent: try again soon
-		}
-		return loop.NoSooner
-	})
+	return s.shared.scheduler.Run(ctx)
 }
 
 // DeliverDueScheduledMessages sends every scheduled message due now (by
@@ -96,33 +84,60 @@ func (s *Service) RunScheduler(ctx context.Context) error {
 // stays pending for the next call, and the first such error is returned
 // after the others were tried.
 func (s *Service) DeliverDueScheduledMessages(ctx context.Context) (int, error) {
-	now := s.now()
-	sent := 0
-	var firstErr error
+	res := s.shared.scheduler.Drain(ctx)
+	return res.Done, res.Err
+}
+
+// dueScheduled is a due message as the outbox runner hands it out, with
+// the time it was found due at.
+type dueScheduled struct {
+	m   storage.ScheduledMessage
+	now time.Time
+}
+
+// scheduledOutbox is the outbox runner's deliverer of scheduled
+// messages. Nothing is leased: a message stays pending until the
+// transaction that sends it (or marks it failed) claims it, so a round
+// reads on after the last message it saw, and the messages are sent one
+// after another, in their order.
+type scheduledOutbox struct{ s *Service }
+
+func newScheduler(s *Service) *outbox.Runner[dueScheduled] {
+	return outbox.New[dueScheduled](outbox.Config{Batch: scheduledBatch, Workers: 1, Interval: defaultSchedulerInterval,
+		Retry: schedulerRetry, Now: func() time.Time { return s.now() }, NextDue: s.nextScheduled}, scheduledOutbox{s})
+}
+
+func (o scheduledOutbox) Claim(ctx context.Context, now time.Time, after *dueScheduled, limit int) ([]dueScheduled, error) {
 	var cursor storage.ScheduledCursor
-	for {
-		due, err := s.store.ListDueScheduledMessages(ctx, now.UTC().Unix(), cursor, scheduledBatch)
-		if err != nil {
-			return sent, s.internal(ctx, "list due scheduled messages", err)
-		}
-		for i := range due {
-			if ctx.Err() != nil {
-				return sent, ctx.Err()
-			}
-			ok, err := s.deliverScheduled(ctx, &due[i], now)
-			if ok {
-				sent++
-			}
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-		}
-		if len(due) < scheduledBatch {
-			return sent, firstErr
-		}
-		last := due[len(due)-1]
-		cursor = storage.ScheduledCursor{Timestamp: last.ScheduledTimestamp, ID: last.ID}
+	if after != nil {
+		cursor = storage.ScheduledCursor{Timestamp: after.m.ScheduledTimestamp, ID: after.m.ID}
 	}
+	due, err := o.s.store.ListDueScheduledMessages(ctx, now.UTC().Unix(), cursor, limit)
+	if err != nil {
+		return nil, o.s.internal(ctx, "list due scheduled messages", err)
+	}
+	out := make([]dueScheduled, len(due))
+	for i := range due {
+		out[i] = dueScheduled{m: due[i], now: now}
+	}
+	return out, nil
+}
+
+func (o scheduledOutbox) Handle(ctx context.Context, d dueScheduled) (int, error) {
+	ok, err := o.s.deliverScheduled(ctx, &d.m, d.now)
+	if !ok {
+		return 0, err
+	}
+	return 1, err
+}
+
+// nextScheduled is when the next pending message is due.
+func (s *Service) nextScheduled(ctx context.Context, _ time.Time) (time.Time, bool) {
+	at, ok, err := s.store.NextScheduledDelivery(ctx)
+	if err != nil {
+		_ = s.internal(ctx, "next scheduled delivery", err)
+	}
+	return time.Unix(at, 0), ok && err == nil
 }
 
 // deliverScheduled sends one due message, or marks it failed; ok is true

@@ -240,7 +240,8 @@ func TestRunScheduler(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- h.Service.Run(ctx) }()
-	time.Sleep(50 * time.Millisecond) // the loop has looked, found nothing, and sleeps for an hour
+	// The loop has looked, found nothing, and sleeps for an hour.
+	require.Eventually(t, func() bool { return chat.SchedulerRounds(h.Service) >= 1 }, 5*time.Second, time.Millisecond)
 
 	// Scheduling wakes it; it sleeps until the message is due (a second
 	// on the clock it reads, which the test moves past).

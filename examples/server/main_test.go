@@ -175,7 +175,11 @@ func BenchmarkStartup(b *testing.B) {
 // gets what was sent while it was down, and after.
 func TestRestartKeepsEventQueues(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "teamchat.db")
-	addr, out, stop := start(t, defaultConfig(db))
+	cfg := defaultConfig(db)
+	metricsReady := make(chan string, 1)
+	cfg.metricsAddr, cfg.metricsReady = "127.0.0.1:0", metricsReady
+	addr, out, stop := start(t, cfg)
+	metrics := "http://" + <-metricsReady
 	key := regexp.MustCompile(`owner API key:  ([A-Za-z0-9]{32})`).FindStringSubmatch(out.String())
 	require.Len(t, key, 2)
 	base := "http://" + addr
@@ -188,7 +192,10 @@ func TestRestartKeepsEventQueues(t *testing.T) {
 		body, _, _ := get(base, key[1], "/api/v1/events", map[string][]string{"queue_id": {queue}, "last_event_id": {"-1"}})
 		polled <- body
 	}()
-	time.Sleep(100 * time.Millisecond) // the poll is under way (nothing to wait for on the outside)
+	require.Eventually(t, func() bool { // the poll is under way
+		v, _ := value(scrape(t, metrics), "chat_event_queue_polls_waiting", nil)
+		return v == 1
+	}, 5*time.Second, 5*time.Millisecond)
 	dm := func(base, text string) {
 		body, status, err := post(base, key[1], "/api/v1/messages", map[string][]string{"type": {"private"}, "to": {`["owner@teamchat.localhost"]`}, "content": {text}})
 		require.NoError(t, err)
@@ -205,8 +212,7 @@ func TestRestartKeepsEventQueues(t *testing.T) {
 		t.Fatal("the long poll did not end")
 	}
 
-	cfg := defaultConfig(db)
-	addr, _, stop = start(t, cfg)
+	addr, _, stop = start(t, defaultConfig(db))
 	defer stop()
 	base = "http://" + addr
 	dm(base, "after the restart")

@@ -55,15 +55,20 @@ func TestReferenceNamesHTTP(t *testing.T) {
 	e.do(t, request{method: "DELETE", path: path, user: &alice, params: url.Values{
 		"emoji_code": {"zulip"}, "reaction_type": {"zulip_extra_emoji"}}}).ok(t, "DELETE", "/messages/{message_id}/reactions")
 
-	time.Sleep(100 * time.Millisecond)
-	got := e.do(t, request{method: "GET", path: "/api/v1/events", user: &bob, params: url.Values{
-		"queue_id": {queue}, "last_event_id": {"-1"}, "dont_block": {"true"}}}).ok(t, "GET", "/events")
+	// Both reaction events reach bob's queue (delivery runs after the
+	// commit, on the event bus).
 	var reactionEvents []map[string]any
-	for _, ev := range got.body["events"].([]any) {
-		if ev := ev.(map[string]any); ev["type"] == "reaction" {
-			reactionEvents = append(reactionEvents, ev)
+	require.Eventually(t, func() bool {
+		got := e.do(t, request{method: "GET", path: "/api/v1/events", user: &bob, params: url.Values{
+			"queue_id": {queue}, "last_event_id": {"-1"}, "dont_block": {"true"}}}).ok(t, "GET", "/events")
+		reactionEvents = reactionEvents[:0]
+		for _, ev := range got.body["events"].([]any) {
+			if ev := ev.(map[string]any); ev["type"] == "reaction" {
+				reactionEvents = append(reactionEvents, ev)
+			}
 		}
-	}
+		return len(reactionEvents) >= 2
+	}, 5*time.Second, 10*time.Millisecond)
 	require.Len(t, reactionEvents, 2)
 	for _, ev := range reactionEvents {
 		assert.Equal(t, map[string]any{"user_id": float64(alice.ID), "email": alice.Email, "full_name": alice.FullName}, ev["user"])
