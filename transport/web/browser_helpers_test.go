@@ -285,10 +285,11 @@ func (tb *tab) wait(expr string, args ...any) {
 	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond)))
 	if err != nil {
 		text, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 3000)`))
+		articles, _ := chromedp.Run(tb.ctx, chromedp.Evaluate[[]string](`[document.visibilityState, document.hasFocus() ? "focused" : "unfocused", ...[...document.querySelectorAll("#message-list article")].map(a => a.dataset.id + ": " + a.className)]`))
 		tb.mu.Lock()
 		problems, netlog := tb.problems, tb.netlog
 		tb.mu.Unlock()
-		tb.t.Fatalf("waiting for %s: %v\npage text:\n%s\nproblems: %v\nrequests that failed: %v", expr, err, text, problems, netlog)
+		tb.t.Fatalf("waiting for %s: %v\npage text:\n%s\nmessages shown (id: classes): %q\nproblems: %v\nrequests that failed: %v", expr, err, text, articles, problems, netlog)
 	}
 }
 

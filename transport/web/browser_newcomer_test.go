@@ -55,10 +55,13 @@ func testNewcomer(t *testing.T, s *site) {
 	owner.typeInto("#compose-topic", "hello")
 	owner.typeInto("#compose-content", "Welcome aboard!\r")
 	c.click(fmt.Sprintf(`#channel-list a[data-stream-id="%d"]`, welcome))
-	c.wait(`document.getElementById("message-list").textContent.includes("Welcome aboard!") && !document.getElementById("message-list").hasAttribute("aria-busy")`)
+	// The view changes on the hash change that follows the click, so the
+	// list may still show the view she was on (where the message arrived
+	// too): wait for the channel's own view, loaded, with the message.
+	hello := `[...document.querySelectorAll("#message-list article")].find(a => a.textContent.includes("Welcome aboard!"))`
+	c.wait(`document.getElementById("view-title").textContent === "#welcome" && !document.getElementById("message-list").hasAttribute("aria-busy") && ` + hello + ` !== undefined`)
 
 	// She replies, mentioning the owner by completing "@Oli".
-	hello := `[...document.querySelectorAll("#message-list article")].find(a => a.textContent.includes("Welcome aboard!"))`
 	eval[chromedp.Void](c, hello+`.querySelector(".reply-button").click()`)
 	c.wait(`document.activeElement.id === "compose-content" && document.getElementById("compose-topic").value === "hello"`)
 	c.keys("Thank you @Oli")

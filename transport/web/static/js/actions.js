@@ -130,7 +130,7 @@ export class MessageActions {
   async markUnread(id) {
     const m = this.model.messages.get(id);
     if (!m) return;
-    this.list.holdReading();
+    this.list.holdReading(id);
     try {
       await this.api.post('/messages/flags/narrow', {
         anchor: String(id), include_anchor: true, num_before: 0, num_after: 5000,

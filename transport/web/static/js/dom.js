@@ -137,7 +137,12 @@ export function clear(el) {
 // reconcile makes parent's children the items' elements, in order, keeping
 // the element of every item whose key and signature are unchanged (so a
 // list redrawn after an event keeps its focus, hover and identity) and
-// building the others.
+// building the others. An item whose signature changed is built and its
+// element updated to match in place (morph), so that a link whose unread
+// count changes between a person's mousedown and mouseup is still the
+// same element and the click is not lost. Items are plain markup: a
+// listener attached by build survives a morph with its old closure, so
+// items with listeners must keep a constant signature.
 export function reconcile(parent, items) {
   // Where the focus is, to put it back if its item is rebuilt.
   const active = document.activeElement;
@@ -151,7 +156,7 @@ export function reconcile(parent, items) {
     const made = it.build();
     made.dataset.rkey = it.key;
     made.dataset.rsig = it.sig;
-    return made;
+    return el && el.nodeName === made.nodeName ? morph(el, made) : made;
   });
   next.forEach((el, i) => {
     if (parent.children[i] !== el) parent.insertBefore(el, parent.children[i] || null);
@@ -165,6 +170,26 @@ export function reconcile(parent, items) {
 }
 
 const FOCUSABLE = 'a[href], button, input, select, textarea';
+
+// morph updates el (of the same tag as want) to want's attributes and
+// children, keeping every element whose tag matches at its place, and
+// returns el.
+function morph(el, want) {
+  for (const a of [...el.attributes]) if (!want.hasAttribute(a.name)) el.removeAttribute(a.name);
+  for (const a of want.attributes) if (el.getAttribute(a.name) !== a.value) el.setAttribute(a.name, a.value);
+  const have = [...el.childNodes];
+  const wanted = [...want.childNodes];
+  wanted.forEach((w, i) => {
+    const c = have[i];
+    if (!c) el.append(w);
+    else if (c.nodeType === Node.TEXT_NODE && w.nodeType === Node.TEXT_NODE) {
+      if (c.data !== w.data) c.data = w.data;
+    } else if (c.nodeType === Node.ELEMENT_NODE && c.nodeName === w.nodeName) morph(c, w);
+    else c.replaceWith(w);
+  });
+  for (const c of have.slice(wanted.length)) c.remove();
+  return el;
+}
 
 // keepFocus runs redraw, which replaces parts of el, and puts the focus
 // back on the control with the same data-focus key if it was in el.

@@ -344,10 +344,14 @@ export class MessageList {
   }
 
   // holdReading stops marking the view's messages read (after "mark as
-  // unread"), until a view is opened.
-  holdReading() {
+  // unread" from message fromId), until a view is opened. Messages seen
+  // before fromId and not yet marked are marked now: only those from it
+  // on are to stay unread.
+  holdReading(fromId) {
     this.readingHeld = true;
-    this.toMark.clear();
+    for (const id of this.toMark) if (id >= fromId) this.toMark.delete(id);
+    clearTimeout(this.markTimer);
+    this.flushRead();
   }
 
   // selected is the message a shortcut acts on: the focused one, or the
