@@ -172,7 +172,8 @@ func TestLanesAndWholeOrganization(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(5 * time.Millisecond)
+	// The lanes are under way, side by side, before lane 0 asks.
+	require.Eventually(t, func() bool { rec.mu.Lock(); defer rec.mu.Unlock(); return rec.most >= 2 }, 5*time.Second, time.Millisecond)
 	for range 10 {
 		require.NoError(t, g.Do(context.Background(), Org(1), -1, false), "lane 0 gets its turn")
 		require.NoError(t, g.Do(context.Background(), Org(2), -2, false))
