@@ -98,7 +98,7 @@ func containsAlert(content, key string) bool {
 // message's Markdown contains (the sender's own included, as the
 // reference does); who of them receives the message is decided with the
 // readers.
-func (s *Service) alertedUsers(ctx context.Context, st storage.Store, realmID int64, markdown string) (map[int64]bool, error) {
+func (s *Service) alertedUsers(ctx context.Context, r reads, realmID int64, markdown string) (map[int64]bool, error) {
 	content := alertKey(withoutFencedCode(markdown))
 	tokens := map[string]bool{"": true}
 	for _, f := range strings.FieldsFunc(content, func(r rune) bool { return !isTokenRune(r) }) {
@@ -108,7 +108,7 @@ func (s *Service) alertedUsers(ctx context.Context, st storage.Store, realmID in
 	for t := range tokens {
 		list = append(list, t)
 	}
-	candidates, err := s.alertWordsByToken(ctx, st, realmID, list)
+	candidates, err := r.alertWordsByToken(ctx, realmID, list)
 	if err != nil {
 		return nil, err
 	}
@@ -125,14 +125,14 @@ func (s *Service) alertedUsers(ctx context.Context, st storage.Store, realmID in
 }
 
 // alertWordsByToken is FindAlertWords through the cache: one query for
-// the tokens it does not hold. Inside a transaction (st is not the
-// Service's store) it reads st, which sees the transaction's writes.
-func (s *Service) alertWordsByToken(ctx context.Context, st storage.Store, realmID int64, tokens []string) ([]storage.AlertWord, error) {
-	if st != s.store {
-		return st.FindAlertWords(ctx, realmID, tokens)
+// the tokens it does not hold. Inside a transaction it reads the
+// transaction, which sees its own writes.
+func (r reads) alertWordsByToken(ctx context.Context, realmID int64, tokens []string) ([]storage.AlertWord, error) {
+	if r.tx {
+		return r.st.FindAlertWords(ctx, realmID, tokens)
 	}
-	any, err := s.callers.anyAlertWords.Load(realmID, realmID, func() (bool, error) {
-		return s.store.AnyAlertWords(ctx, realmID)
+	any, err := r.c.anyAlertWords.Load(realmID, realmID, func() (bool, error) {
+		return r.st.AnyAlertWords(ctx, realmID)
 	})
 	if err != nil || !any {
 		return nil, err
@@ -143,7 +143,7 @@ func (s *Service) alertWordsByToken(ctx context.Context, st storage.Store, realm
 	}
 	var out []storage.AlertWord
 	held := make(map[string]bool, len(tokens))
-	s.callers.alertTokens.GetMany(realmID, keys, func(k nameKey, words []storage.AlertWord) {
+	r.c.alertTokens.GetMany(realmID, keys, func(k nameKey, words []storage.AlertWord) {
 		held[k.name] = true
 		out = append(out, words...)
 	})
@@ -156,8 +156,8 @@ func (s *Service) alertWordsByToken(ctx context.Context, st storage.Store, realm
 			missing = append(missing, t)
 		}
 	}
-	gen := s.callers.generation(realmID)
-	found, err := s.store.FindAlertWords(ctx, realmID, missing)
+	gen := r.c.generation(realmID)
+	found, err := r.st.FindAlertWords(ctx, realmID, missing)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (s *Service) alertWordsByToken(ctx context.Context, st storage.Store, realm
 		byToken[w.FirstToken] = append(byToken[w.FirstToken], w)
 	}
 	for _, t := range missing {
-		s.callers.alertTokens.Put(realmID, gen, nameKey{realmID, t}, byToken[t])
+		r.c.alertTokens.Put(realmID, gen, nameKey{realmID, t}, byToken[t])
 	}
 	return append(out, found...), nil
 }

@@ -142,12 +142,12 @@ func (s *Service) Authenticate(ctx context.Context, realmID int64, email, apiKey
 	if !wellFormedAPIKey(apiKey) {
 		return Caller{}, Unauthorized("Malformed API key")
 	}
-	realm, u, cached := s.callers.getByEmail(realmID, email)
+	realm, u, cached := s.records.getByEmail(realmID, email)
 	if !cached {
-		gen := s.callers.generation(realmID)
+		gen := s.records.generation(realmID)
 		realm, u, err = s.store.GetRealmUserByEmail(ctx, realmID, email)
 		if err == nil {
-			s.callers.put(gen, realm, u)
+			s.records.put(gen, realm, u)
 		}
 	}
 	if errors.Is(err, storage.ErrNotFound) {
@@ -179,13 +179,13 @@ func (s *Service) Authenticate(ctx context.Context, realmID int64, email, apiKey
 // authenticated operation starts here: roles and deactivation take effect on
 // the next call.
 func (s *Service) actor(ctx context.Context, c Caller) (*storage.User, *storage.Realm, error) {
-	realm, u, cached := s.callers.get(c.RealmID, c.UserID)
+	realm, u, cached := s.records.get(c.RealmID, c.UserID)
 	var err error
 	if !cached {
-		gen := s.callers.generation(c.RealmID)
+		gen := s.records.generation(c.RealmID)
 		realm, u, err = s.store.GetRealmUser(ctx, c.RealmID, c.UserID)
 		if err == nil {
-			s.callers.put(gen, realm, u)
+			s.records.put(gen, realm, u)
 		}
 	}
 	if errors.Is(err, storage.ErrNotFound) {

@@ -8,9 +8,11 @@ import (
 	"github.com/teamchat/chat/storage"
 )
 
-// callerCache keeps recently loaded callers (the user and their
-// organization), by ID and by email, so that an authenticated request does
-// not read them again, and the per-user records every request needs. All
+// recordCache keeps the records an organization's requests read again
+// and again: its callers (the user and their organization, by ID and by
+// email, so that an authenticated request does not read them again), its
+// channels and their names, and the per-user records every request needs
+// (groups, subscription periods, mutes, alert words, topic policies). All
 // of it is one internal/cache per kind of record on one set of
 // generations: every write through the write path bumps its
 // organization's generation when it commits (unless it keeps callers), so
@@ -19,7 +21,7 @@ import (
 // which bounds how long a change made by another server on the same
 // database (until the event bus carries invalidations) or written to the
 // store directly (call Service.InvalidateCaches) can go unseen.
-type callerCache struct {
+type recordCache struct {
 	gens    *cache.Generations
 	byID    *cache.Cache[int64, cachedCaller]
 	byEmail *cache.Cache[emailKey, cachedCaller]
@@ -81,20 +83,20 @@ type cachedCaller struct {
 }
 
 const (
-	callerCacheTTL = 5 * time.Second
-	// callerCacheMax bounds the entries of each cache.
-	callerCacheMax = 100_000
+	recordCacheTTL = 5 * time.Second
+	// recordCacheMax bounds the entries of each cache.
+	recordCacheMax = 100_000
 )
 
 // newCache is an organization-scoped cache on gens with the callers'
 // expiry and bound.
 func newCache[K comparable, V any](gens *cache.Generations, now func() time.Time) *cache.Cache[K, V] {
-	return cache.New[K, V](cache.Config[V]{TTL: callerCacheTTL, MaxEntries: callerCacheMax, Now: now, Generations: gens})
+	return cache.New[K, V](cache.Config[V]{TTL: recordCacheTTL, MaxEntries: recordCacheMax, Now: now, Generations: gens})
 }
 
-func newCallerCache(now func() time.Time) *callerCache {
+func newRecordCache(now func() time.Time) *recordCache {
 	g := &cache.Generations{}
-	return &callerCache{gens: g,
+	return &recordCache{gens: g,
 		byID: newCache[int64, cachedCaller](g, now), byEmail: newCache[emailKey, cachedCaller](g, now),
 		channels: newCache[int64, storage.Stream](g, now), groups: newCache[int64, []int64](g, now),
 		periods: newCache[int64, []storage.SubscriptionPeriod](g, now), mutes: newCache[int64, map[int64]bool](g, now),
@@ -105,24 +107,24 @@ func newCallerCache(now func() time.Time) *callerCache {
 
 // generation is the organization's current generation: take it before
 // reading from the store, and store the result under it.
-func (c *callerCache) generation(realmID int64) uint64 { return c.gens.Current(realmID) }
+func (c *recordCache) generation(realmID int64) uint64 { return c.gens.Current(realmID) }
 
 // bump invalidates every entry of the organization, in every cache on
 // the callers' generations (the linkifiers' too).
-func (c *callerCache) bump(realmID int64) { c.gens.Invalidate(realmID) }
+func (c *recordCache) bump(realmID int64) { c.gens.Invalidate(realmID) }
 
-func (c *callerCache) get(realmID, userID int64) (*storage.Realm, *storage.User, bool) {
+func (c *recordCache) get(realmID, userID int64) (*storage.Realm, *storage.User, bool) {
 	e, ok := c.byID.Get(realmID, userID)
 	return fresh(e, ok)
 }
 
-func (c *callerCache) getByEmail(realmID int64, email string) (*storage.Realm, *storage.User, bool) {
+func (c *recordCache) getByEmail(realmID int64, email string) (*storage.Realm, *storage.User, bool) {
 	e, ok := c.byEmail.Get(realmID, emailKey{realmID, storage.Fold(email)})
 	return fresh(e, ok)
 }
 
 // getUsers adds to out a copy of each live cached user among ids.
-func (c *callerCache) getUsers(realmID int64, ids []int64, out map[int64]*storage.User) {
+func (c *recordCache) getUsers(realmID int64, ids []int64, out map[int64]*storage.User) {
 	c.byID.GetMany(realmID, ids, func(id int64, e cachedCaller) {
 		u := e.user
 		out[id] = &u
@@ -139,7 +141,7 @@ func fresh(e cachedCaller, ok bool) (*storage.Realm, *storage.User, bool) {
 }
 
 // put remembers a caller read at generation gen.
-func (c *callerCache) put(gen uint64, realm *storage.Realm, u *storage.User) {
+func (c *recordCache) put(gen uint64, realm *storage.Realm, u *storage.User) {
 	e := cachedCaller{realm: *realm, user: *u}
 	c.byID.Put(realm.ID, gen, u.ID, e)
 	c.byEmail.Put(realm.ID, gen, emailKey{realm.ID, storage.Fold(u.Email)}, e)
@@ -148,7 +150,7 @@ func (c *callerCache) put(gen uint64, realm *storage.Realm, u *storage.User) {
 // userPeriods is ListUserPeriods through the cache (the slice is shared:
 // read only).
 func (s *Service) userPeriods(ctx context.Context, realmID, userID int64) ([]storage.SubscriptionPeriod, error) {
-	return s.callers.periods.Load(realmID, userID, func() ([]storage.SubscriptionPeriod, error) {
+	return s.records.periods.Load(realmID, userID, func() ([]storage.SubscriptionPeriod, error) {
 		return s.store.ListUserPeriods(ctx, realmID, userID)
 	})
 }
@@ -156,7 +158,7 @@ func (s *Service) userPeriods(ctx context.Context, realmID, userID int64) ([]sto
 // cachedScope is callerScope outside a transaction, from the cache when
 // it holds the user's groups.
 func (s *Service) cachedScope(ctx context.Context, realmID, userID int64) (*groupScope, error) {
-	ids, err := s.callers.groups.Load(realmID, userID, func() ([]int64, error) {
+	ids, err := s.records.groups.Load(realmID, userID, func() ([]int64, error) {
 		return s.store.EffectiveGroupIDs(ctx, realmID, userID)
 	})
 	if err != nil {
@@ -165,75 +167,24 @@ func (s *Service) cachedScope(ctx context.Context, realmID, userID int64) (*grou
 	return newGroupScope(ids), nil
 }
 
-// channelsByID loads channels of the organization, from the cache where
-// it has them and in one query for the rest; missing IDs are left out.
-func (s *Service) channelsByID(ctx context.Context, realmID int64, ids []int64) (map[int64]*storage.Stream, error) {
-	return s.channelsByIDFrom(ctx, s.store, realmID, ids)
-}
-
-// channelsByIDFrom is channelsByID reading what is not cached from st (a
-// write transaction reads through itself).
-func (s *Service) channelsByIDFrom(ctx context.Context, st storage.Store, realmID int64, ids []int64) (map[int64]*storage.Stream, error) {
-	ids = uniqueSorted(ids)
-	out := make(map[int64]*storage.Stream, len(ids))
-	s.callers.channels.GetMany(realmID, ids, func(id int64, ch storage.Stream) { out[id] = &ch })
-	var missing []int64
-	for _, id := range ids {
-		if out[id] == nil {
-			missing = append(missing, id)
-		}
-	}
-	if len(missing) == 0 {
-		return out, nil
-	}
-	gen := s.callers.generation(realmID)
-	found, err := st.GetStreamsByID(ctx, realmID, missing)
-	if err != nil {
-		return nil, err
-	}
-	for i := range found {
-		out[found[i].ID] = &found[i]
-		s.callers.channels.Put(realmID, gen, found[i].ID, found[i])
-	}
-	return out, nil
-}
-
 // channelByName finds a channel by name, case-insensitively, through
 // the caches: storage.ErrNotFound when there is none.
 func (s *Service) channelByName(ctx context.Context, realmID int64, name string) (*storage.Stream, error) {
 	key := nameKey{realmID, storage.Fold(name)}
-	if id, ok := s.callers.channelNames.Get(realmID, key); ok {
-		return s.channelByID(ctx, realmID, id)
+	if id, ok := s.records.channelNames.Get(realmID, key); ok {
+		return s.reads().channelByID(ctx, realmID, id)
 	}
-	gen := s.callers.generation(realmID)
+	gen := s.records.generation(realmID)
 	ch, err := s.store.GetStreamByName(ctx, realmID, name)
 	if err != nil {
 		return nil, err
 	}
-	s.callers.channelNames.Put(realmID, gen, key, ch.ID)
-	s.callers.channels.Put(realmID, gen, ch.ID, *ch)
+	s.records.channelNames.Put(realmID, gen, key, ch.ID)
+	s.records.channels.Put(realmID, gen, ch.ID, *ch)
 	return ch, nil
-}
-
-// channelByID is channelsByID for one channel: storage.ErrNotFound when
-// there is none.
-func (s *Service) channelByID(ctx context.Context, realmID, id int64) (*storage.Stream, error) {
-	return s.channelByIDFrom(ctx, s.store, realmID, id)
-}
-
-// channelByIDFrom is channelByID reading what is not cached from st.
-func (s *Service) channelByIDFrom(ctx context.Context, st storage.Store, realmID, id int64) (*storage.Stream, error) {
-	found, err := s.channelsByIDFrom(ctx, st, realmID, []int64{id})
-	if err != nil {
-		return nil, err
-	}
-	if ch := found[id]; ch != nil {
-		return ch, nil
-	}
-	return nil, storage.ErrNotFound
 }
 
 // InvalidateCaches forgets what the Service caches about an organization
 // (its users as callers, and its channels). Host programs that change the store directly,
 // not through the Service, call it afterwards.
-func (s *Service) InvalidateCaches(realmID int64) { s.callers.bump(realmID) }
+func (s *Service) InvalidateCaches(realmID int64) { s.records.bump(realmID) }

@@ -42,7 +42,7 @@ func (s *Service) GetChannelTopics(ctx context.Context, c Caller, req GetChannel
 	if err != nil {
 		return nil, err
 	}
-	ch, err := s.channelByID(ctx, realm.ID, req.StreamID)
+	ch, err := s.reads().channelByID(ctx, realm.ID, req.StreamID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errInvalidChannelID
 	} else if err != nil {

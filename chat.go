@@ -141,7 +141,7 @@ type Service struct {
 	maintenanceEvery time.Duration
 	// presenceFlushEvery is how often Run writes buffered presence.
 	presenceFlushEvery time.Duration
-	callers            *callerCache
+	records            *recordCache
 	linkifiers         *linkifierCache
 	messages           *messageCache
 	messageCacheBytes  int
@@ -217,9 +217,9 @@ func New(store storage.Store, opts ...Option) *Service {
 		o(s)
 	}
 	s.limits = s.limits.withDefaults()
-	s.callers = newCallerCache(s.now)
+	s.records = newRecordCache(s.now)
 	s.messages = newMessageCache(s.messageCacheBytes, s.now)
-	s.linkifiers = newLinkifierCache(s.callers, s.now)
+	s.linkifiers = newLinkifierCache(s.records, s.now)
 	if s.signingKey == nil {
 		s.signingKey = make([]byte, 32)
 		_, _ = rand.Read(s.signingKey)

@@ -304,7 +304,7 @@ func (s *Service) gatewayTarget(ctx context.Context, address string) (*gatewayTa
 		}
 	}
 	t.internal = t.poster.IsSystemBot
-	if t.channel, err = s.channelByID(ctx, realm.ID, row.StreamID); errors.Is(err, storage.ErrNotFound) {
+	if t.channel, err = s.reads().channelByID(ctx, realm.ID, row.StreamID); errors.Is(err, storage.ErrNotFound) {
 		return nil, noSuch("The channel of this address does not exist.")
 	} else if err != nil {
 		return nil, s.internal(ctx, "email gateway", err)
@@ -341,7 +341,7 @@ func (s *Service) replyTarget(ctx context.Context, addr gatewayAddress) (*gatewa
 	}
 	if t.message.StreamID != nil {
 		// As the reference checks replies to channel messages early.
-		if t.channel, err = s.channelByID(ctx, realm.ID, *t.message.StreamID); err != nil {
+		if t.channel, err = s.reads().channelByID(ctx, realm.ID, *t.message.StreamID); err != nil {
 			return nil, s.internal(ctx, "email gateway", err)
 		}
 		if _, err := s.checkCanSendToChannel(ctx, user, t.channel); err != nil {

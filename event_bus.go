@@ -147,7 +147,7 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 		}
 		if w.Origin != s.shared.busOrigin {
 			if w.Bump {
-				s.callers.bump(w.Realm)
+				s.records.bump(w.Realm)
 			}
 			if len(w.Forget) > 0 {
 				s.messages.forget(w.Forget)

@@ -143,7 +143,7 @@ func (s *Service) changeFlags(ctx context.Context, w *writeTx, realm *storage.Re
 	var res flagChange
 	res.ignored = []int64{}
 	ids = uniqueInOrder(ids)
-	st, err := s.readerState(ctx, w, realm, me, ids)
+	st, err := s.readerState(ctx, w.reads(), realm, me, ids)
 	if err != nil {
 		return res, err
 	}
@@ -181,7 +181,7 @@ func (s *Service) changeFlags(ctx context.Context, w *writeTx, realm *storage.Re
 				msgs = append(msgs, *ms.m)
 			}
 		}
-		ok, err := s.accessible(ctx, w, realm, me, msgs, st)
+		ok, err := s.accessible(ctx, w.reads(), realm, me, msgs, st)
 		if err != nil {
 			return res, err
 		}

@@ -10,14 +10,14 @@ import (
 )
 
 // linkifierCache keeps each organization's compiled linkifiers, which
-// every rendering of a message needs. It is built on the caller cache's
+// every rendering of a message needs. It is built on the record cache's
 // generations: linkifier changes go through the write path without
 // keepCallers, so they start a new generation and the entry is ignored
-// from then on. Entries also expire with the callers' (callerCacheTTL),
+// from then on. Entries also expire with the records' (recordCacheTTL),
 // which bounds how long another server's change goes unseen.
 type linkifierCache = cache.Cache[int64, []*markdown.Linkifier]
 
-func newLinkifierCache(callers *callerCache, now func() time.Time) *linkifierCache {
+func newLinkifierCache(callers *recordCache, now func() time.Time) *linkifierCache {
 	return newCache[int64, []*markdown.Linkifier](callers.gens, now)
 }
 

@@ -43,7 +43,7 @@ func (s *Service) DeleteMessage(ctx context.Context, c Caller, req DeleteMessage
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
 		w.keepCallers()
-		m, _, err := s.modifiableMessage(ctx, w, realm, me, req.MessageID)
+		m, _, err := s.modifiableMessage(ctx, w.reads(), realm, me, req.MessageID)
 		if err != nil {
 			return err
 		}
@@ -87,7 +87,7 @@ func (s *Service) deleteMessagesIn(ctx context.Context, w *writeTx, realm *stora
 	if m.StreamID != nil {
 		topic := m.Topic
 		ev.MessageType, ev.StreamID, ev.Topic = "stream", m.StreamID, &topic
-		ch, err := s.channelByID(ctx, realm.ID, *m.StreamID)
+		ch, err := s.reads().channelByID(ctx, realm.ID, *m.StreamID)
 		if err != nil {
 			return err
 		}
@@ -240,7 +240,7 @@ func (s *Service) GetReadReceipts(ctx context.Context, c Caller, req GetReadRece
 	if err != nil {
 		return nil, s.internal(ctx, "read receipts", err)
 	}
-	users, err := s.usersByID(ctx, realm, readers)
+	users, err := s.reads().usersByID(ctx, realm, readers)
 	if err != nil {
 		return nil, s.internal(ctx, "read receipts", err)
 	}

@@ -136,7 +136,7 @@ func (s *Service) UpdateMessage(ctx context.Context, c Caller, req UpdateMessage
 	if e.scope, err = s.cachedScope(ctx, realm.ID, me.ID); err != nil {
 		return nil, s.internal(ctx, "update message", err)
 	}
-	m, _, err := s.modifiableMessage(ctx, s.store, realm, me, req.MessageID)
+	m, _, err := s.modifiableMessage(ctx, s.reads(), realm, me, req.MessageID)
 	if err != nil {
 		return nil, s.internal(ctx, "update message", err)
 	}
@@ -238,7 +238,7 @@ func (s *Service) checkEdit(ctx context.Context, e *edit, req UpdateMessageReque
 		e.content = &content
 	}
 	if m.StreamID != nil {
-		from, err := s.channelByID(ctx, realm.ID, *m.StreamID)
+		from, err := s.reads().channelByID(ctx, realm.ID, *m.StreamID)
 		if err != nil {
 			return s.internal(ctx, "update message", err)
 		}
@@ -255,7 +255,7 @@ func (s *Service) checkEdit(ctx context.Context, e *edit, req UpdateMessageReque
 			strings.TrimLeft(old, resolvedPrefix) == t
 	}
 	if stream != nil {
-		to, err := s.channelByID(ctx, realm.ID, *stream)
+		to, err := s.reads().channelByID(ctx, realm.ID, *stream)
 		if err != nil || to.IsArchived {
 			return errInvalidChannelID
 		}
@@ -333,7 +333,7 @@ func (s *Service) checkChangeAllLimit(ctx context.Context, e *edit) error {
 	if limit == nil {
 		return nil
 	}
-	msgs, err := s.topicMessages(ctx, s.store, e, 0)
+	msgs, err := s.topicMessages(ctx, s.reads(), e, 0)
 	if err != nil {
 		return s.internal(ctx, "update message", err)
 	}
@@ -357,8 +357,8 @@ func (s *Service) checkChangeAllLimit(ctx context.Context, e *edit) error {
 // topicMessages lists the messages of the edited message's topic with IDs
 // above after (ascending): every one when the caller may read the
 // channel's history, else those they received or have a row for.
-func (s *Service) topicMessages(ctx context.Context, st storage.Store, e *edit, after int64) ([]storage.Message, error) {
-	all, err := st.ListChannelMessagesIn(ctx, e.realm.ID, []storage.IDSpan{{StreamID: e.from.ID, First: after + 1, Last: noUpperID}},
+func (s *Service) topicMessages(ctx context.Context, r reads, e *edit, after int64) ([]storage.Message, error) {
+	all, err := r.st.ListChannelMessagesIn(ctx, e.realm.ID, []storage.IDSpan{{StreamID: e.from.ID, First: after + 1, Last: noUpperID}},
 		&e.msg.Topic, noUpperLimit)
 	if err != nil {
 		return nil, err
@@ -373,11 +373,11 @@ func (s *Service) topicMessages(ctx context.Context, st storage.Store, e *edit, 
 	for i, m := range all {
 		ids[i] = m.ID
 	}
-	rs, err := s.readerState(ctx, st, e.realm, e.me, ids)
+	rs, err := s.readerState(ctx, r, e.realm, e.me, ids)
 	if err != nil {
 		return nil, err
 	}
-	ok, err := s.accessible(ctx, st, e.realm, e.me, all, rs)
+	ok, err := s.accessible(ctx, r, e.realm, e.me, all, rs)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +438,7 @@ func (s *Service) applyEdit(ctx context.Context, w *writeTx, e *edit) ([]int64, 
 		var msgs []storage.Message
 		var err error
 		if e.to != e.from {
-			msgs, err = s.topicMessages(ctx, w, e, after)
+			msgs, err = s.topicMessages(ctx, w.reads(), e, after)
 		} else {
 			// Within a channel, a topic moves whole, history one may
 			// not see included, to keep topics together.

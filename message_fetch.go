@@ -266,40 +266,6 @@ func channelFlags(m *storage.Message, row int64, hasRow, received, readRange boo
 	return flags
 }
 
-// usersByID loads users of the organization, from the caller cache where
-// it has them (senders of a busy conversation usually are) and in one
-// query for the rest, which it then caches.
-func (s *Service) usersByID(ctx context.Context, realm *storage.Realm, ids []int64) (map[int64]*storage.User, error) {
-	return s.usersByIDFrom(ctx, s.store, realm, ids)
-}
-
-// usersByIDFrom is usersByID reading what is not cached from st (a write
-// transaction reads through itself).
-func (s *Service) usersByIDFrom(ctx context.Context, st storage.Store, realm *storage.Realm, ids []int64) (map[int64]*storage.User, error) {
-	ids = uniqueSorted(ids)
-	out := make(map[int64]*storage.User, len(ids))
-	var missing []int64
-	s.callers.getUsers(realm.ID, ids, out)
-	for _, id := range ids {
-		if out[id] == nil {
-			missing = append(missing, id)
-		}
-	}
-	if len(missing) == 0 {
-		return out, nil
-	}
-	gen := s.callers.generation(realm.ID)
-	users, err := st.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: missing})
-	if err != nil {
-		return nil, err
-	}
-	for i := range users {
-		out[users[i].ID] = &users[i]
-		s.callers.put(gen, realm, &users[i])
-	}
-	return out, nil
-}
-
 // fetchedViews builds the messages' wire forms with the reader's flags,
 // reading what they need in a few set-based queries: the reader's rows
 // and periods, the read ranges of the channels in the answer, the
@@ -346,12 +312,12 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 			userIDs = append(userIDs, members...)
 		}
 	}
-	byID, err := s.usersByID(ctx, realm, userIDs)
+	byID, err := s.reads().usersByID(ctx, realm, userIDs)
 	if err != nil {
 		return nil, err
 	}
 	channelIDs = uniqueSorted(channelIDs)
-	streams, err := s.channelsByID(ctx, realm.ID, channelIDs)
+	streams, err := s.reads().channelsByID(ctx, realm.ID, channelIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -382,7 +348,7 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 			return nil, err
 		}
 	}
-	muted, err := s.mutedSenders(ctx, realm.ID, me.ID)
+	muted, err := s.reads().mutedSenders(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
 	}

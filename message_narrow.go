@@ -71,7 +71,7 @@ func (r *narrowResolver) ChannelByName(name string) (int64, bool) {
 }
 
 func (r *narrowResolver) ChannelByID(id int64) bool {
-	ch, err := r.s.channelByID(r.ctx, r.realm.ID, id)
+	ch, err := r.s.reads().channelByID(r.ctx, r.realm.ID, id)
 	r.fail(err)
 	if err != nil {
 		return false
@@ -164,7 +164,7 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 		case t.Operator == "channel":
 			channel = r.channels[t.ChannelID]
 			if channel == nil {
-				ch, err := s.channelByID(ctx, realm.ID, t.ChannelID)
+				ch, err := s.reads().channelByID(ctx, realm.ID, t.ChannelID)
 				if err != nil {
 					return nil, s.internal(ctx, "get messages", err)
 				}

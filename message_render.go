@@ -379,7 +379,7 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 			o.mentions.noteGroup(g.ID, members, res.MentionedUserIDs)
 		}
 	}
-	if o.mentions.alerted, err = s.alertedUsers(ctx, s.store, o.realm.ID, m.Content); err != nil {
+	if o.mentions.alerted, err = s.alertedUsers(ctx, s.reads(), o.realm.ID, m.Content); err != nil {
 		return s.internal(ctx, "send message", err)
 	}
 	return nil

@@ -26,14 +26,14 @@ func storedTopicPolicy(ctx context.Context, st storage.Store, realmID, userID, s
 }
 
 // topicPolicy is the user's visibility policy of the topic
-// (TopicPolicyNone without one), through the cache when st is the
-// Service's store (a transaction reads its own).
-func (s *Service) topicPolicy(ctx context.Context, st storage.Store, realmID, userID, streamID int64, topic string) (int, error) {
-	load := func() (int, error) { return storedTopicPolicy(ctx, st, realmID, userID, streamID, topic) }
-	if st != s.store {
+// (TopicPolicyNone without one), through the cache except inside a
+// transaction (which reads its own).
+func (r reads) topicPolicy(ctx context.Context, realmID, userID, streamID int64, topic string) (int, error) {
+	load := func() (int, error) { return storedTopicPolicy(ctx, r.st, realmID, userID, streamID, topic) }
+	if r.tx {
 		return load()
 	}
-	return s.callers.topicPolicies.Load(realmID, topicKey{realmID, userID, streamID, storage.Fold(topic)}, load)
+	return r.c.topicPolicies.Load(realmID, topicKey{realmID, userID, streamID, storage.Fold(topic)}, load)
 }
 
 // SetUserTopic is the store's, and forgets the cached policy once the
@@ -58,7 +58,7 @@ func (w *writeTx) DeleteUserTopic(ctx context.Context, realmID, userID, streamID
 
 func (w *writeTx) forgetTopicPolicy(realmID, userID, streamID int64, topic string) {
 	key := topicKey{realmID, userID, streamID, storage.Fold(topic)}
-	w.afterCommit(func() { w.svc.callers.topicPolicies.Forget(key) })
+	w.afterCommit(func() { w.svc.records.topicPolicies.Forget(key) })
 }
 
 // setTopicPolicies writes the planned topic policies of the message's
@@ -92,14 +92,14 @@ const (
 // visibility_policy_for_send_message), or 0: only ever making the topic
 // more visible, following before unmuting, and "initiation" meaning no
 // older message of the topic the sender can see.
-func (s *Service) autoTopicPolicy(ctx context.Context, st storage.Store, o *outgoing) (int, error) {
+func (s *Service) autoTopicPolicy(ctx context.Context, r reads, o *outgoing) (int, error) {
 	set := settingsOf(o.me)
 	follow, unmute := set.AutomaticallyFollowTopicsPolicy, set.AutomaticallyUnmuteTopicsInMutedStreamsPolicy
 	if follow == autoNever && unmute == autoNever {
 		return 0, nil
 	}
 	m := &o.msg
-	current, err := s.topicPolicy(ctx, st, o.realm.ID, o.me.ID, o.channel.ID, m.Topic)
+	current, err := r.topicPolicy(ctx, o.realm.ID, o.me.ID, o.channel.ID, m.Topic)
 	if err != nil {
 		return 0, err
 	}
@@ -107,7 +107,7 @@ func (s *Service) autoTopicPolicy(ctx context.Context, st storage.Store, o *outg
 		return 0, nil
 	}
 	muted := false
-	if sub, err := st.GetSubscription(ctx, o.realm.ID, o.me.ID, o.channel.ID); err == nil {
+	if sub, err := r.st.GetSubscription(ctx, o.realm.ID, o.me.ID, o.channel.ID); err == nil {
 		muted = sub.Active && sub.IsMuted
 	} else if !errors.Is(err, storage.ErrNotFound) {
 		return 0, err
@@ -121,7 +121,7 @@ func (s *Service) autoTopicPolicy(ctx context.Context, st storage.Store, o *outg
 	}
 	if policy != TopicPolicyFollowed && current == TopicPolicyNone &&
 		(follow == autoOnInitiation || muted && unmute == autoOnInitiation) {
-		initiated, err := s.startsTopic(ctx, st, o)
+		initiated, err := s.startsTopic(ctx, r.st, o)
 		if err != nil {
 			return 0, err
 		}

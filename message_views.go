@@ -337,7 +337,7 @@ func (s *Service) messageAccess(ctx context.Context, realm *storage.Realm, me *s
 	if m.ConversationID != nil {
 		return hasRow, nil
 	}
-	ch, err := s.channelByID(ctx, realm.ID, *m.StreamID)
+	ch, err := s.reads().channelByID(ctx, realm.ID, *m.StreamID)
 	if err != nil {
 		return false, err
 	}

@@ -369,7 +369,7 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 	}
 	var ch *storage.Stream
 	if byID {
-		ch, err = s.channelByID(ctx, o.realm.ID, id)
+		ch, err = s.reads().channelByID(ctx, o.realm.ID, id)
 		if errors.Is(err, storage.ErrNotFound) {
 			return noSuchChannelID(id)
 		}
@@ -734,17 +734,17 @@ func (s *Service) planStore(ctx context.Context, o *outgoing) (*storePlan, error
 	} else {
 		plan.readers = directReaders(o)
 	}
-	if err := s.applyMutes(ctx, s.store, o, plan.readers); err != nil {
+	if err := s.applyMutes(ctx, s.reads(), o, plan.readers); err != nil {
 		return nil, err
 	}
-	if plan.webhooks, err = s.plannedWebhooks(ctx, s.store, o); err != nil {
+	if plan.webhooks, err = s.plannedWebhooks(ctx, s.reads(), o); err != nil {
 		return nil, err
 	}
-	if plan.notifications, err = s.plannedNotifications(ctx, s.store, o, plan.readers); err != nil {
+	if plan.notifications, err = s.plannedNotifications(ctx, s.reads(), o, plan.readers); err != nil {
 		return nil, err
 	}
 	if m.StreamID != nil && !o.me.IsBot {
-		policy, err := s.autoTopicPolicy(ctx, s.store, o)
+		policy, err := s.autoTopicPolicy(ctx, s.reads(), o)
 		if err != nil {
 			return nil, err
 		}

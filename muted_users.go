@@ -50,14 +50,6 @@ func mutedUsers(ctx context.Context, st storage.Store, realmID, userID int64) ([
 	return out, nil
 }
 
-// mutedSenders is the set of users userID muted (cached with the
-// callers: a mute is a write that refreshes them).
-func (s *Service) mutedSenders(ctx context.Context, realmID, userID int64) (map[int64]bool, error) {
-	return s.callers.mutes.Load(realmID, userID, func() (map[int64]bool, error) {
-		return muteSet(ctx, s.store, realmID, userID)
-	})
-}
-
 // muteSet reads the users userID muted, as a set.
 func muteSet(ctx context.Context, st storage.Store, realmID, userID int64) (map[int64]bool, error) {
 	mutes, err := st.ListUserMutes(ctx, realmID, userID)
@@ -69,15 +61,6 @@ func muteSet(ctx context.Context, st storage.Store, realmID, userID int64) (map[
 		set[m.MutedUserID] = true
 	}
 	return set, nil
-}
-
-// mutedSendersIn is mutedSenders as st sees it (a transaction sees its
-// own mutes and unmutes; the cache does not).
-func (s *Service) mutedSendersIn(ctx context.Context, st storage.Store, realmID, userID int64) (map[int64]bool, error) {
-	if st == s.store {
-		return s.mutedSenders(ctx, realmID, userID)
-	}
-	return muteSet(ctx, st, realmID, userID)
 }
 
 // muteTarget checks the target of a mute or unmute: not the caller, a
@@ -191,21 +174,12 @@ func (s *Service) markReadFrom(ctx context.Context, w *writeTx, realm *storage.R
 	}
 }
 
-// muters lists the users who muted sender (cached with the callers: a
-// mute is a write that refreshes them), reading from st: the write
-// transaction that needs them.
-func (s *Service) muters(ctx context.Context, st storage.Store, realmID, sender int64) ([]int64, error) {
-	return s.callers.muters.Load(realmID, sender, func() ([]int64, error) {
-		return st.ListMuters(ctx, realmID, sender)
-	})
-}
-
 // applyMutes finds the recipients who muted the sender (usually nobody;
-// from the caller cache, else one indexed read): a direct message's row
+// from the record cache, else one indexed read): a direct message's row
 // is read for them, and every message event they get says read. A
 // channel muter without a row is told only when subscribed.
-func (s *Service) applyMutes(ctx context.Context, st storage.Store, o *outgoing, readers []storage.UserMessage) error {
-	muters, err := s.muters(ctx, st, o.realm.ID, o.me.ID)
+func (s *Service) applyMutes(ctx context.Context, r reads, o *outgoing, readers []storage.UserMessage) error {
+	muters, err := r.muters(ctx, o.realm.ID, o.me.ID)
 	if err != nil || len(muters) == 0 {
 		return err
 	}
@@ -222,7 +196,7 @@ func (s *Service) applyMutes(ctx context.Context, st storage.Store, o *outgoing,
 		if o.msg.StreamID == nil {
 			continue // not a participant
 		}
-		sub, err := st.GetSubscription(ctx, o.realm.ID, id, *o.msg.StreamID)
+		sub, err := r.st.GetSubscription(ctx, o.realm.ID, id, *o.msg.StreamID)
 		if errors.Is(err, storage.ErrNotFound) {
 			continue
 		}

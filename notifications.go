@@ -314,7 +314,7 @@ func (m *mentions) noteGroup(groupID int64, members []storage.GroupMembership, n
 // of the subscribers it mentions and of the few that
 // ChannelNotificationCandidates finds by their settings, plus one fan-out
 // row for a channel-wide mention. Without a Notifier, nothing.
-func (s *Service) plannedNotifications(ctx context.Context, st storage.Store, o *outgoing, readers []storage.UserMessage) ([]storage.PendingNotification, error) {
+func (s *Service) plannedNotifications(ctx context.Context, r reads, o *outgoing, readers []storage.UserMessage) ([]storage.PendingNotification, error) {
 	if s.shared.notifier == nil {
 		return nil, nil
 	}
@@ -337,7 +337,7 @@ func (s *Service) plannedNotifications(ctx context.Context, st storage.Store, o 
 			flags[r.UserID] = r.Flags
 		}
 	}
-	ids, err := st.ChannelNotificationCandidates(ctx, o.realm.ID, *m.StreamID, m.Topic)
+	ids, err := r.st.ChannelNotificationCandidates(ctx, o.realm.ID, *m.StreamID, m.Topic)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +345,7 @@ func (s *Service) plannedNotifications(ctx context.Context, st storage.Store, o 
 	if len(ids) == 0 {
 		return rows, nil
 	}
-	cases, err := s.channelNotifyCases(ctx, st, o.realm, *m.StreamID, m.Topic, ids)
+	cases, err := s.channelNotifyCases(ctx, r, o.realm, *m.StreamID, m.Topic, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -367,16 +367,16 @@ func (s *Service) plannedNotifications(ctx context.Context, st storage.Store, o 
 // channelNotifyCases reads what decides whether a message of the topic
 // notifies these users (their settings, subscriptions and topic
 // policies), flags and sender aside; users that are gone are left out.
-func (s *Service) channelNotifyCases(ctx context.Context, st storage.Store, realm *storage.Realm, streamID int64, topic string, ids []int64) (map[int64]*notifyCase, error) {
-	users, err := s.usersByIDFrom(ctx, st, realm, ids)
+func (s *Service) channelNotifyCases(ctx context.Context, r reads, realm *storage.Realm, streamID int64, topic string, ids []int64) (map[int64]*notifyCase, error) {
+	users, err := r.usersByID(ctx, realm, ids)
 	if err != nil {
 		return nil, err
 	}
-	subs, err := st.ListSubscriptionsOf(ctx, realm.ID, streamID, ids)
+	subs, err := r.st.ListSubscriptionsOf(ctx, realm.ID, streamID, ids)
 	if err != nil {
 		return nil, err
 	}
-	policies, err := st.ListTopicPolicies(ctx, realm.ID, streamID, topic)
+	policies, err := r.st.ListTopicPolicies(ctx, realm.ID, streamID, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -470,11 +470,11 @@ func (s *Service) notifyEdit(ctx context.Context, w *writeTx, e *edit) error {
 	}
 	ids := mapKeys(flags)
 	if len(ids) > 0 && !m.StreamWildcard {
-		cases, err := s.channelNotifyCases(ctx, w, e.realm, *m.StreamID, m.Topic, ids)
+		cases, err := s.channelNotifyCases(ctx, w.reads(), e.realm, *m.StreamID, m.Topic, ids)
 		if err != nil {
 			return err
 		}
-		muted, err := s.muters(ctx, w, e.realm.ID, m.SenderID)
+		muted, err := w.reads().muters(ctx, e.realm.ID, m.SenderID)
 		if err != nil {
 			return err
 		}

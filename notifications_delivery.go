@@ -154,7 +154,7 @@ func (s *Service) decideNotifications(ctx context.Context, realm *storage.Realm,
 	for i, r := range rows {
 		ids[i] = r.MessageID
 	}
-	rs, err := s.readerState(ctx, s.store, realm, user, uniqueSorted(ids))
+	rs, err := s.readerState(ctx, s.reads(), realm, user, uniqueSorted(ids))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -162,7 +162,7 @@ func (s *Service) decideNotifications(ctx context.Context, realm *storage.Realm,
 	if err != nil {
 		return nil, nil, err
 	}
-	muted, err := s.mutedSendersIn(ctx, s.store, realm.ID, user.ID)
+	muted, err := s.reads().mutedSenders(ctx, realm.ID, user.ID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -387,7 +387,7 @@ func (s *Service) expandFanout(ctx context.Context, row storage.PendingNotificat
 	if err != nil {
 		return err
 	}
-	muters, err := s.muters(ctx, s.store, realm.ID, msg.SenderID)
+	muters, err := s.reads().muters(ctx, realm.ID, msg.SenderID)
 	if err != nil {
 		return err
 	}
@@ -405,7 +405,7 @@ func (s *Service) expandFanout(ctx context.Context, row storage.PendingNotificat
 				ids[i] = subs[i].UserID
 			}
 			cursor = ids[len(ids)-1]
-			cases, err := s.channelNotifyCases(ctx, s.store, realm, *msg.StreamID, msg.Topic, ids)
+			cases, err := s.channelNotifyCases(ctx, s.reads(), realm, *msg.StreamID, msg.Topic, ids)
 			if err != nil {
 				return err
 			}

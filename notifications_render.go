@@ -70,7 +70,7 @@ func notifyTopicName(topic string) string {
 // participants are a direct message's others, by ID.
 func (s *Service) notifyConversation(ctx context.Context, realm *storage.Realm, user *storage.User, m *storage.Message) (NotificationConversation, []*storage.User, error) {
 	if m.StreamID != nil {
-		ch, err := s.channelByID(ctx, realm.ID, *m.StreamID)
+		ch, err := s.reads().channelByID(ctx, realm.ID, *m.StreamID)
 		if err != nil {
 			return NotificationConversation{}, nil, err
 		}
@@ -80,7 +80,7 @@ func (s *Service) notifyConversation(ctx context.Context, realm *storage.Realm, 
 	if err != nil {
 		return NotificationConversation{}, nil, err
 	}
-	users, err := s.usersByID(ctx, realm, ids)
+	users, err := s.reads().usersByID(ctx, realm, ids)
 	if err != nil {
 		return NotificationConversation{}, nil, err
 	}
@@ -218,7 +218,7 @@ func memberIDs(ms []storage.GroupMembership) []int64 {
 // quarter of an hour before the first message of an email about a
 // mention (at most mentionContextMessages, oldest first).
 func (s *Service) mentionContext(ctx context.Context, realm *storage.Realm, user *storage.User, first *storage.Message) ([]storage.Message, error) {
-	ch, err := s.channelByID(ctx, realm.ID, *first.StreamID)
+	ch, err := s.reads().channelByID(ctx, realm.ID, *first.StreamID)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +269,7 @@ func (s *Service) buildEmail(ctx context.Context, realm *storage.Realm, user *st
 	for i := range msgs {
 		senderIDs[i] = msgs[i].SenderID
 	}
-	senders, err := s.usersByID(ctx, realm, senderIDs)
+	senders, err := s.reads().usersByID(ctx, realm, senderIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -556,7 +556,7 @@ func (s *Service) buildPush(ctx context.Context, realm *storage.Realm, user *sto
 	if err != nil {
 		return nil, err
 	}
-	senders, err := s.usersByID(ctx, realm, []int64{m.SenderID})
+	senders, err := s.reads().usersByID(ctx, realm, []int64{m.SenderID})
 	if err != nil {
 		return nil, err
 	}

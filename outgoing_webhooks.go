@@ -189,7 +189,7 @@ func checkInterface(i int) error {
 // plannedWebhooks are the deliveries the message triggers (their
 // MessageID unset), read before its transaction. It costs nothing when the
 // message mentions no bot and is no direct message to one.
-func (s *Service) plannedWebhooks(ctx context.Context, st storage.Store, o *outgoing) ([]storage.WebhookDelivery, error) {
+func (s *Service) plannedWebhooks(ctx context.Context, r reads, o *outgoing) ([]storage.WebhookDelivery, error) {
 	if o.me.IsBot || o.internal {
 		return nil, nil
 	}
@@ -203,7 +203,7 @@ func (s *Service) plannedWebhooks(ctx context.Context, st storage.Store, o *outg
 			}
 		}
 	} else if len(o.mentions.users) > 0 {
-		users, err := s.usersByIDFrom(ctx, st, o.realm, mapKeys(o.mentions.users))
+		users, err := r.usersByID(ctx, o.realm, mapKeys(o.mentions.users))
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +213,7 @@ func (s *Service) plannedWebhooks(ctx context.Context, st storage.Store, o *outg
 			}
 			if o.channel.InviteOnly {
 				// A private channel's message reaches only a subscribed bot.
-				sub, err := st.GetSubscription(ctx, o.realm.ID, u.ID, o.channel.ID)
+				sub, err := r.st.GetSubscription(ctx, o.realm.ID, u.ID, o.channel.ID)
 				if errors.Is(err, storage.ErrNotFound) || err == nil && !sub.Active {
 					continue
 				} else if err != nil {
@@ -230,7 +230,7 @@ func (s *Service) plannedWebhooks(ctx context.Context, st storage.Store, o *outg
 	for i, b := range bots {
 		ids[i] = b.ID
 	}
-	services, err := st.ListBotServices(ctx, o.realm.ID, ids)
+	services, err := r.st.ListBotServices(ctx, o.realm.ID, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -488,7 +488,7 @@ func (s *Service) loadWebhookJob(ctx context.Context, row storage.WebhookDeliver
 	if err != nil {
 		return nil, err
 	}
-	users, err := s.usersByID(ctx, realm, ids)
+	users, err := s.reads().usersByID(ctx, realm, ids)
 	if err != nil {
 		return nil, err
 	}

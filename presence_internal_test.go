@@ -122,7 +122,7 @@ func BenchmarkPresencePingColdCaller(b *testing.B) {
 					now = now.Add(time.Minute)
 				}
 				if cold {
-					s.callers.bump(realm.RealmID)
+					s.records.bump(realm.RealmID)
 					ping(callers[k%users])
 				} else {
 					ping(callers[k%100])

@@ -93,7 +93,7 @@ func (s *Service) AddReaction(ctx context.Context, c Caller, req AddReactionRequ
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
 		w.keepCallers()
-		m, rs, err := s.modifiableMessage(ctx, w, realm, me, req.MessageID)
+		m, rs, err := s.modifiableMessage(ctx, w.reads(), realm, me, req.MessageID)
 		if err != nil {
 			return err
 		}
@@ -167,7 +167,7 @@ func (s *Service) RemoveReaction(ctx context.Context, c Caller, req RemoveReacti
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
 		w.keepCallers()
-		m, _, err := s.modifiableMessage(ctx, w, realm, me, req.MessageID)
+		m, _, err := s.modifiableMessage(ctx, w.reads(), realm, me, req.MessageID)
 		if err != nil {
 			return err
 		}
@@ -228,7 +228,7 @@ func (s *Service) messageAudience(ctx context.Context, st storage.Store, realm *
 		members, err := st.ConversationMembers(ctx, realm.ID, *m.ConversationID)
 		return Audience{Users: members}, err
 	}
-	ch, err := s.channelByID(ctx, realm.ID, *m.StreamID)
+	ch, err := s.reads().channelByID(ctx, realm.ID, *m.StreamID)
 	if err != nil {
 		return Audience{}, err
 	}

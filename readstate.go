@@ -28,10 +28,10 @@ type readerState struct {
 
 // readerState reads, in st, the messages, the reader's rows of them,
 // their periods and the read ranges of the messages' channels.
-func (s *Service) readerState(ctx context.Context, st storage.Store, realm *storage.Realm, me *storage.User, ids []int64) (*readerState, error) {
+func (s *Service) readerState(ctx context.Context, r reads, realm *storage.Realm, me *storage.User, ids []int64) (*readerState, error) {
 	rs := &readerState{msgs: map[int64]*messageState{}, subscribed: map[int64]bool{}}
 	var err error
-	if rs.periods, err = st.ListUserPeriods(ctx, realm.ID, me.ID); err != nil {
+	if rs.periods, err = r.st.ListUserPeriods(ctx, realm.ID, me.ID); err != nil {
 		return nil, err
 	}
 	for _, p := range rs.periods {
@@ -42,15 +42,15 @@ func (s *Service) readerState(ctx context.Context, st storage.Store, realm *stor
 	if len(ids) == 0 {
 		return rs, nil
 	}
-	msgs, err := st.GetMessagesByID(ctx, realm.ID, ids)
+	msgs, err := r.st.GetMessagesByID(ctx, realm.ID, ids)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.ListUserMessages(ctx, realm.ID, me.ID, ids)
+	rows, err := r.st.ListUserMessages(ctx, realm.ID, me.ID, ids)
 	if err != nil {
 		return nil, err
 	}
-	muted, err := s.mutedSendersIn(ctx, st, realm.ID, me.ID)
+	muted, err := r.mutedSenders(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (s *Service) readerState(ctx context.Context, st storage.Store, realm *stor
 	}
 	ranges := map[int64][]storage.ReadRange{}
 	if len(channels) > 0 {
-		all, err := st.ListReadRangesOf(ctx, realm.ID, me.ID, mapKeys(channels), msgs[0].ID, msgs[len(msgs)-1].ID)
+		all, err := r.st.ListReadRangesOf(ctx, realm.ID, me.ID, mapKeys(channels), msgs[0].ID, msgs[len(msgs)-1].ID)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +261,7 @@ func channelAccess(ch *storage.Stream, me *storage.User, received, hasRow, subsc
 }
 
 // accessible returns the IDs of the messages the reader may see.
-func (s *Service) accessible(ctx context.Context, st storage.Store, realm *storage.Realm, me *storage.User, msgs []storage.Message, rs *readerState) (map[int64]bool, error) {
+func (s *Service) accessible(ctx context.Context, r reads, realm *storage.Realm, me *storage.User, msgs []storage.Message, rs *readerState) (map[int64]bool, error) {
 	ok := map[int64]bool{}
 	for i := range msgs {
 		m := &msgs[i]
@@ -273,7 +273,7 @@ func (s *Service) accessible(ctx context.Context, st storage.Store, realm *stora
 			}
 			continue
 		}
-		ch, err := s.channelByIDFrom(ctx, st, realm.ID, *m.StreamID)
+		ch, err := r.channelByID(ctx, realm.ID, *m.StreamID)
 		if err != nil {
 			return nil, err
 		}
@@ -288,8 +288,8 @@ func (s *Service) accessible(ctx context.Context, st storage.Store, realm *stora
 // modifiableMessage loads a message the caller may see and act on (not
 // in an archived channel): "Invalid message(s)" otherwise, as for a
 // missing one.
-func (s *Service) modifiableMessage(ctx context.Context, st storage.Store, realm *storage.Realm, me *storage.User, id int64) (*storage.Message, *readerState, error) {
-	rs, err := s.readerState(ctx, st, realm, me, []int64{id})
+func (s *Service) modifiableMessage(ctx context.Context, r reads, realm *storage.Realm, me *storage.User, id int64) (*storage.Message, *readerState, error) {
+	rs, err := s.readerState(ctx, r, realm, me, []int64{id})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -297,7 +297,7 @@ func (s *Service) modifiableMessage(ctx context.Context, st storage.Store, realm
 	if ms == nil {
 		return nil, nil, errInvalidMessage
 	}
-	ok, err := s.accessible(ctx, st, realm, me, []storage.Message{*ms.m}, rs)
+	ok, err := s.accessible(ctx, r, realm, me, []storage.Message{*ms.m}, rs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -305,7 +305,7 @@ func (s *Service) modifiableMessage(ctx context.Context, st storage.Store, realm
 		return nil, nil, errInvalidMessage
 	}
 	if ms.m.StreamID != nil {
-		ch, err := s.channelByIDFrom(ctx, st, realm.ID, *ms.m.StreamID)
+		ch, err := r.channelByID(ctx, realm.ID, *ms.m.StreamID)
 		if err != nil {
 			return nil, nil, err
 		}

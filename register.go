@@ -226,8 +226,8 @@ func (s *Service) openQueue(ctx context.Context, me *storage.User, opts queueOpt
 func (s *Service) snapshotView(rs storage.Store) *Service {
 	view := *s
 	view.store = rs
-	view.callers = newCallerCache(s.now)
-	view.linkifiers = newLinkifierCache(view.callers, s.now)
+	view.records = newRecordCache(s.now)
+	view.linkifiers = newLinkifierCache(view.records, s.now)
 	view.messages = newMessageCache(1<<20, s.now)
 	return &view
 }

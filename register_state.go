@@ -313,7 +313,7 @@ func settingsDefaultsState(_ *Service, _ *stateCtx, st map[string]any) error {
 }
 
 func (s *Service) mutedTopicState(sc *stateCtx, st map[string]any) error {
-	muted, err := s.mutedTopics(sc.ctx, s.store, sc.me)
+	muted, err := s.mutedTopics(sc.ctx, s.reads(), sc.me)
 	st["muted_topics"] = muted
 	return err
 }

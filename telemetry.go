@@ -177,7 +177,7 @@ func (s *Service) observe(m metric.Meter) {
 	var (
 		reasons   = [3][]metric.ObserveOption{observeWith(attribute.String("reason", "behind")), observeWith(attribute.String("reason", "memory")), observeWith(attribute.String("reason", "idle"))}
 		cacheName = func(n string) []metric.ObserveOption { return observeWith(attribute.String("cache", n)) }
-		callers   = s.callers
+		callers   = s.records
 		named     = []struct {
 			opts  []metric.ObserveOption
 			stats func() cache.Stats

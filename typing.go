@@ -225,7 +225,7 @@ func (s *Service) SetEditTyping(ctx context.Context, c Caller, req TypingEditReq
 	if err := checkTypingOp(req.Op); err != nil {
 		return nil, err
 	}
-	m, _, err := s.modifiableMessage(ctx, s.store, realm, me, req.MessageID)
+	m, _, err := s.modifiableMessage(ctx, s.reads(), realm, me, req.MessageID)
 	if err != nil {
 		return nil, s.internal(ctx, "edit typing", err)
 	}

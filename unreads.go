@@ -74,7 +74,7 @@ func (s *Service) GetUnreadMessages(ctx context.Context, c Caller, req GetUnread
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.unreadState(ctx, s.store, realm, me, maxUnreadMessages)
+	raw, err := s.unreadState(ctx, s.reads(), realm, me, maxUnreadMessages)
 	if err != nil {
 		return nil, s.internal(ctx, "unread messages", err)
 	}
@@ -109,8 +109,8 @@ type rawUnreads struct {
 
 // unreadState lists up to limit of the reader's newest unread messages
 // in their subscribed channels and their conversations.
-func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *storage.Realm, me *storage.User, limit int) (*rawUnreads, error) {
-	periods, err := st.ListUserPeriods(ctx, realm.ID, me.ID)
+func (s *Service) unreadState(ctx context.Context, r reads, realm *storage.Realm, me *storage.User, limit int) (*rawUnreads, error) {
+	periods, err := r.st.ListUserPeriods(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -120,19 +120,19 @@ func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *stor
 			active[p.StreamID] = true
 		}
 	}
-	gaps, err := s.unreadGaps(ctx, st, realm.ID, me.ID, periods, mapKeys(active))
+	gaps, err := s.unreadGaps(ctx, r.st, realm.ID, me.ID, periods, mapKeys(active))
 	if err != nil {
 		return nil, err
 	}
-	muted, err := s.mutedSendersIn(ctx, st, realm.ID, me.ID)
+	muted, err := r.mutedSenders(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
 	}
-	chMsgs, err := st.ListUnreadChannelMessages(ctx, realm.ID, gaps, mapKeys(muted), limit)
+	chMsgs, err := r.st.ListUnreadChannelMessages(ctx, realm.ID, gaps, mapKeys(muted), limit)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.ListUnreadRows(ctx, realm.ID, me.ID, nil, limit)
+	rows, err := r.st.ListUnreadRows(ctx, realm.ID, me.ID, nil, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *stor
 	}
 	// The channel messages' flags: mention rows, and wildcards of the
 	// message (they all were received).
-	mentions, err := st.ListMentionRows(ctx, realm.ID, me.ID, all[len(all)-1].id)
+	mentions, err := r.st.ListMentionRows(ctx, realm.ID, me.ID, all[len(all)-1].id)
 	if err != nil {
 		return nil, err
 	}
@@ -495,7 +495,7 @@ func (s *Service) readableChannel(ctx context.Context, c Caller, id int64) (*sto
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ch, err := s.channelByID(ctx, realm.ID, id)
+	ch, err := s.reads().channelByID(ctx, realm.ID, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil, nil, errInvalidChannelID
 	} else if err != nil {

@@ -175,7 +175,7 @@ func (s *Service) OpenUpload(ctx context.Context, c Caller, pathID string) (*Upl
 	if err != nil {
 		return nil, err
 	}
-	ok, err := s.mayOpenAttachment(ctx, s.store, realm, me, a)
+	ok, err := s.mayOpenAttachment(ctx, s.reads(), realm, me, a)
 	if err != nil {
 		return nil, s.internal(ctx, "open upload", err)
 	}
@@ -215,15 +215,15 @@ const attachmentMessagesChecked = 100
 
 // mayOpenAttachment is the reference's validate_attachment_request: the
 // owner, or someone who may see one of the messages that link it.
-func (s *Service) mayOpenAttachment(ctx context.Context, st storage.Store, realm *storage.Realm, me *storage.User, a *storage.Attachment) (bool, error) {
+func (s *Service) mayOpenAttachment(ctx context.Context, r reads, realm *storage.Realm, me *storage.User, a *storage.Attachment) (bool, error) {
 	if a.OwnerID == me.ID {
 		return true, nil
 	}
-	ids, err := st.ListAttachmentMessages(ctx, realm.ID, a.ID, attachmentMessagesChecked)
+	ids, err := r.st.ListAttachmentMessages(ctx, realm.ID, a.ID, attachmentMessagesChecked)
 	if err != nil || len(ids) == 0 {
 		return false, err
 	}
-	rs, err := s.readerState(ctx, st, realm, me, ids)
+	rs, err := s.readerState(ctx, r, realm, me, ids)
 	if err != nil {
 		return false, err
 	}
@@ -233,7 +233,7 @@ func (s *Service) mayOpenAttachment(ctx context.Context, st storage.Store, realm
 			msgs = append(msgs, *ms.m)
 		}
 	}
-	ok, err := s.accessible(ctx, st, realm, me, msgs, rs)
+	ok, err := s.accessible(ctx, r, realm, me, msgs, rs)
 	return len(ok) > 0, err
 }
 
@@ -249,7 +249,7 @@ func (s *Service) claimUploads(ctx context.Context, w *writeTx, realm *storage.R
 	}
 	var ids []int64
 	for i := range found {
-		ok, err := s.mayOpenAttachment(ctx, w, realm, sender, &found[i])
+		ok, err := s.mayOpenAttachment(ctx, w.reads(), realm, sender, &found[i])
 		if err != nil {
 			return err
 		}
@@ -355,7 +355,7 @@ func (s *Service) GetFileTemporaryURL(ctx context.Context, c Caller, req GetFile
 	if err != nil {
 		return nil, err
 	}
-	ok, err := s.mayOpenAttachment(ctx, s.store, realm, me, a)
+	ok, err := s.mayOpenAttachment(ctx, s.reads(), realm, me, a)
 	if err != nil {
 		return nil, s.internal(ctx, "temporary url", err)
 	}

@@ -88,7 +88,7 @@ func (MutedTopicsEvent) EventType() string { return "muted_topics" }
 
 // emitMutedTopics tells the user their muted topics in the legacy form.
 func (s *Service) emitMutedTopics(ctx context.Context, w *writeTx, me *storage.User) error {
-	muted, err := s.mutedTopics(ctx, w, me)
+	muted, err := s.mutedTopics(ctx, w.reads(), me)
 	if err != nil {
 		return err
 	}
@@ -98,8 +98,8 @@ func (s *Service) emitMutedTopics(ctx context.Context, w *writeTx, me *storage.U
 
 // mutedTopics lists the user's muted topics in the legacy form: [channel
 // name, topic, time muted].
-func (s *Service) mutedTopics(ctx context.Context, st storage.Store, me *storage.User) ([][]any, error) {
-	rows, err := st.ListUserTopics(ctx, me.RealmID, me.ID)
+func (s *Service) mutedTopics(ctx context.Context, r reads, me *storage.User) ([][]any, error) {
+	rows, err := r.st.ListUserTopics(ctx, me.RealmID, me.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (s *Service) mutedTopics(ctx context.Context, st storage.Store, me *storage
 			ids = append(ids, r.StreamID)
 		}
 	}
-	channels, err := s.channelsByIDFrom(ctx, st, me.RealmID, ids)
+	channels, err := r.channelsByID(ctx, me.RealmID, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -155,7 +155,7 @@ func (w *writeTx) newMessageID(ctx context.Context) (int64, error) {
 
 // keepCallers tells the write path that this write leaves every cached
 // caller (account, realm) as it was, so committing it does not empty the
-// organization's caller cache. Only writes that touch messages and
+// organization's record cache. Only writes that touch messages and
 // per-user message state may say so.
 func (w *writeTx) keepCallers() { w.callersKept = true }
 
@@ -446,7 +446,7 @@ func (s *Service) afterWrites(_ context.Context, ops []*writeOp, errs []error) {
 		}
 		w := op.done
 		if !w.callersKept {
-			s.callers.bump(w.realmID)
+			s.records.bump(w.realmID)
 		}
 		if len(w.forgotten) > 0 {
 			s.messages.forget(w.forgotten)
