@@ -191,7 +191,7 @@ func (AlertWordsEvent) EventType() string { return "alert_words" }
 
 // GetAlertWords lists the caller's alert words.
 func (s *Service) GetAlertWords(ctx context.Context, c Caller) (*AlertWordsResponse, error) {
-	me, _, err := s.actor(ctx, c)
+	me, _, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +242,7 @@ func (s *Service) RemoveAlertWords(ctx context.Context, c Caller, req AlertWords
 }
 
 func (s *Service) changeAlertWords(ctx context.Context, c Caller, req AlertWordsRequest, add bool) (*AlertWordsResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -178,28 +178,28 @@ func (s *Service) Authenticate(ctx context.Context, realmID int64, email, apiKey
 // actor loads and checks the calling user and their realm. Every
 // authenticated operation starts here: roles and deactivation take effect on
 // the next call.
-func (s *Service) actor(ctx context.Context, c Caller) (*storage.User, *storage.Realm, error) {
-	realm, u, cached := s.records.get(c.RealmID, c.UserID)
+func (r reads) actor(ctx context.Context, c Caller) (*storage.User, *storage.Realm, error) {
+	realm, u, cached := r.c.get(c.RealmID, c.UserID)
 	var err error
 	if !cached {
-		gen := s.records.generation(c.RealmID)
-		realm, u, err = s.store.GetRealmUser(ctx, c.RealmID, c.UserID)
+		gen := r.c.generation(c.RealmID)
+		realm, u, err = r.st.GetRealmUser(ctx, c.RealmID, c.UserID)
 		if err == nil {
-			s.records.put(gen, realm, u)
+			r.c.put(gen, realm, u)
 		}
 	}
 	if errors.Is(err, storage.ErrNotFound) {
 		// Tell an unknown organization from an unknown user.
-		if r, err := s.store.GetRealm(ctx, c.RealmID); errors.Is(err, storage.ErrNotFound) {
+		if resp, err := r.st.GetRealm(ctx, c.RealmID); errors.Is(err, storage.ErrNotFound) {
 			return nil, nil, Unauthorized("Invalid organization")
 		} else if err != nil {
-			return nil, nil, s.internal(ctx, "load realm", err)
-		} else if r.Deactivated {
+			return nil, nil, r.s.internal(ctx, "load realm", err)
+		} else if resp.Deactivated {
 			return nil, nil, errRealmDeactivated
 		}
 		return nil, nil, Unauthorized("Invalid user")
 	} else if err != nil {
-		return nil, nil, s.internal(ctx, "load caller", err)
+		return nil, nil, r.s.internal(ctx, "load caller", err)
 	}
 	if realm.Deactivated {
 		return nil, nil, errRealmDeactivated
@@ -278,7 +278,7 @@ type RegenerateAPIKeyResponse struct {
 // RegenerateAPIKey replaces the caller's API key; the old key stops working
 // at once.
 func (s *Service) RegenerateAPIKey(ctx context.Context, c Caller) (*RegenerateAPIKeyResponse, error) {
-	u, _, err := s.actor(ctx, c)
+	u, _, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -351,14 +351,14 @@ func (l *attemptLimiter) clear(key string) {
 // standInHash is a hash of a random password made with the Service's
 // hasher (once), verified when a login names no account with a password.
 func (s *Service) standInHash() string {
-	s.shared.standIn.Do(func() {
+	s.standIn.Do(func() {
 		secret, err := newAPIKey()
 		if err == nil {
-			s.shared.standInValue, err = s.hasher.Hash(secret)
+			s.standInValue, err = s.hasher.Hash(secret)
 		}
 		if err != nil {
 			s.log.Error("stand-in password hash", "err", err)
 		}
 	})
-	return s.shared.standInValue
+	return s.standInValue
 }

@@ -149,9 +149,9 @@ func (c *recordCache) put(gen uint64, realm *storage.Realm, u *storage.User) {
 
 // userPeriods is ListUserPeriods through the cache (the slice is shared:
 // read only).
-func (s *Service) userPeriods(ctx context.Context, realmID, userID int64) ([]storage.SubscriptionPeriod, error) {
-	return s.records.periods.Load(realmID, userID, func() ([]storage.SubscriptionPeriod, error) {
-		return s.store.ListUserPeriods(ctx, realmID, userID)
+func (r reads) userPeriods(ctx context.Context, realmID, userID int64) ([]storage.SubscriptionPeriod, error) {
+	return r.c.periods.Load(realmID, userID, func() ([]storage.SubscriptionPeriod, error) {
+		return r.st.ListUserPeriods(ctx, realmID, userID)
 	})
 }
 
@@ -169,18 +169,18 @@ func (s *Service) cachedScope(ctx context.Context, realmID, userID int64) (*grou
 
 // channelByName finds a channel by name, case-insensitively, through
 // the caches: storage.ErrNotFound when there is none.
-func (s *Service) channelByName(ctx context.Context, realmID int64, name string) (*storage.Stream, error) {
+func (r reads) channelByName(ctx context.Context, realmID int64, name string) (*storage.Stream, error) {
 	key := nameKey{realmID, storage.Fold(name)}
-	if id, ok := s.records.channelNames.Get(realmID, key); ok {
-		return s.reads().channelByID(ctx, realmID, id)
+	if id, ok := r.c.channelNames.Get(realmID, key); ok {
+		return r.channelByID(ctx, realmID, id)
 	}
-	gen := s.records.generation(realmID)
-	ch, err := s.store.GetStreamByName(ctx, realmID, name)
+	gen := r.c.generation(realmID)
+	ch, err := r.st.GetStreamByName(ctx, realmID, name)
 	if err != nil {
 		return nil, err
 	}
-	s.records.channelNames.Put(realmID, gen, key, ch.ID)
-	s.records.channels.Put(realmID, gen, ch.ID, *ch)
+	r.c.channelNames.Put(realmID, gen, key, ch.ID)
+	r.c.channels.Put(realmID, gen, ch.ID, *ch)
 	return ch, nil
 }
 

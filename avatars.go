@@ -53,7 +53,7 @@ func avatarKey(realmID, userID int64, version int) string {
 
 // UploadAvatar makes an image the caller's avatar (POST /users/me/avatar).
 func (s *Service) UploadAvatar(ctx context.Context, c Caller, req UploadAvatarRequest) (*AvatarResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func (s *Service) UploadAvatar(ctx context.Context, c Caller, req UploadAvatarRe
 // DeleteAvatar puts the caller back on the Gravatar identicon (DELETE
 // /users/me/avatar).
 func (s *Service) DeleteAvatar(ctx context.Context, c Caller) (*AvatarResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

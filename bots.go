@@ -40,7 +40,7 @@ type CreateBotResponse struct {
 // can_create_write_only_bots_group may create incoming-webhook bots. Guests
 // never may.
 func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest) (*CreateBotResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -75,9 +75,9 @@ func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest)
 			return nil, s.internal(ctx, "create bot", err)
 		}
 	}
-	allowed, err := s.inRealmGroup(ctx, realm, realm.CanCreateBotsGroupID, me)
+	allowed, err := s.reads().inRealmGroup(ctx, realm, realm.CanCreateBotsGroupID, me)
 	if err == nil && !allowed && botType == BotTypeIncomingWebhook {
-		allowed, err = s.inRealmGroup(ctx, realm, realm.CanCreateWriteOnlyBotsGroupID, me)
+		allowed, err = s.reads().inRealmGroup(ctx, realm, realm.CanCreateWriteOnlyBotsGroupID, me)
 	}
 	if err != nil {
 		return nil, s.internal(ctx, "create bot", err)
@@ -115,19 +115,19 @@ func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest)
 // inRealmGroup evaluates an organization permission group for a user. A
 // realm made before the setting existed stores 0, read as
 // role:administrators (the safe choice); new realms store their defaults.
-func (s *Service) inRealmGroup(ctx context.Context, realm *storage.Realm, groupID int64, u *storage.User) (bool, error) {
-	scope, err := callerScope(ctx, s.store, realm.ID, u.ID)
+func (r reads) inRealmGroup(ctx context.Context, realm *storage.Realm, groupID int64, u *storage.User) (bool, error) {
+	scope, err := callerScope(ctx, r.st, realm.ID, u.ID)
 	if err != nil {
 		return false, err
 	}
-	return s.scopeInRealmGroup(ctx, realm.ID, groupID, scope)
+	return r.scopeInRealmGroup(ctx, realm.ID, groupID, scope)
 }
 
 // scopeInRealmGroup is inRealmGroup for groups already loaded.
-func (s *Service) scopeInRealmGroup(ctx context.Context, realmID, groupID int64, scope *groupScope) (bool, error) {
+func (r reads) scopeInRealmGroup(ctx context.Context, realmID, groupID int64, scope *groupScope) (bool, error) {
 	if groupID == 0 {
 		var err error
-		if groupID, err = systemGroupID(ctx, s.store, realmID, GroupAdministrators); err != nil {
+		if groupID, err = systemGroupID(ctx, r.st, realmID, GroupAdministrators); err != nil {
 			return false, err
 		}
 	}
@@ -176,7 +176,12 @@ type GetBotsResponse struct {
 // GetBots lists the bots the caller owns; administrators see every bot of
 // the organization. Deactivated bots are included with is_active false.
 func (s *Service) GetBots(ctx context.Context, c Caller) (*GetBotsResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	return s.reads().getBots(ctx, c)
+}
+
+// getBots is GetBots reading through r.
+func (r reads) getBots(ctx context.Context, c Caller) (*GetBotsResponse, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -185,9 +190,9 @@ func (s *Service) GetBots(ctx context.Context, c Caller) (*GetBotsResponse, erro
 	if !isAdmin(me) {
 		filter.BotOwnerIDs = []int64{me.ID}
 	}
-	users, err := s.store.FindUsers(ctx, realm.ID, filter)
+	users, err := r.st.FindUsers(ctx, realm.ID, filter)
 	if err != nil {
-		return nil, s.internal(ctx, "get bots", err)
+		return nil, r.s.internal(ctx, "get bots", err)
 	}
 	users = slices.DeleteFunc(users, func(u storage.User) bool { return u.IsSystemBot })
 	var ownerIDs []int64
@@ -196,9 +201,9 @@ func (s *Service) GetBots(ctx context.Context, c Caller) (*GetBotsResponse, erro
 			ownerIDs = append(ownerIDs, *u.BotOwnerID)
 		}
 	}
-	owners, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: nonNil(ownerIDs)})
+	owners, err := r.st.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: nonNil(ownerIDs)})
 	if err != nil {
-		return nil, s.internal(ctx, "get bots", err)
+		return nil, r.s.internal(ctx, "get bots", err)
 	}
 	emails := map[int64]string{}
 	for _, u := range owners {
@@ -208,9 +213,9 @@ func (s *Service) GetBots(ctx context.Context, c Caller) (*GetBotsResponse, erro
 	for i := range users {
 		botIDs = append(botIDs, users[i].ID)
 	}
-	services, err := botServices(ctx, s.store, realm.ID, botIDs)
+	services, err := botServices(ctx, r.st, realm.ID, botIDs)
 	if err != nil {
-		return nil, s.internal(ctx, "get bots", err)
+		return nil, r.s.internal(ctx, "get bots", err)
 	}
 	resp := &GetBotsResponse{Bots: []Bot{}}
 	for i := range users {
@@ -428,7 +433,7 @@ func (s *Service) RegenerateBotAPIKey(ctx context.Context, c Caller, req BotRequ
 
 // ownedBot loads the caller and a bot the caller may administer.
 func (s *Service) ownedBot(ctx context.Context, c Caller, botID int64) (*storage.User, *storage.Realm, *storage.User, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, nil, nil, err
 	}

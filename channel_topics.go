@@ -38,7 +38,7 @@ type GetChannelTopicsResponse struct {
 // the messages the caller received while subscribed. The cost follows the
 // channel's topics, not its messages (see storage.MessageStore).
 func (s *Service) GetChannelTopics(ctx context.Context, c Caller, req GetChannelTopicsRequest) (*GetChannelTopicsResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (s *Service) GetChannelTopics(ctx context.Context, c Caller, req GetChannel
 	} else if err != nil {
 		return nil, s.internal(ctx, "get channel topics", err)
 	}
-	periods, err := s.userPeriods(ctx, realm.ID, me.ID)
+	periods, err := s.reads().userPeriods(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, s.internal(ctx, "get channel topics", err)
 	}

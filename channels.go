@@ -158,14 +158,14 @@ func (s *Service) visibleChannel(ctx context.Context, cc *channelCtx, id int64) 
 }
 
 // channelCaller loads the caller and their channel context.
-func (s *Service) channelCaller(ctx context.Context, c Caller) (*channelCtx, error) {
-	me, realm, err := s.actor(ctx, c)
+func (r reads) channelCaller(ctx context.Context, c Caller) (*channelCtx, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	cc, err := s.loadChannelCtx(ctx, s.store, me, realm)
+	cc, err := r.s.loadChannelCtx(ctx, r.st, me, realm)
 	if err != nil {
-		return nil, s.internal(ctx, "load channels", err)
+		return nil, r.s.internal(ctx, "load channels", err)
 	}
 	return cc, nil
 }
@@ -225,13 +225,18 @@ func flag(p *bool, def bool) bool {
 // the deprecated include_all_active) lists every channel the caller may
 // see; organization administrators then see private channels too.
 func (s *Service) GetChannels(ctx context.Context, c Caller, req GetChannelsRequest) (*GetChannelsResponse, error) {
-	cc, err := s.channelCaller(ctx, c)
+	return s.reads().getChannels(ctx, c, req)
+}
+
+// getChannels is GetChannels reading through r.
+func (r reads) getChannels(ctx context.Context, c Caller, req GetChannelsRequest) (*GetChannelsResponse, error) {
+	cc, err := r.channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	all, err := s.store.ListStreams(ctx, cc.realm.ID)
+	all, err := r.st.ListStreams(ctx, cc.realm.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "get channels", err)
+		return nil, r.s.internal(ctx, "get channels", err)
 	}
 	includeAll := flag(req.IncludeAll, false) || flag(req.IncludeAllActive, false)
 	if includeAll && cc.me.Role == RoleGuest {
@@ -241,9 +246,9 @@ func (s *Service) GetChannels(ctx context.Context, c Caller, req GetChannelsRequ
 	// for its owner, who may see them.
 	ownerSubscribed := map[int64]bool{}
 	if cc.me.IsBot && cc.me.BotOwnerID != nil && flag(req.IncludeOwnerSubscribed, false) && !includeAll {
-		subs, err := s.store.ListUserSubscriptions(ctx, cc.realm.ID, *cc.me.BotOwnerID)
+		subs, err := r.st.ListUserSubscriptions(ctx, cc.realm.ID, *cc.me.BotOwnerID)
 		if err != nil {
-			return nil, s.internal(ctx, "get channels", err)
+			return nil, r.s.internal(ctx, "get channels", err)
 		}
 		for _, sub := range subs {
 			ownerSubscribed[sub.StreamID] = sub.Active
@@ -265,14 +270,14 @@ func (s *Service) GetChannels(ctx context.Context, c Caller, req GetChannelsRequ
 			shown = append(shown, ch)
 		}
 	}
-	if err := cc.groups.load(ctx, s.store, cc.realm.ID, settingIDs(channelSettings, shown...)...); err != nil {
-		return nil, s.internal(ctx, "get channels", err)
+	if err := cc.groups.load(ctx, r.st, cc.realm.ID, settingIDs(channelSettings, shown...)...); err != nil {
+		return nil, r.s.internal(ctx, "get channels", err)
 	}
 	// By name, in code-point order, as the reference lists them.
 	slices.SortStableFunc(shown, func(a, b *storage.Stream) int { return strings.Compare(a.Name, b.Name) })
 	resp := &GetChannelsResponse{Streams: make([]Channel, 0, len(shown))}
 	for _, ch := range shown {
-		v := s.channelView(cc.groups, ch)
+		v := r.s.channelView(cc.groups, ch)
 		isDefault := ch.IsDefault
 		v.IsDefault = &isDefault
 		resp.Streams = append(resp.Streams, v)
@@ -293,7 +298,7 @@ type GetChannelResponse struct {
 // GetChannel returns one channel the caller may see ("Invalid channel ID"
 // for any other, existing or not).
 func (s *Service) GetChannel(ctx context.Context, c Caller, req GetChannelRequest) (*GetChannelResponse, error) {
-	cc, err := s.channelCaller(ctx, c)
+	cc, err := s.reads().channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +324,7 @@ type GetChannelIDResponse struct {
 
 // GetChannelID finds a visible channel by name, case-insensitively.
 func (s *Service) GetChannelID(ctx context.Context, c Caller, req GetChannelIDRequest) (*GetChannelIDResponse, error) {
-	cc, err := s.channelCaller(ctx, c)
+	cc, err := s.reads().channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +390,7 @@ var errCannotAdminister = refused("You do not have permission to administer this
 // of its can_administer_channel_group may; the default status takes an
 // administrator and retention an owner. Everything is checked first.
 func (s *Service) UpdateChannel(ctx context.Context, c Caller, req UpdateChannelRequest) (*EmptyResponse, error) {
-	cc, err := s.channelCaller(ctx, c)
+	cc, err := s.reads().channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -598,7 +603,7 @@ type ArchiveChannelRequest struct {
 // subscriptions are kept and can still be changed. Administrators and
 // members of can_administer_channel_group may.
 func (s *Service) ArchiveChannel(ctx context.Context, c Caller, req ArchiveChannelRequest) (*EmptyResponse, error) {
-	cc, err := s.channelCaller(ctx, c)
+	cc, err := s.reads().channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -156,13 +156,10 @@ type Service struct {
 	queueLimit QueueLimits
 	// tel is the Service's metrics and tracing (telemetry.go).
 	tel telemetry
-	// shared is what every view of the Service (see snapshotView) has in
-	// common: a Service value is copied to read through another Store.
-	shared *serviceShared
-}
 
-// serviceShared is the Service's mutable state that is not configuration.
-type serviceShared struct {
+	// The Service's machinery. A Service is never copied (go vet's
+	// copylocks sees to it): a rule that reads elsewhere is given other
+	// reads (reads.go), not another Service.
 	realmHosts   sync.Map // exact host -> realm ID (see RealmForHost)
 	standIn      sync.Once
 	standInValue string
@@ -208,11 +205,12 @@ func New(store storage.Store, opts ...Option) *Service {
 		log:               slog.New(slog.NewTextHandler(io.Discard, nil)),
 		hasher:            Argon2id{},
 		messageCacheBytes: defaultMessageCacheBytes,
-		shared:            &serviceShared{presence: presencebuf.New(), webhookBudget: webhookAttemptBudget},
+		presence:          presencebuf.New(),
+		webhookBudget:     webhookAttemptBudget,
 
 		markAllBatch: 2000,
 	}
-	s.shared.scheduler, s.shared.webhooks, s.shared.notify = newScheduler(s), newWebhookRunner(s), newNotifyRunner(s)
+	s.scheduler, s.webhooks, s.notify = newScheduler(s), newWebhookRunner(s), newNotifyRunner(s)
 	for _, o := range opts {
 		o(s)
 	}
@@ -226,9 +224,9 @@ func New(store storage.Store, opts ...Option) *Service {
 	}
 	s.logins = newAttemptLimiter(s.limits.LoginAttempts, s.limits.LoginWindow)
 	s.queueLimit = s.queueLimit.withDefaults()
-	s.shared.hub = newEventHub(s)
-	s.shared.busOrigin = randomHex(8)
-	s.shared.writes = newWriteLanes(s, writeLimit(store))
+	s.hub = newEventHub(s)
+	s.busOrigin = randomHex(8)
+	s.writes = newWriteLanes(s, writeLimit(store))
 	s.startTelemetry()
 	return s
 }
@@ -242,7 +240,7 @@ func (s *Service) Logger() *slog.Logger { return s.log }
 // Close stops event delivery, ends every pending long poll and releases
 // the store.
 func (s *Service) Close() error {
-	s.shared.hub.Stop()
+	s.hub.Stop()
 	s.flushPresence(context.Background())
 	return s.store.Close()
 }
@@ -252,12 +250,12 @@ func (s *Service) Close() error {
 // and stops listening to the event bus. A host calls it as it begins to
 // shut its HTTP server down (http.Server.RegisterOnShutdown), so that the
 // shutdown does not wait for long polls that may last a minute.
-func (s *Service) StopEvents() { s.shared.hub.Stop() }
+func (s *Service) StopEvents() { s.hub.Stop() }
 
 // DropEventQueues drops every event queue of this Service and ends their
 // long polls; their clients get BAD_EVENT_QUEUE_ID and register again
 // (reloading their state). Events keep flowing to new queues.
-func (s *Service) DropEventQueues() { s.shared.hub.DropAll() }
+func (s *Service) DropEventQueues() { s.hub.DropAll() }
 
 func (s *Service) nowUnix() int64 { return s.now().UTC().Unix() }
 

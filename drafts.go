@@ -72,8 +72,8 @@ var (
 )
 
 // draftUser loads the caller and checks that they keep drafts on the server.
-func (s *Service) draftUser(ctx context.Context, c Caller) (*storage.User, *storage.Realm, error) {
-	me, realm, err := s.actor(ctx, c)
+func (r reads) draftUser(ctx context.Context, c Caller) (*storage.User, *storage.Realm, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -85,13 +85,18 @@ func (s *Service) draftUser(ctx context.Context, c Caller) (*storage.User, *stor
 
 // GetDrafts lists the caller's drafts, most recently edited first.
 func (s *Service) GetDrafts(ctx context.Context, c Caller) (*GetDraftsResponse, error) {
-	me, _, err := s.draftUser(ctx, c)
+	return s.reads().getDrafts(ctx, c)
+}
+
+// getDrafts is GetDrafts reading through r.
+func (r reads) getDrafts(ctx context.Context, c Caller) (*GetDraftsResponse, error) {
+	me, _, err := r.draftUser(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListDrafts(ctx, me.RealmID, me.ID)
+	rows, err := r.st.ListDrafts(ctx, me.RealmID, me.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "get drafts", err)
+		return nil, r.s.internal(ctx, "get drafts", err)
 	}
 	// The reference lists them oldest edit first (the store keeps newest
 	// first, the order of the registration snapshot).
@@ -107,7 +112,7 @@ func (s *Service) GetDrafts(ctx context.Context, c Caller) (*GetDraftsResponse, 
 
 // CreateDrafts stores new drafts; all are validated before any is stored.
 func (s *Service) CreateDrafts(ctx context.Context, c Caller, req CreateDraftsRequest) (*CreateDraftsResponse, error) {
-	me, realm, err := s.draftUser(ctx, c)
+	me, realm, err := s.reads().draftUser(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +146,7 @@ func (s *Service) CreateDrafts(ctx context.Context, c Caller, req CreateDraftsRe
 
 // EditDraft replaces one of the caller's drafts.
 func (s *Service) EditDraft(ctx context.Context, c Caller, req EditDraftRequest) (*EmptyResponse, error) {
-	me, realm, err := s.draftUser(ctx, c)
+	me, realm, err := s.reads().draftUser(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +173,7 @@ func (s *Service) EditDraft(ctx context.Context, c Caller, req EditDraftRequest)
 
 // DeleteDraft deletes one of the caller's drafts.
 func (s *Service) DeleteDraft(ctx context.Context, c Caller, req DeleteDraftRequest) (*EmptyResponse, error) {
-	me, _, err := s.draftUser(ctx, c)
+	me, _, err := s.reads().draftUser(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -293,13 +293,13 @@ func (s *Service) gatewayTarget(ctx context.Context, address string) (*gatewayTa
 	if row.Deactivated {
 		return nil, noSuch("This channel address was deactivated.")
 	}
-	creator, realm, err := s.actor(ctx, Caller{RealmID: row.RealmID, UserID: row.CreatorID})
+	creator, realm, err := s.reads().actor(ctx, Caller{RealmID: row.RealmID, UserID: row.CreatorID})
 	if err != nil {
 		return nil, gatewayActorError(err, "The person who made this channel address is deactivated.")
 	}
 	t := &gatewayTarget{addr: addr, realm: realm, channelAddr: row, poster: creator}
 	if row.SenderID != row.CreatorID {
-		if t.poster, _, err = s.actor(ctx, Caller{RealmID: row.RealmID, UserID: row.SenderID}); err != nil {
+		if t.poster, _, err = s.reads().actor(ctx, Caller{RealmID: row.RealmID, UserID: row.SenderID}); err != nil {
 			return nil, gatewayActorError(err, "The sender of this channel address is deactivated.")
 		}
 	}
@@ -329,7 +329,7 @@ func (s *Service) replyTarget(ctx context.Context, addr gatewayAddress) (*gatewa
 	} else if err != nil {
 		return nil, s.internal(ctx, "email gateway", err)
 	}
-	user, realm, err := s.actor(ctx, Caller{RealmID: row.RealmID, UserID: row.UserID})
+	user, realm, err := s.reads().actor(ctx, Caller{RealmID: row.RealmID, UserID: row.UserID})
 	if err != nil {
 		return nil, gatewayActorError(err, "The person this address replies for is deactivated.")
 	}

@@ -66,7 +66,7 @@ func (s *Service) busPayload(w *writeTx) ([]byte, error) {
 	if len(w.events) == 0 && w.callersKept && len(w.forgotten) == 0 {
 		return nil, nil
 	}
-	out := busWrite{Origin: s.shared.busOrigin, Realm: w.realmID, Bump: !w.callersKept, Forget: w.forgotten}
+	out := busWrite{Origin: s.busOrigin, Realm: w.realmID, Bump: !w.callersKept, Forget: w.forgotten}
 	if s.needsSync(w) {
 		w.syncID = randomHex(8)
 		out.Sync = w.syncID
@@ -126,7 +126,7 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 		// Writes may have been missed: no queue can be trusted to be
 		// complete. Clients re-register, as after a server restart.
 		s.log.Warn("event bus reconnected; dropping every event queue")
-		s.shared.hub.DropAll()
+		s.hub.DropAll()
 		return
 	}
 	for _, p := range b.Payloads {
@@ -136,8 +136,8 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 			continue
 		}
 		if w.Mark != 0 {
-			if w.Origin == s.shared.busOrigin {
-				s.shared.marks.arrived(w.Mark)
+			if w.Origin == s.busOrigin {
+				s.marks.arrived(w.Mark)
 			}
 			continue
 		}
@@ -145,7 +145,7 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 			s.onHandover(w.Handover)
 			continue
 		}
-		if w.Origin != s.shared.busOrigin {
+		if w.Origin != s.busOrigin {
 			if w.Bump {
 				s.records.bump(w.Realm)
 			}
@@ -153,7 +153,7 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 				s.messages.forget(w.Forget)
 			}
 			if w.Sync != "" {
-				s.shared.fleet.synced.arrived(w.Sync)
+				s.fleet.synced.arrived(w.Sync)
 			}
 		}
 		if len(w.Events) > 0 && s.deliver(b.Token, w.Realm, w.Events) && w.At != 0 && s.tel.metrics {
@@ -165,7 +165,7 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 // listening starts listening to the event bus, and the collection of idle
 // queues (once); Run and the first queue call it.
 func (s *Service) listening(ctx context.Context) error {
-	err := s.shared.hub.Start(s.startEvents)
+	err := s.hub.Start(s.startEvents)
 	if errors.Is(err, eventq.ErrStopped) {
 		return Internal(context.Canceled)
 	}
@@ -220,9 +220,9 @@ func (s *Service) awaitDelivery(ctx context.Context, realmID int64) error {
 	if err := s.listening(ctx); err != nil {
 		return err
 	}
-	id, arrived := s.shared.marks.add()
-	defer s.shared.marks.drop(id)
-	payload, err := json.Marshal(busWrite{Origin: s.shared.busOrigin, Realm: realmID, Mark: id})
+	id, arrived := s.marks.add()
+	defer s.marks.drop(id)
+	payload, err := json.Marshal(busWrite{Origin: s.busOrigin, Realm: realmID, Mark: id})
 	if err != nil {
 		return Internal(err)
 	}

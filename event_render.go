@@ -33,7 +33,7 @@ type delivery struct {
 // deliver hands a committed write's events to the organization's queues
 // and reports whether it has any.
 func (s *Service) deliver(token uint64, realmID int64, events []*busEvent) bool {
-	hub := s.shared.hub
+	hub := s.hub
 	if !hub.HasQueues(realmID) {
 		return false
 	}

@@ -172,8 +172,8 @@ func (s *Service) publish(events []Event) {
 	if len(events) == 0 || len(s.sinks) == 0 {
 		return
 	}
-	s.shared.publishMu.Lock()
-	defer s.shared.publishMu.Unlock()
+	s.publishMu.Lock()
+	defer s.publishMu.Unlock()
 	for _, ev := range events {
 		for _, sink := range s.sinks {
 			sink(ev)

@@ -34,7 +34,7 @@ type GetEventsResponse struct {
 // returns no events), until ctx ends (then it returns ctx's error), or for
 // 45 to 55 seconds, after which it returns a heartbeat event.
 func (s *Service) GetEvents(ctx context.Context, c Caller, req GetEventsRequest) (*GetEventsResponse, error) {
-	me, _, err := s.actor(ctx, c)
+	me, _, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +60,8 @@ func (s *Service) GetEvents(ctx context.Context, c Caller, req GetEventsRequest)
 	id, last := *req.QueueID, *req.LastEventID
 	var events []json.RawMessage
 	var waited bool
-	if q := s.shared.hub.Find(id, me.RealmID, me.ID); q != nil {
-		events, waited, err = s.shared.hub.Poll(ctx, q, last, dontBlock)
+	if q := s.hub.Find(id, me.RealmID, me.ID); q != nil {
+		events, waited, err = s.hub.Poll(ctx, q, last, dontBlock)
 	} else {
 		// Held by another server of the fleet, or gone.
 		out, ferr := s.forwardQueue(ctx, peerOpPoll, peerPoll{Realm: me.RealmID, User: me.ID, Queue: id, Last: last, DontBlock: dontBlock})
@@ -94,14 +94,14 @@ type DeleteEventsRequest struct {
 
 // DeleteEvents deletes one of the caller's event queues.
 func (s *Service) DeleteEvents(ctx context.Context, c Caller, req DeleteEventsRequest) (*EmptyResponse, error) {
-	me, _, err := s.actor(ctx, c)
+	me, _, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	if req.QueueID == nil {
 		return nil, MissingArgument("queue_id")
 	}
-	q := s.shared.hub.Find(*req.QueueID, me.RealmID, me.ID)
+	q := s.hub.Find(*req.QueueID, me.RealmID, me.ID)
 	if q == nil {
 		// Held by another server of the fleet, or gone.
 		out, err := s.forwardQueue(ctx, peerOpDelete, peerPoll{Realm: me.RealmID, User: me.ID, Queue: *req.QueueID})
@@ -113,7 +113,7 @@ func (s *Service) DeleteEvents(ctx context.Context, c Caller, req DeleteEventsRe
 		}
 		return &EmptyResponse{}, nil
 	}
-	s.shared.hub.Remove(q)
+	s.hub.Remove(q)
 	return &EmptyResponse{}, nil
 }
 
@@ -141,10 +141,10 @@ type EventQueueStats struct {
 
 // EventQueueStats counts the Service's queues and what they hold.
 func (s *Service) EventQueueStats() EventQueueStats {
-	st := s.shared.hub.Stats()
+	st := s.hub.Stats()
 	return EventQueueStats{Queues: st.Queues, Waiting: st.Waiting, Events: st.Events, Bytes: st.Bytes}
 }
 
 // CollectIdleQueues drops the queues that nobody polled within their
 // lifespan, as of now (Run does it every minute); it returns how many.
-func (s *Service) CollectIdleQueues(now time.Time) int { return s.shared.hub.Collect(now) }
+func (s *Service) CollectIdleQueues(now time.Time) int { return s.hub.Collect(now) }

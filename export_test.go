@@ -7,12 +7,12 @@ import (
 
 // SetWebhookAttemptBudget shortens how long after its claim a webhook
 // attempt may run (webhookAttemptBudget), for tests.
-func SetWebhookAttemptBudget(s *Service, d time.Duration) { s.shared.webhookBudget = d }
+func SetWebhookAttemptBudget(s *Service, d time.Duration) { s.webhookBudget = d }
 
 // SchedulerRounds counts the rounds RunScheduler has completed, each
 // ending once it has read when the next message is due: a test waits on
 // it to know the loop has looked and sleeps.
-func SchedulerRounds(s *Service) int64 { return s.shared.scheduler.Rounds() }
+func SchedulerRounds(s *Service) int64 { return s.scheduler.Rounds() }
 
 // AwaitEventDelivery returns once the event bus has delivered to s's
 // queues every write of the organization committed before the call (a
@@ -26,7 +26,7 @@ func AwaitEventDelivery(s *Service, realmID int64) error {
 
 // SetNotifier replaces the Service's Notifier (a benchmark counts each
 // phase apart).
-func SetNotifier(s *Service, n Notifier) { s.shared.notifier = n }
+func SetNotifier(s *Service, n Notifier) { s.notifier = n }
 
 // UserHere reports whether the user has a client on any server of s's
 // fleet (a queue that takes messages): what notifications ask.

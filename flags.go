@@ -103,7 +103,7 @@ func editableFlag(flag, op string) (int64, error) {
 // channels the caller is not subscribed to; changing a flag of a message
 // the caller never received needs access to it ("Invalid message(s)").
 func (s *Service) UpdateMessageFlags(ctx context.Context, c Caller, req UpdateMessageFlagsRequest) (*UpdateMessageFlagsResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func (s *Service) changeFlags(ctx context.Context, w *writeTx, realm *storage.Re
 	var res flagChange
 	res.ignored = []int64{}
 	ids = uniqueInOrder(ids)
-	st, err := s.readerState(ctx, w.reads(), realm, me, ids)
+	st, err := w.reads().readerState(ctx, realm, me, ids)
 	if err != nil {
 		return res, err
 	}
@@ -304,7 +304,7 @@ func WithMarkAllAsReadBatch(n int) Option {
 // with unread messages, which becomes one read range. The work follows
 // the caller's unread state, not the history.
 func (s *Service) MarkAllAsRead(ctx context.Context, c Caller) (*MarkAllAsReadResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -403,7 +403,7 @@ type UpdateMessageFlagsForNarrowResponse struct {
 // 5,000 messages, as in the reference; the client continues from
 // last_processed_id.
 func (s *Service) UpdateMessageFlagsForNarrow(ctx context.Context, c Caller, req UpdateMessageFlagsForNarrowRequest) (*UpdateMessageFlagsForNarrowResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -427,7 +427,7 @@ func (s *Service) UpdateMessageFlagsForNarrow(ctx context.Context, c Caller, req
 	}
 	numBefore := min(req.NumBefore, max(maxMessagesPerUpdate-req.NumAfter, maxMessagesPerUpdate/2))
 	numAfter := min(req.NumAfter, maxMessagesPerUpdate-numBefore)
-	q, err := s.compileNarrow(ctx, me, realm, &req.Narrow, narrowUse{})
+	q, err := s.reads().compileNarrow(ctx, me, realm, &req.Narrow, narrowUse{})
 	if err != nil {
 		return nil, err
 	}
@@ -439,7 +439,7 @@ func (s *Service) UpdateMessageFlagsForNarrow(ctx context.Context, c Caller, req
 		anchor = &first
 	}
 	var window GetMessagesResponse
-	rows, err := s.window(ctx, realm.ID, me.ID, q, *anchor, numBefore, numAfter, includeAnchor, &window)
+	rows, err := s.reads().window(ctx, realm.ID, me.ID, q, *anchor, numBefore, numAfter, includeAnchor, &window)
 	if err != nil {
 		return nil, s.internal(ctx, "update message flags for narrow", err)
 	}

@@ -68,8 +68,8 @@ func WithFleet(cfg FleetConfig) Option {
 		if cfg.Heartbeat <= 0 {
 			cfg.Heartbeat = 2 * time.Second
 		}
-		s.shared.fleet.cfg = cfg
-		s.shared.fleet.enabled = cfg.Transport != nil && cfg.Address != ""
+		s.fleet.cfg = cfg
+		s.fleet.enabled = cfg.Transport != nil && cfg.Address != ""
 	}
 }
 
@@ -99,14 +99,14 @@ type fleetState struct {
 // newQueueID makes a queue ID that names this server (a random UUID when
 // it is not in a fleet).
 func (s *Service) newQueueID() string {
-	return eventq.NewQueueID(uint32(s.shared.fleet.id.Load()))
+	return eventq.NewQueueID(uint32(s.fleet.id.Load()))
 }
 
 // startEvents takes back the queues a server saved when it stopped
 // alone, starts listening to the bus, and then records this server in
 // the fleet and starts its heartbeat. It runs once (eventHub.Start).
 func (s *Service) startEvents(ctx context.Context) error {
-	f := &s.shared.fleet
+	f := &s.fleet
 	if err := s.restoreQueues(ctx); err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (s *Service) startEvents(ctx context.Context) error {
 
 // joinFleet records this server and reads the fleet's secret.
 func (s *Service) joinFleet(ctx context.Context) error {
-	f := &s.shared.fleet
+	f := &s.fleet
 	secret, err := s.store.FleetSecret(ctx, randomHex(32))
 	if err != nil {
 		return err
@@ -168,7 +168,7 @@ func (s *Service) joinFleet(ctx context.Context) error {
 // who else is, until ctx ends. Servers not seen for a minute are forgotten
 // now and then.
 func (s *Service) heartbeat(ctx context.Context) {
-	f := &s.shared.fleet
+	f := &s.fleet
 	t := time.NewTicker(f.cfg.Heartbeat)
 	defer t.Stop()
 	lastForget := time.Now()
@@ -195,7 +195,7 @@ func (s *Service) heartbeat(ctx context.Context) {
 // server whose record was forgotten (it stalled for a minute) records
 // itself again under its ID.
 func (s *Service) beat(ctx context.Context) error {
-	f := &s.shared.fleet
+	f := &s.fleet
 	id, now := f.id.Load(), wallClock()
 	err := s.store.BeatServer(ctx, id, now, f.draining.Load())
 	if errors.Is(err, storage.ErrNotFound) {
@@ -210,7 +210,7 @@ func (s *Service) beat(ctx context.Context) error {
 
 // refreshPeers reads the live servers.
 func (s *Service) refreshPeers(ctx context.Context) error {
-	f := &s.shared.fleet
+	f := &s.fleet
 	live, err := s.store.ListServers(ctx, wallClock()-int64(3*f.cfg.Heartbeat/time.Second)-1)
 	if err != nil {
 		return err
@@ -234,7 +234,7 @@ func (s *Service) refreshPeers(ctx context.Context) error {
 // not known and may have started since they were last read: its ID is
 // above every one known (IDs grow), or the list is a while old.
 func (s *Service) peer(ctx context.Context, id int64) (storage.Server, bool) {
-	f := &s.shared.fleet
+	f := &s.fleet
 	f.mu.Lock()
 	p, ok := f.peers[id]
 	newer := true
@@ -258,7 +258,7 @@ func (s *Service) peer(ctx context.Context, id int64) (storage.Server, bool) {
 // livePeers returns the other live servers; fresh reads them from the
 // database first.
 func (s *Service) livePeers(ctx context.Context, fresh bool) ([]storage.Server, error) {
-	f := &s.shared.fleet
+	f := &s.fleet
 	if !f.enabled || f.id.Load() == 0 {
 		return nil, nil
 	}
@@ -283,7 +283,7 @@ func (s *Service) livePeers(ctx context.Context, fresh bool) ([]storage.Server, 
 // (a move recorded before this server knew of it is looked up). It may be
 // this server, when a queue moved here and the bus has not said so yet.
 func (s *Service) holderOf(ctx context.Context, id string) (storage.Server, bool) {
-	f := &s.shared.fleet
+	f := &s.fleet
 	if !f.enabled || f.id.Load() == 0 {
 		return storage.Server{}, false
 	}

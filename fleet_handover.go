@@ -61,8 +61,8 @@ type handoverQueue struct {
 // and hands the queues to live peers if there are any. Events keep
 // arriving until HandOverEvents.
 func (s *Service) DrainEvents(ctx context.Context) error {
-	s.shared.hub.Drain()
-	f := &s.shared.fleet
+	s.hub.Drain()
+	f := &s.fleet
 	if !f.enabled || f.id.Load() == 0 {
 		return nil
 	}
@@ -80,18 +80,18 @@ func (s *Service) DrainEvents(ctx context.Context) error {
 // event delivery and leaves the fleet. Call it once the host has stopped
 // serving requests and Run has returned.
 func (s *Service) HandOverEvents(ctx context.Context) error {
-	s.shared.hub.Drain()
-	f := &s.shared.fleet
+	s.hub.Drain()
+	f := &s.fleet
 	f.draining.Store(true)
 	defer func() {
-		s.shared.hub.Stop()
+		s.hub.Stop()
 		if id := f.id.Load(); f.enabled && id != 0 {
 			if err := s.store.RemoveServer(context.WithoutCancel(ctx), id); err != nil {
 				s.log.Warn("fleet: removing this server's record failed", "err", err)
 			}
 		}
 	}()
-	if !s.shared.hub.Started() {
+	if !s.hub.Started() {
 		return nil
 	}
 	handed, err := s.handOver(ctx)
@@ -109,7 +109,7 @@ func (s *Service) HandOverEvents(ctx context.Context) error {
 	if err := s.awaitDelivery(ctx, 0); err != nil {
 		return err
 	}
-	states := s.shared.hub.Detach(func(*eventQueue) bool { return true })
+	states := s.hub.Detach(func(*eventQueue) bool { return true })
 	if len(states) == 0 {
 		return nil
 	}
@@ -133,7 +133,7 @@ func (s *Service) HandOverEvents(ctx context.Context) error {
 // that are not draining, and waits until they have been sent. It reports
 // whether there were such peers.
 func (s *Service) handOver(ctx context.Context) (bool, error) {
-	f := &s.shared.fleet
+	f := &s.fleet
 	if !f.enabled || f.id.Load() == 0 {
 		return false, nil
 	}
@@ -151,7 +151,7 @@ func (s *Service) handOver(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	byTarget := map[int64][]handoverQueue{}
-	for i, q := range s.shared.hub.ReadyQueues() {
+	for i, q := range s.hub.ReadyQueues() {
 		to := targets[i%len(targets)]
 		byTarget[to] = append(byTarget[to], handoverQueue{ID: q.ID, Realm: q.Realm, User: q.User})
 	}
@@ -171,7 +171,7 @@ func (s *Service) handOver(ctx context.Context) (bool, error) {
 			if err := st.RecordQueueMoves(ctx, h.To, ids, wallClock()); err != nil {
 				return err
 			}
-			payload, err := json.Marshal(busWrite{Origin: s.shared.busOrigin, Handover: h})
+			payload, err := json.Marshal(busWrite{Origin: s.busOrigin, Handover: h})
 			if err != nil {
 				return err
 			}
@@ -212,7 +212,7 @@ func (s *Service) awaitHandover(ctx context.Context, id string) error {
 
 // handoverSeen is the channel closed when handover id is seen on the bus.
 func (s *Service) handoverSeen(id string) chan struct{} {
-	f := &s.shared.fleet
+	f := &s.fleet
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ch := f.handovers[id]
@@ -228,7 +228,7 @@ func (s *Service) handoverSeen(id string) chan struct{} {
 // new holder opens their placeholders; the old one takes them out and
 // sends them.
 func (s *Service) onHandover(h *busHandover) {
-	f := &s.shared.fleet
+	f := &s.fleet
 	if !f.enabled || f.id.Load() == 0 {
 		return
 	}
@@ -245,14 +245,14 @@ func (s *Service) onHandover(h *busHandover) {
 	switch me {
 	case h.To:
 		for _, q := range h.Queues {
-			s.shared.hub.Adopt(q.ID, q.Realm, q.User, handoverWait)
+			s.hub.Adopt(q.ID, q.Realm, q.User, handoverWait)
 		}
 	case h.From:
 		ids := make(map[string]bool, len(h.Queues))
 		for _, q := range h.Queues {
 			ids[q.ID] = true
 		}
-		states := s.shared.hub.Detach(func(q *eventQueue) bool { return ids[q.ID()] })
+		states := s.hub.Detach(func(q *eventQueue) bool { return ids[q.ID()] })
 		f.transfers.Add(1)
 		go func() {
 			defer f.transfers.Done()
@@ -294,7 +294,7 @@ func (s *Service) adopt(ctx context.Context, a peerAdoption) (*peerAdoptionResul
 	out := &peerAdoptionResult{Missing: []string{}}
 	for _, qs := range a.Queues {
 		st, err := qs.decode()
-		if err != nil || !s.shared.hub.Fill(st) {
+		if err != nil || !s.hub.Fill(st) {
 			out.Missing = append(out.Missing, qs.ID)
 		}
 	}
@@ -316,7 +316,7 @@ func (s *Service) restoreQueues(ctx context.Context) error {
 			continue
 		}
 		st, err := qs.decode()
-		if err == nil && s.shared.hub.Restore(st) {
+		if err == nil && s.hub.Restore(st) {
 			n++
 		}
 	}

@@ -83,7 +83,7 @@ const peerTimeout = 5 * time.Second
 // secret, which every server reads from the shared database. A transport
 // (transport/peer) passes the calls on; nothing else should.
 func (s *Service) ServePeer(ctx context.Context, secret, op string, body []byte) ([]byte, error) {
-	f := &s.shared.fleet
+	f := &s.fleet
 	if !f.enabled || f.id.Load() == 0 {
 		return nil, Unauthorized("This server is not in a fleet")
 	}
@@ -134,7 +134,7 @@ func (s *Service) ServePeer(ctx context.Context, secret, op string, body []byte)
 
 // servePeerQueue polls or deletes a queue held here.
 func (s *Service) servePeerQueue(ctx context.Context, op string, p peerPoll) *peerPollResult {
-	q := s.shared.hub.Find(p.Queue, p.Realm, p.User)
+	q := s.hub.Find(p.Queue, p.Realm, p.User)
 	if q == nil {
 		if to, moved := s.movedTo(p.Queue); moved && p.Hops == 0 {
 			return &peerPollResult{Outcome: peerMoved, MovedTo: to}
@@ -144,10 +144,10 @@ func (s *Service) servePeerQueue(ctx context.Context, op string, p peerPoll) *pe
 		// was sent here): catch up with the bus (every write committed
 		// so far), then look again. A stopping server no longer hears
 		// the bus and answers with what it knows.
-		if s.shared.hub.Started() {
+		if s.hub.Started() {
 			_ = s.catchUp(ctx)
 		}
-		if q = s.shared.hub.Find(p.Queue, p.Realm, p.User); q == nil {
+		if q = s.hub.Find(p.Queue, p.Realm, p.User); q == nil {
 			if to, moved := s.movedTo(p.Queue); moved {
 				return &peerPollResult{Outcome: peerMoved, MovedTo: to}
 			}
@@ -155,10 +155,10 @@ func (s *Service) servePeerQueue(ctx context.Context, op string, p peerPoll) *pe
 		}
 	}
 	if op == peerOpDelete {
-		s.shared.hub.Remove(q)
+		s.hub.Remove(q)
 		return &peerPollResult{}
 	}
-	events, waited, err := s.shared.hub.Poll(ctx, q, p.Last, p.DontBlock)
+	events, waited, err := s.hub.Poll(ctx, q, p.Last, p.DontBlock)
 	out := &peerPollResult{Events: events, Waited: waited}
 	switch {
 	case errors.Is(err, eventq.ErrNoQueue):
@@ -178,7 +178,7 @@ func (s *Service) servePeerQueue(ctx context.Context, op string, p peerPoll) *pe
 // hold to the server that does. A holder that is gone, or that cannot be
 // reached, means the queue is gone: BAD_EVENT_QUEUE_ID, at once.
 func (s *Service) forwardQueue(ctx context.Context, op string, p peerPoll) (*peerPollResult, error) {
-	if s.shared.fleet.enabled {
+	if s.fleet.enabled {
 		// This server joins the fleet as it starts listening.
 		if err := s.listening(ctx); err != nil {
 			return nil, err
@@ -193,7 +193,7 @@ func (s *Service) forwardQueue(ctx context.Context, op string, p peerPoll) (*pee
 			callCtx, cancel = context.WithTimeout(ctx, peerTimeout)
 		}
 		var err error
-		if holder.ID == s.shared.fleet.id.Load() {
+		if holder.ID == s.fleet.id.Load() {
 			// It moved here (this server's bus had not said so yet).
 			out = *s.servePeerQueue(callCtx, op, p)
 		} else {
@@ -240,7 +240,7 @@ func (s *Service) callPeer(ctx context.Context, to storage.Server, op string, in
 	if err != nil {
 		return err
 	}
-	f := &s.shared.fleet
+	f := &s.fleet
 	f.mu.Lock()
 	secret := f.secret
 	f.mu.Unlock()
@@ -259,7 +259,7 @@ func (s *Service) serveHere(h peerHere) *peerHereResult {
 		if s.userHasMessageQueue(h.Realm, u) {
 			out.WithQueues = append(out.WithQueues, u)
 		}
-		if t, ok := s.shared.presence.Held(presenceKey(h.Realm, u)); ok {
+		if t, ok := s.presence.Held(presenceKey(h.Realm, u)); ok {
 			out.Presence = append(out.Presence, peerPresence{User: u, Active: t.Active, Connected: t.Connected})
 		}
 	}
@@ -271,7 +271,7 @@ func (s *Service) serveHere(h peerHere) *peerHereResult {
 // hold for them, not yet written. Peers that do not answer within a
 // second count as having neither.
 func (s *Service) userHere(ctx context.Context, realmID, userID int64) (bool, presenceTimes) {
-	held, _ := s.shared.presence.Held(presenceKey(realmID, userID))
+	held, _ := s.presence.Held(presenceKey(realmID, userID))
 	queue := s.userHasMessageQueue(realmID, userID)
 	peers, err := s.livePeers(ctx, false)
 	if err != nil || len(peers) == 0 {
@@ -310,7 +310,7 @@ func (s *Service) catchUp(ctx context.Context) error {
 
 // movedTo returns the server queue id moved to, as this server knows.
 func (s *Service) movedTo(id string) (int64, bool) {
-	f := &s.shared.fleet
+	f := &s.fleet
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	to, ok := f.moved[id]

@@ -90,7 +90,7 @@ func (m *syncSeen) await(ctx context.Context, id string) error {
 // needsSync reports whether a write's bus payload must carry a sync ID:
 // it makes caches stale, and this server has live peers.
 func (s *Service) needsSync(w *writeTx) bool {
-	f := &s.shared.fleet
+	f := &s.fleet
 	if !f.enabled || f.id.Load() == 0 || w.callersKept && len(w.forgotten) == 0 {
 		return false
 	}

@@ -49,7 +49,7 @@ func (s *Service) UpdateUserGroupSubgroups(ctx context.Context, c Caller, req Up
 }
 
 func (s *Service) changeGroup(ctx context.Context, c Caller, req UpdateUserGroupMembersRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ type GetUserGroupMembersResponse struct {
 
 // readGroup loads a named group of the realm for reading.
 func (s *Service) readGroup(ctx context.Context, c Caller, groupID int64) (*groupScope, *storage.UserGroup, error) {
-	_, realm, err := s.actor(ctx, c)
+	_, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -99,22 +99,22 @@ type GetUserGroupsResponse struct {
 // included. Guests and bots may not. Its cost follows the answer: the
 // groups with their members and settings.
 func (s *Service) GetUserGroups(ctx context.Context, c Caller, req GetUserGroupsRequest) (*GetUserGroupsResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	if err := requireMemberOrAdmin(me); err != nil {
 		return nil, err
 	}
-	return s.listUserGroups(ctx, realm, req)
+	return s.reads().listUserGroups(ctx, realm, req)
 }
 
 // listUserGroups lists the named groups for anyone (registration gives
 // them to guests and bots too).
-func (s *Service) listUserGroups(ctx context.Context, realm *storage.Realm, req GetUserGroupsRequest) (*GetUserGroupsResponse, error) {
-	named, err := s.store.ListGroups(ctx, realm.ID)
+func (r reads) listUserGroups(ctx context.Context, realm *storage.Realm, req GetUserGroupsRequest) (*GetUserGroupsResponse, error) {
+	named, err := r.st.ListGroups(ctx, realm.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "get user groups", err)
+		return nil, r.s.internal(ctx, "get user groups", err)
 	}
 	named = slices.DeleteFunc(named, func(g storage.UserGroup) bool {
 		return g.Deactivated && (req.IncludeDeactivatedGroups == nil || !*req.IncludeDeactivatedGroups)
@@ -125,12 +125,12 @@ func (s *Service) listUserGroups(ctx context.Context, realm *storage.Realm, req 
 		ids = append(ids, named[i].ID)
 		ids = append(ids, settingIDs(userGroupSettings, &named[i])...)
 	}
-	err = scope.load(ctx, s.store, realm.ID, ids...)
+	err = scope.load(ctx, r.st, realm.ID, ids...)
 	if err == nil {
-		err = scope.loadContents(ctx, s.store, realm.ID, groupIDs(named)...)
+		err = scope.loadContents(ctx, r.st, realm.ID, groupIDs(named)...)
 	}
 	if err != nil {
-		return nil, s.internal(ctx, "get user groups", err)
+		return nil, r.s.internal(ctx, "get user groups", err)
 	}
 	resp := &GetUserGroupsResponse{UserGroups: make([]UserGroup, 0, len(named))}
 	for i := range named {
@@ -196,7 +196,7 @@ func checkIDList(name string, ids []int64) ([]int64, error) {
 // (can_manage_group: role:internet or role:everyone; can_mention_group:
 // role:internet or role:owners; ...) too.
 func (s *Service) CreateUserGroup(ctx context.Context, c Caller, req CreateUserGroupRequest) (*CreateUserGroupResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +378,7 @@ type UpdateUserGroupRequest struct {
 // permission settings. Administrators and members of can_manage_group may;
 // system groups cannot be changed.
 func (s *Service) UpdateUserGroup(ctx context.Context, c Caller, req UpdateUserGroupRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -458,7 +458,7 @@ type DeactivateUserGroupRequest struct {
 // channel (directly or as a subgroup of an anonymous setting group)
 // answers CANNOT_DEACTIVATE_GROUP_IN_USE with the objections.
 func (s *Service) DeactivateUserGroup(ctx context.Context, c Caller, req DeactivateUserGroupRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -193,18 +193,18 @@ var inviteRoles = []int{RoleOwner, RoleAdministrator, RoleModerator, RoleMember,
 // mayInviteByEmail is the permission SendInvites checks: a member or more
 // (not a bot) in can_invite_users_group (register's
 // can_invite_others_to_realm).
-func (s *Service) mayInviteByEmail(ctx context.Context, realm *storage.Realm, me *storage.User) (bool, error) {
+func (r reads) mayInviteByEmail(ctx context.Context, realm *storage.Realm, me *storage.User) (bool, error) {
 	if requireMemberOrAdmin(me) != nil {
 		return false, nil
 	}
-	return s.inRealmGroup(ctx, realm, realm.CanInviteUsersGroupID, me)
+	return r.inRealmGroup(ctx, realm, realm.CanInviteUsersGroupID, me)
 }
 
 // prepareInvite runs the checks SendInvites and CreateInviteLink share,
 // up to the permission (permissionGroup): the caller is a member or more,
 // the role is one an invitation may give.
 func (s *Service) prepareInvite(ctx context.Context, c Caller, inviteAs *int, permissionGroup func(*storage.Realm) int64) (*channelCtx, int, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -222,7 +222,7 @@ func (s *Service) prepareInvite(ctx context.Context, c Caller, inviteAs *int, pe
 	if err != nil {
 		return nil, 0, s.internal(ctx, "invite", err)
 	}
-	allowed, err := s.scopeInRealmGroup(ctx, realm.ID, permissionGroup(realm), cc.groups)
+	allowed, err := s.reads().scopeInRealmGroup(ctx, realm.ID, permissionGroup(realm), cc.groups)
 	if err != nil {
 		return nil, 0, s.internal(ctx, "invite", err)
 	}
@@ -542,7 +542,7 @@ func (s *Service) CreateInviteLink(ctx context.Context, c Caller, req CreateInvi
 // accepted: administrators all of the organization's, others their own.
 // Guests and bots may not.
 func (s *Service) GetInvites(ctx context.Context, c Caller) (*GetInvitesResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -614,7 +614,7 @@ func (s *Service) RevokeInviteLink(ctx context.Context, c Caller, req InviteIDRe
 }
 
 func (s *Service) revokeInvite(ctx context.Context, c Caller, id int64, multiuse bool) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -642,7 +642,7 @@ func (s *Service) revokeInvite(ctx context.Context, c Caller, id int64, multiuse
 // and expiry (its creator, or an administrator). An invitation that can
 // no longer be accepted is not found.
 func (s *Service) ResendEmailInvite(ctx context.Context, c Caller, req InviteIDRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ const (
 // GetLinkifiers lists the organization's linkifiers in the order they
 // apply. Everyone may.
 func (s *Service) GetLinkifiers(ctx context.Context, c Caller) (*GetLinkifiersResponse, error) {
-	_, realm, err := s.actor(ctx, c)
+	_, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (s *Service) GetLinkifiers(ctx context.Context, c Caller) (*GetLinkifiersRe
 // AddLinkifier adds a linkifier after the others (administrators only)
 // and tells everyone the new list.
 func (s *Service) AddLinkifier(ctx context.Context, c Caller, req AddLinkifierRequest) (*AddLinkifierResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (s *Service) AddLinkifier(ctx context.Context, c Caller, req AddLinkifierRe
 // UpdateLinkifier changes a linkifier's pattern and URL template, keeping
 // its place (administrators only), and tells everyone the new list.
 func (s *Service) UpdateLinkifier(ctx context.Context, c Caller, req UpdateLinkifierRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (s *Service) UpdateLinkifier(ctx context.Context, c Caller, req UpdateLinki
 // RemoveLinkifier removes a linkifier (administrators only) and tells
 // everyone the new list.
 func (s *Service) RemoveLinkifier(ctx context.Context, c Caller, req RemoveLinkifierRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func (s *Service) RemoveLinkifier(ctx context.Context, c Caller, req RemoveLinki
 // name every linkifier exactly once; with no linkifiers, an empty list
 // changes nothing and sends no event, as in the reference.
 func (s *Service) ReorderLinkifiers(ctx context.Context, c Caller, req ReorderLinkifiersRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

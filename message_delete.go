@@ -33,7 +33,7 @@ var errNoDeletePermission = refused("You don't have permission to delete this me
 // any; the others their own (or their bots') within the organization's
 // time limit, if they are in can_delete_own_message_group.
 func (s *Service) DeleteMessage(ctx context.Context, c Caller, req DeleteMessageRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ type GetMessageHistoryResponse struct {
 // GetMessageHistory returns a message's states, oldest first, as far as
 // the organization shows edit history.
 func (s *Service) GetMessageHistory(ctx context.Context, c Caller, req GetMessageHistoryRequest) (*GetMessageHistoryResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func (s *Service) GetMessageHistory(ctx context.Context, c Caller, req GetMessag
 	if err != nil {
 		return nil, errInvalidMessage
 	}
-	ok, err := s.messageAccess(ctx, realm, me, m)
+	ok, err := s.reads().messageAccess(ctx, realm, me, m)
 	if err != nil {
 		return nil, s.internal(ctx, "message history", err)
 	}
@@ -218,7 +218,7 @@ type GetReadReceiptsResponse struct {
 // its sender and those who do not send read receipts (their
 // send_read_receipts setting), when the organization shows them.
 func (s *Service) GetReadReceipts(ctx context.Context, c Caller, req GetReadReceiptsRequest) (*GetReadReceiptsResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ func (s *Service) GetReadReceipts(ctx context.Context, c Caller, req GetReadRece
 	if err != nil {
 		return nil, errInvalidMessage
 	}
-	ok, err := s.messageAccess(ctx, realm, me, m)
+	ok, err := s.reads().messageAccess(ctx, realm, me, m)
 	if err != nil {
 		return nil, s.internal(ctx, "read receipts", err)
 	}

@@ -115,7 +115,7 @@ func (e *edit) moved() bool { return e.topic != nil || e.to != e.from }
 // UpdateMessage edits a message's content, or moves it (and, with
 // propagate_mode, others of its topic) to another topic or channel.
 func (s *Service) UpdateMessage(ctx context.Context, c Caller, req UpdateMessageRequest) (*UpdateMessageResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +373,7 @@ func (s *Service) topicMessages(ctx context.Context, r reads, e *edit, after int
 	for i, m := range all {
 		ids[i] = m.ID
 	}
-	rs, err := s.readerState(ctx, r, e.realm, e.me, ids)
+	rs, err := r.readerState(ctx, e.realm, e.me, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -495,7 +495,7 @@ func (s *Service) applyEdit(ctx context.Context, w *writeTx, e *edit) ([]int64, 
 		}
 		if e.to != e.from {
 			ev.NewStreamID = &e.to.ID
-			if err := s.moveState(ctx, w, e, ids); err != nil {
+			if err := s.reads().moveState(ctx, w, e, ids); err != nil {
 				return nil, nil, err
 			}
 		}

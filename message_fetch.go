@@ -89,7 +89,7 @@ func parseAnchor(anchor *string, firstUnread bool) (*int64, error) {
 // narrow is parsed and resolved by package narrow with the reference's
 // errors; see compileNarrow for the operators served so far.
 func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequest) (*GetMessagesResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 			return nil, err
 		}
 	}
-	q, err := s.compileNarrow(ctx, me, realm, req.Narrow, narrowUse{})
+	q, err := s.reads().compileNarrow(ctx, me, realm, req.Narrow, narrowUse{})
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 			anchor = &first
 		}
 		resp.Anchor = anchor
-		rows, err = s.window(ctx, realm.ID, me.ID, q, *anchor, numBefore, numAfter, includeAnchor, resp)
+		rows, err = s.reads().window(ctx, realm.ID, me.ID, q, *anchor, numBefore, numAfter, includeAnchor, resp)
 		if err != nil {
 			return nil, s.internal(ctx, "get messages", err)
 		}
@@ -187,7 +187,7 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 
 // window fetches both sides of the anchor and sets the found_* facts as
 // the reference's post_process_limited_query does.
-func (s *Service) window(ctx context.Context, realmID, userID int64, q *fetchQuery, anchor int64, numBefore, numAfter int, includeAnchor bool, resp *GetMessagesResponse) ([]storage.Message, error) {
+func (r reads) window(ctx context.Context, realmID, userID int64, q *fetchQuery, anchor int64, numBefore, numAfter int, includeAnchor bool, resp *GetMessagesResponse) ([]storage.Message, error) {
 	anchoredLeft := anchor == 0
 	anchoredRight := anchor >= largerThanMaxMessageID
 	if anchoredRight {
@@ -198,7 +198,7 @@ func (s *Service) window(ctx context.Context, realmID, userID int64, q *fetchQue
 	if numBefore == 0 && numAfter == 0 {
 		w.Before = 0 // the anchor alone
 	}
-	older, newer, err := s.store.ListMessageWindow(ctx, w)
+	older, newer, err := r.st.ListMessageWindow(ctx, w)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +344,7 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 		rowFlags[r.MessageID] = r.Flags
 	}
 	if periods == nil {
-		if periods, err = s.userPeriods(ctx, realm.ID, me.ID); err != nil {
+		if periods, err = s.reads().userPeriods(ctx, realm.ID, me.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -478,7 +478,7 @@ type MatchesNarrowResponse struct {
 // clients use to check whether a new message belongs in a view). Shared
 // channel history does not count: only messages the caller received.
 func (s *Service) MatchesNarrow(ctx context.Context, c Caller, req MatchesNarrowRequest) (*MatchesNarrowResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -495,7 +495,7 @@ func (s *Service) MatchesNarrow(ctx context.Context, c Caller, req MatchesNarrow
 	if len(ids) > maxMessagesPerFetch {
 		return nil, BadRequest("Too many messages requested (maximum %d).", maxMessagesPerFetch)
 	}
-	q, err := s.compileNarrow(ctx, me, realm, req.Narrow, narrowUse{personal: true})
+	q, err := s.reads().compileNarrow(ctx, me, realm, req.Narrow, narrowUse{personal: true})
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ import (
 
 // moveState carries the readers' state of the moved messages (ids,
 // ascending) from e.from to e.to; the messages are already in e.to.
-func (s *Service) moveState(ctx context.Context, w *writeTx, e *edit, ids []int64) error {
+func (r reads) moveState(ctx context.Context, w *writeTx, e *edit, ids []int64) error {
 	realmID := e.realm.ID
 	lo, hi := ids[0], ids[len(ids)-1]
 	fromPeriods, err := w.ListStreamPeriods(ctx, realmID, e.from.ID, lo, hi)
@@ -43,19 +43,19 @@ func (s *Service) moveState(ctx context.Context, w *writeTx, e *edit, ids []int6
 	}
 	from, to := byUser(fromPeriods), byUser(toPeriods)
 	for _, u := range uniqueSorted(append(mapKeys(from), mapKeys(to)...)) {
-		if err := s.moveUserState(ctx, w, e, u, from[u], to[u], ids); err != nil {
+		if err := r.moveUserState(ctx, w, e, u, from[u], to[u], ids); err != nil {
 			return err
 		}
 	}
 	if !e.to.HistoryPublicToSubscribers {
-		return s.protectedHistoryRows(ctx, w, e, ids, to)
+		return r.s.protectedHistoryRows(ctx, w, e, ids, to)
 	}
 	return nil
 }
 
 // moveUserState is moveState for one user with these periods of the
 // source and destination channels.
-func (s *Service) moveUserState(ctx context.Context, w *writeTx, e *edit, userID int64, fromP, toP []storage.SubscriptionPeriod, ids []int64) error {
+func (r reads) moveUserState(ctx context.Context, w *writeTx, e *edit, userID int64, fromP, toP []storage.SubscriptionPeriod, ids []int64) error {
 	realmID := e.realm.ID
 	var ranges []storage.ReadRange
 	if len(fromP) > 0 {
@@ -87,7 +87,7 @@ func (s *Service) moveUserState(ctx context.Context, w *writeTx, e *edit, userID
 		}
 	}
 	if len(read) > 0 {
-		if err := s.markChannelIDsRead(ctx, w, realmID, userID, e.to.ID, toP, read); err != nil {
+		if err := r.s.markChannelIDsRead(ctx, w, realmID, userID, e.to.ID, toP, read); err != nil {
 			return err
 		}
 	}

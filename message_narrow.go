@@ -39,7 +39,7 @@ type narrowUse struct {
 // reader's organization; a store failure is kept and reported after.
 type narrowResolver struct {
 	ctx   context.Context
-	s     *Service
+	rd    reads
 	realm *storage.Realm
 	me    *storage.User
 	err   error
@@ -61,7 +61,7 @@ func (r *narrowResolver) fail(err error) {
 }
 
 func (r *narrowResolver) ChannelByName(name string) (int64, bool) {
-	ch, err := r.s.channelByName(r.ctx, r.realm.ID, strings.TrimSpace(name))
+	ch, err := r.rd.channelByName(r.ctx, r.realm.ID, strings.TrimSpace(name))
 	r.fail(err)
 	if err != nil {
 		return 0, false
@@ -71,7 +71,7 @@ func (r *narrowResolver) ChannelByName(name string) (int64, bool) {
 }
 
 func (r *narrowResolver) ChannelByID(id int64) bool {
-	ch, err := r.s.reads().channelByID(r.ctx, r.realm.ID, id)
+	ch, err := r.rd.channelByID(r.ctx, r.realm.ID, id)
 	r.fail(err)
 	if err != nil {
 		return false
@@ -81,7 +81,7 @@ func (r *narrowResolver) ChannelByID(id int64) bool {
 }
 
 func (r *narrowResolver) UserByEmail(email string) (int64, bool) {
-	u, err := r.s.userByAPIOrRealEmail(r.ctx, r.realm, r.me, email)
+	u, err := r.rd.userByAPIOrRealEmail(r.ctx, r.realm, r.me, email)
 	r.fail(err)
 	if err != nil {
 		return 0, false
@@ -90,7 +90,7 @@ func (r *narrowResolver) UserByEmail(email string) (int64, bool) {
 }
 
 func (r *narrowResolver) UserByID(id int64) bool {
-	_, err := r.s.store.GetUser(r.ctx, r.realm.ID, id)
+	_, err := r.rd.st.GetUser(r.ctx, r.realm.ID, id)
 	r.fail(err)
 	return err == nil
 }
@@ -125,17 +125,17 @@ func errNarrowNotYet(t narrow.Term) error {
 // the channel's whole history when the reader may read it (the
 // reference's ok_to_include_history), as does channels:public for public
 // channels. The store filters every operator, negated or not.
-func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *storage.Realm, raw *string, use narrowUse) (*fetchQuery, error) {
+func (r reads) compileNarrow(ctx context.Context, me *storage.User, realm *storage.Realm, raw *string, use narrowUse) (*fetchQuery, error) {
 	var terms []narrow.Term
-	r := &narrowResolver{ctx: ctx, s: s, realm: realm, me: me}
+	resp := &narrowResolver{ctx: ctx, rd: r, realm: realm, me: me}
 	if raw != nil && strings.TrimSpace(*raw) != "" {
 		parsed, err := narrow.Parse(*raw)
 		if err != nil {
 			return nil, narrowError(err)
 		}
-		terms, err = narrow.Resolve(parsed, r, narrow.Options{NoWith: use.personal})
-		if r.err != nil {
-			return nil, s.internal(ctx, "get messages", r.err)
+		terms, err = narrow.Resolve(parsed, resp, narrow.Options{NoWith: use.personal})
+		if resp.err != nil {
+			return nil, r.s.internal(ctx, "get messages", resp.err)
 		}
 		if err != nil {
 			return nil, narrowError(err)
@@ -154,7 +154,7 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 		}
 		if t.Negated {
 			var f storage.MessageFilter
-			if err := s.filterTerm(ctx, realm, me, &f, t); err != nil {
+			if err := r.filterTerm(ctx, realm, me, &f, t); err != nil {
 				return nil, err
 			}
 			q.filter.Not = append(q.filter.Not, f)
@@ -162,11 +162,11 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 		}
 		switch {
 		case t.Operator == "channel":
-			channel = r.channels[t.ChannelID]
+			channel = resp.channels[t.ChannelID]
 			if channel == nil {
-				ch, err := s.reads().channelByID(ctx, realm.ID, t.ChannelID)
+				ch, err := r.channelByID(ctx, realm.ID, t.ChannelID)
 				if err != nil {
-					return nil, s.internal(ctx, "get messages", err)
+					return nil, r.s.internal(ctx, "get messages", err)
 				}
 				channel = ch
 			}
@@ -175,13 +175,13 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 		case t.Operator == "search":
 			q.search = newSearchHighlighter(t.Operand.Str)
 		}
-		if err := s.filterTerm(ctx, realm, me, &q.filter, t); err != nil {
+		if err := r.filterTerm(ctx, realm, me, &q.filter, t); err != nil {
 			return nil, err
 		}
 	}
-	periods, err := s.userPeriods(ctx, realm.ID, me.ID)
+	periods, err := r.userPeriods(ctx, realm.ID, me.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "get messages", err)
+		return nil, r.s.internal(ctx, "get messages", err)
 	}
 	q.periods = periods
 	spans := spansOf(periods)
@@ -217,7 +217,7 @@ func (s *Service) compileNarrow(ctx context.Context, me *storage.User, realm *st
 // filterTerm adds one narrow term's condition to f. A negated term is
 // compiled the same way into a filter of its own, which the caller
 // negates.
-func (s *Service) filterTerm(ctx context.Context, realm *storage.Realm, me *storage.User, f *storage.MessageFilter, t narrow.Term) error {
+func (r reads) filterTerm(ctx context.Context, realm *storage.Realm, me *storage.User, f *storage.MessageFilter, t narrow.Term) error {
 	// Two terms on one field that disagree match nothing, as the
 	// reference's conditions ANDed.
 	nothing := func() { f.IDs = []int64{} }
@@ -250,12 +250,12 @@ func (s *Service) filterTerm(ctx context.Context, realm *storage.Realm, me *stor
 		}
 		f.SenderID = &id
 	case "dm":
-		conv, err := s.store.FindDirectConversation(ctx, realm.ID, append(slices.Clone(t.UserIDs), me.ID))
+		conv, err := r.st.FindDirectConversation(ctx, realm.ID, append(slices.Clone(t.UserIDs), me.ID))
 		switch {
 		case errors.Is(err, storage.ErrNotFound) || len(t.UserIDs) == 0:
 			nothing() // no such conversation
 		case err != nil:
-			return s.internal(ctx, "get messages", err)
+			return r.s.internal(ctx, "get messages", err)
 		default:
 			if f.ConversationID != nil && *f.ConversationID != conv {
 				nothing()
@@ -356,12 +356,12 @@ func spansOf(periods []storage.SubscriptionPeriod) []storage.ChannelSpan {
 // WithTarget finds the conversation that holds a message the reader may
 // read (the narrow package's MessageLocator, for the `with` operator).
 func (r *narrowResolver) WithTarget(messageID int64) (narrow.Conversation, bool) {
-	m, err := r.s.store.GetMessage(r.ctx, r.realm.ID, messageID)
+	m, err := r.rd.st.GetMessage(r.ctx, r.realm.ID, messageID)
 	r.fail(err)
 	if err != nil {
 		return narrow.Conversation{}, false
 	}
-	ok, err := r.s.messageAccess(r.ctx, r.realm, r.me, m)
+	ok, err := r.rd.messageAccess(r.ctx, r.realm, r.me, m)
 	r.fail(err)
 	if err != nil || !ok {
 		return narrow.Conversation{}, false
@@ -369,7 +369,7 @@ func (r *narrowResolver) WithTarget(messageID int64) (narrow.Conversation, bool)
 	if m.StreamID != nil {
 		return narrow.Conversation{ChannelID: *m.StreamID, Topic: m.Topic}, true
 	}
-	members, err := r.s.store.ConversationMembers(r.ctx, r.realm.ID, *m.ConversationID)
+	members, err := r.rd.st.ConversationMembers(r.ctx, r.realm.ID, *m.ConversationID)
 	r.fail(err)
 	if err != nil {
 		return narrow.Conversation{}, false

@@ -293,7 +293,7 @@ var errInvalidMessage = noSuch("Invalid message(s)")
 // GetMessage returns one message the caller may read, with their flags;
 // a missing message and one they may not read answer alike.
 func (s *Service) GetMessage(ctx context.Context, c Caller, req GetMessageRequest) (*GetMessageResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +303,7 @@ func (s *Service) GetMessage(ctx context.Context, c Caller, req GetMessageReques
 	} else if err != nil {
 		return nil, s.internal(ctx, "get message", err)
 	}
-	ok, err := s.messageAccess(ctx, realm, me, m)
+	ok, err := s.reads().messageAccess(ctx, realm, me, m)
 	if err != nil {
 		return nil, s.internal(ctx, "get message", err)
 	}
@@ -328,8 +328,8 @@ func (s *Service) GetMessage(ctx context.Context, c Caller, req GetMessageReques
 // channel; when the channel's history is public to subscribers, also by
 // those who may read the channel now: subscribers, and any member (not
 // guest) for a public channel.
-func (s *Service) messageAccess(ctx context.Context, realm *storage.Realm, me *storage.User, m *storage.Message) (bool, error) {
-	rows, err := s.store.ListUserMessages(ctx, realm.ID, me.ID, []int64{m.ID})
+func (r reads) messageAccess(ctx context.Context, realm *storage.Realm, me *storage.User, m *storage.Message) (bool, error) {
+	rows, err := r.st.ListUserMessages(ctx, realm.ID, me.ID, []int64{m.ID})
 	if err != nil {
 		return false, err
 	}
@@ -337,11 +337,11 @@ func (s *Service) messageAccess(ctx context.Context, realm *storage.Realm, me *s
 	if m.ConversationID != nil {
 		return hasRow, nil
 	}
-	ch, err := s.reads().channelByID(ctx, realm.ID, *m.StreamID)
+	ch, err := r.channelByID(ctx, realm.ID, *m.StreamID)
 	if err != nil {
 		return false, err
 	}
-	periods, err := s.store.ListSubscriptionPeriods(ctx, realm.ID, me.ID, ch.ID)
+	periods, err := r.st.ListSubscriptionPeriods(ctx, realm.ID, me.ID, ch.ID)
 	if err != nil {
 		return false, err
 	}

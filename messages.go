@@ -261,7 +261,7 @@ func isPrintable(r rune) bool {
 // reference's validation order, errors and permissions. The message is
 // stored once; each recipient gets a message event after commit.
 func (s *Service) SendMessage(ctx context.Context, c Caller, req SendMessageRequest) (*SendMessageResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +378,7 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 		if err != nil {
 			return err
 		}
-		ch, err = s.channelByName(ctx, o.realm.ID, name)
+		ch, err = s.reads().channelByName(ctx, o.realm.ID, name)
 		if errors.Is(err, storage.ErrNotFound) {
 			return noSuchChannelName(name)
 		}
@@ -485,7 +485,7 @@ func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
 	}
 	var users []*storage.User
 	for _, email := range emails {
-		u, err := s.userByAPIOrRealEmail(ctx, o.realm, o.me, email)
+		u, err := s.reads().userByAPIOrRealEmail(ctx, o.realm, o.me, email)
 		if err != nil {
 			if errors.Is(err, errNoSuchUser) {
 				return noSuch("Invalid email '%s'", email)

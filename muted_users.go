@@ -66,7 +66,7 @@ func muteSet(ctx context.Context, st storage.Store, realmID, userID int64) (map[
 // muteTarget checks the target of a mute or unmute: not the caller, a
 // user of the organization (deactivated users and bots included).
 func (s *Service) muteTarget(ctx context.Context, c Caller, id int64) (*storage.User, *storage.Realm, *storage.User, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -149,7 +149,7 @@ func (s *Service) emitMutedUsers(ctx context.Context, w *writeTx, realmID, userI
 // sender (what the caller can read of them), in batches of the flag
 // endpoints' size, with the usual update_message_flags events.
 func (s *Service) markReadFrom(ctx context.Context, w *writeTx, realm *storage.Realm, me *storage.User, sender int64) error {
-	view := s.snapshotView(w) // reads see the transaction's writes
+	view := s.privateReads(w) // reads see the transaction's writes, in every record
 	narrow := `[{"operator":"sender","operand":` + strconv.FormatInt(sender, 10) + `},{"operator":"is","operand":"unread"}]`
 	q, err := view.compileNarrow(ctx, me, realm, &narrow, narrowUse{})
 	if err != nil {

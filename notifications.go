@@ -63,14 +63,14 @@ type Notifier interface {
 // for the recipients they concern, and RunNotifications (started by Run)
 // delivers them through n. Without a Notifier nothing is queued.
 func WithNotifier(n Notifier) Option {
-	return func(s *Service) { s.shared.notifier = n }
+	return func(s *Service) { s.notifier = n }
 }
 
 // WithNotificationInterval sets how long RunNotifications waits at most
 // between looks at the pending notifications (default 5 s; sends through
 // this Service wake it at once).
 func WithNotificationInterval(d time.Duration) Option {
-	return func(s *Service) { s.shared.notify.Every = d }
+	return func(s *Service) { s.notify.Every = d }
 }
 
 // NotificationConversation is where the notified messages are.
@@ -176,7 +176,7 @@ const (
 	NotifyTriggerChannelWildcardFollowed = "stream_wildcard_mentioned_in_followed_topic"
 )
 
-func (s *Service) wakeNotifications() { s.shared.notify.Poke() }
+func (s *Service) wakeNotifications() { s.notify.Poke() }
 
 // notifyCase is what decides whether a message notifies one recipient.
 type notifyCase struct {
@@ -315,7 +315,7 @@ func (m *mentions) noteGroup(groupID int64, members []storage.GroupMembership, n
 // ChannelNotificationCandidates finds by their settings, plus one fan-out
 // row for a channel-wide mention. Without a Notifier, nothing.
 func (s *Service) plannedNotifications(ctx context.Context, r reads, o *outgoing, readers []storage.UserMessage) ([]storage.PendingNotification, error) {
-	if s.shared.notifier == nil {
+	if s.notifier == nil {
 		return nil, nil
 	}
 	m := &o.msg
@@ -449,7 +449,7 @@ func (s *Service) queueNotifications(ctx context.Context, w *writeTx, messageID 
 // decided when it goes out, with the message as it is then.
 func (s *Service) notifyEdit(ctx context.Context, w *writeTx, e *edit) error {
 	m, o := e.msg, e.rendered
-	if s.shared.notifier == nil || m.StreamID == nil || o == nil {
+	if s.notifier == nil || m.StreamID == nil || o == nil {
 		return nil
 	}
 	var rows []storage.PendingNotification
@@ -573,7 +573,7 @@ func (s *Service) isAway(ctx context.Context, realm *storage.Realm, user *storag
 // userHasMessageQueue reports whether the user has an event queue on this
 // server that accepts message events (the reference's accepts_messages).
 func (s *Service) userHasMessageQueue(realmID, userID int64) bool {
-	return s.shared.hub.UserHasQueue(realmID, userID, func(o *queueOptions) bool {
+	return s.hub.UserHasQueue(realmID, userID, func(o *queueOptions) bool {
 		return o.eventTypes == nil || o.eventTypes["message"]
 	})
 }

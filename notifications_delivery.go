@@ -48,11 +48,11 @@ const (
 // loops, on this server or others sharing the database, deliver each
 // notification once. Without a Notifier it only waits.
 func (s *Service) RunNotifications(ctx context.Context) error {
-	if s.shared.notifier == nil {
+	if s.notifier == nil {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	return s.shared.notify.Run(ctx)
+	return s.notify.Run(ctx)
 }
 
 // DeliverDueNotifications delivers every notification due now (by the
@@ -60,10 +60,10 @@ func (s *Service) RunNotifications(ctx context.Context) error {
 // Failures are logged and the notifications stay pending; the first
 // error is returned.
 func (s *Service) DeliverDueNotifications(ctx context.Context) (int, error) {
-	if s.shared.notifier == nil {
+	if s.notifier == nil {
 		return 0, nil
 	}
-	res := s.shared.notify.Drain(ctx)
+	res := s.notify.Drain(ctx)
 	return res.Done, res.Err
 }
 
@@ -112,7 +112,7 @@ func (o notifyOutbox) Claim(ctx context.Context, now time.Time, _ *notifyClaim, 
 // Handle serves one recipient (or expands one fan-out) and returns how
 // many emails or pushes it sent.
 func (o notifyOutbox) Handle(ctx context.Context, c notifyClaim) (int, error) {
-	s, n := o.s, o.s.shared.notifier
+	s, n := o.s, o.s.notifier
 	var sent int
 	var err error
 	switch o.kind {
@@ -154,7 +154,7 @@ func (s *Service) decideNotifications(ctx context.Context, realm *storage.Realm,
 	for i, r := range rows {
 		ids[i] = r.MessageID
 	}
-	rs, err := s.readerState(ctx, s.reads(), realm, user, uniqueSorted(ids))
+	rs, err := s.reads().readerState(ctx, realm, user, uniqueSorted(ids))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -216,7 +216,7 @@ func (s *Service) decideNotifications(ctx context.Context, realm *storage.Realm,
 // is nobody to notify any more (deactivated, a bot, or their
 // organization deactivated).
 func (s *Service) recipientBatch(ctx context.Context, rows []storage.PendingNotification, push bool) (*storage.User, *storage.Realm, []notifyItem, error) {
-	user, realm, err := s.actor(ctx, Caller{RealmID: rows[0].RealmID, UserID: rows[0].UserID})
+	user, realm, err := s.reads().actor(ctx, Caller{RealmID: rows[0].RealmID, UserID: rows[0].UserID})
 	if err != nil && AsError(err).Kind == KindInternal {
 		return nil, nil, nil, err
 	}

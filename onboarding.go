@@ -85,7 +85,7 @@ func (s *Service) onboard(ctx context.Context, realm *storage.Realm, owner Calle
 	}
 	channels := map[string]*storage.Stream{}
 	for _, ch := range onboardingChannels {
-		if channels[ch.name], err = s.channelByName(ctx, realm.ID, ch.name); err != nil {
+		if channels[ch.name], err = s.reads().channelByName(ctx, realm.ID, ch.name); err != nil {
 			return err
 		}
 	}

@@ -123,16 +123,16 @@ type WebhookDeliverer interface {
 // one, triggers wait in the outbox (and are delivered once a Service with a
 // deliverer runs).
 func WithWebhookDeliverer(d WebhookDeliverer) Option {
-	return func(s *Service) { s.shared.webhookDeliverer = d }
+	return func(s *Service) { s.webhookDeliverer = d }
 }
 
 // WithWebhookInterval sets how long RunWebhooks waits at most between looks
 // at the outbox (default 5 s).
 func WithWebhookInterval(d time.Duration) Option {
-	return func(s *Service) { s.shared.webhooks.Every = d }
+	return func(s *Service) { s.webhooks.Every = d }
 }
 
-func (s *Service) wakeWebhooks() { s.shared.webhooks.Poke() }
+func (s *Service) wakeWebhooks() { s.webhooks.Poke() }
 
 // botService is a bot's service as GET /bots and realm_bot events show it.
 type botService struct {
@@ -267,12 +267,12 @@ func isOutgoingBot(u *storage.User) bool {
 // then it returns ctx's error. Run starts it; several loops, on this
 // server or others sharing the database, deliver each trigger once.
 func (s *Service) RunWebhooks(ctx context.Context) error {
-	if s.shared.webhookDeliverer == nil {
+	if s.webhookDeliverer == nil {
 		// Nothing to deliver with: the triggers wait for a Service that has it.
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	return s.shared.webhooks.Run(ctx)
+	return s.webhooks.Run(ctx)
 }
 
 // DeliverDueWebhooks claims the deliveries due now (up to one batch) and
@@ -281,10 +281,10 @@ func (s *Service) RunWebhooks(ctx context.Context) error {
 // write path: it spans organizations and changes nothing anyone sees (what
 // follows it, a retry or the answer, goes through the write path).
 func (s *Service) DeliverDueWebhooks(ctx context.Context) (int, error) {
-	if s.shared.webhookDeliverer == nil {
+	if s.webhookDeliverer == nil {
 		return 0, nil
 	}
-	res := s.shared.webhooks.Pass(ctx)
+	res := s.webhooks.Pass(ctx)
 	return res.Claimed, res.Err
 }
 
@@ -306,7 +306,7 @@ func newWebhookRunner(s *Service) *outbox.Runner[claimedWebhook] {
 
 func (o webhookOutbox) Claim(ctx context.Context, now time.Time, _ *claimedWebhook, limit int) ([]claimedWebhook, error) {
 	s := o.s
-	if s.shared.webhookDeliverer == nil {
+	if s.webhookDeliverer == nil {
 		return nil, nil
 	}
 	at := now.UTC().Unix()
@@ -314,7 +314,7 @@ func (o webhookOutbox) Claim(ctx context.Context, now time.Time, _ *claimedWebho
 	if err != nil {
 		return nil, s.internal(ctx, "claim webhooks", err)
 	}
-	deadline := time.Now().Add(s.shared.webhookBudget)
+	deadline := time.Now().Add(s.webhookBudget)
 	out := make([]claimedWebhook, len(rows))
 	for i, row := range rows {
 		out[i] = claimedWebhook{row: row, deadline: deadline}
@@ -325,7 +325,7 @@ func (o webhookOutbox) Claim(ctx context.Context, now time.Time, _ *claimedWebho
 // Handle makes the delivery's attempt; its failures are logged here (a
 // delivery is retried when its claim runs out).
 func (o webhookOutbox) Handle(ctx context.Context, c claimedWebhook) (int, error) {
-	err := o.s.deliverWebhook(ctx, o.s.shared.webhookDeliverer, c.row, c.deadline)
+	err := o.s.deliverWebhook(ctx, o.s.webhookDeliverer, c.row, c.deadline)
 	if err != nil && !errors.Is(err, errWebhookClaimLost) {
 		_ = o.s.internal(ctx, "deliver webhook", err)
 		return 0, nil

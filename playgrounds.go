@@ -92,7 +92,7 @@ const (
 // AddPlayground adds a code playground (administrators only) and tells
 // everyone the new list.
 func (s *Service) AddPlayground(ctx context.Context, c Caller, req AddPlaygroundRequest) (*AddPlaygroundResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func playgroundInvalid(keys []string, errs map[string][]string) error {
 // RemovePlayground removes a code playground (administrators only) and
 // tells everyone the new list.
 func (s *Service) RemovePlayground(ctx context.Context, c Caller, req RemovePlaygroundRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

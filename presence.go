@@ -53,7 +53,7 @@ type GetUserStatusResponse struct {
 
 // GetUserStatus returns a user's status (empty when they never set one).
 func (s *Service) GetUserStatus(ctx context.Context, c Caller, req GetUserStatusRequest) (*GetUserStatusResponse, error) {
-	_, realm, err := s.actor(ctx, c)
+	_, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (UserStatusEvent) EventType() string { return "user_status" }
 
 // UpdateStatus sets the caller's status; bots have none.
 func (s *Service) UpdateStatus(ctx context.Context, c Caller, req UpdateStatusRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -201,8 +201,8 @@ func (s *Service) UpdateStatus(ctx context.Context, c Caller, req UpdateStatusRe
 
 // userStatuses is the user_status state of registration: the statuses of
 // active users that say something (a text, an emoji, or away), by user ID.
-func (s *Service) userStatuses(ctx context.Context, realmID int64) (map[string]UserStatusView, error) {
-	rows, err := s.store.ListUserStatuses(ctx, realmID)
+func (r reads) userStatuses(ctx context.Context, realmID int64) (map[string]UserStatusView, error) {
+	rows, err := r.st.ListUserStatuses(ctx, realmID)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (s *Service) userStatuses(ctx context.Context, realmID int64) (map[string]U
 	for i := range rows {
 		ids[i] = rows[i].UserID
 	}
-	users, err := s.store.FindUsers(ctx, realmID, storage.UserFilter{IDs: nonNil(ids)})
+	users, err := r.st.FindUsers(ctx, realmID, storage.UserFilter{IDs: nonNil(ids)})
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +306,7 @@ type presenceQuery struct {
 // in the modern or legacy form. It also returns the highest update ID
 // read (the client's when nothing changed; -1 when it sent none and
 // nothing was read, or presence is disabled).
-func (s *Service) presences(ctx context.Context, realm *storage.Realm, q presenceQuery) (map[string]any, int64, error) {
+func (r reads) presences(ctx context.Context, realm *storage.Realm, q presenceQuery) (map[string]any, int64, error) {
 	out := map[string]any{}
 	if realm.PresenceDisabled {
 		return out, -1, nil
@@ -323,10 +323,10 @@ func (s *Service) presences(ctx context.Context, realm *storage.Realm, q presenc
 		}
 		since := int64(math.MinInt64)
 		if q.lastUpdateID == nil || *q.lastUpdateID <= 0 {
-			since = s.nowUnix() - days*86400
+			since = r.s.nowUnix() - days*86400
 		}
 		var err error
-		if rows, err = s.store.ListPresences(ctx, realm.ID, after, since); err != nil {
+		if rows, err = r.st.ListPresences(ctx, realm.ID, after, since); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -334,14 +334,14 @@ func (s *Service) presences(ctx context.Context, realm *storage.Realm, q presenc
 	if q.lastUpdateID == nil {
 		last = -1
 	}
-	for _, r := range rows {
-		last = max(last, r.LastUpdateID)
-		active, connected := presenceDefaults(presenceTimes{Active: r.LastActive, Connected: r.LastConnected}, r.DateJoined)
+	for _, resp := range rows {
+		last = max(last, resp.LastUpdateID)
+		active, connected := presenceDefaults(presenceTimes{Active: resp.LastActive, Connected: resp.LastConnected}, resp.DateJoined)
 		if q.slim {
-			out[strconv.FormatInt(r.UserID, 10)] = ModernPresence{ActiveTimestamp: active, IdleTimestamp: connected}
+			out[strconv.FormatInt(resp.UserID, 10)] = ModernPresence{ActiveTimestamp: active, IdleTimestamp: connected}
 			continue
 		}
-		u := storage.User{ID: r.UserID, Email: r.Email, Settings: r.Settings}
+		u := storage.User{ID: resp.UserID, Email: resp.Email, Settings: resp.Settings}
 		out[apiEmail(realm, &u)] = legacyPresenceEntry(active, connected)
 	}
 	return out, last, nil
@@ -392,7 +392,7 @@ func (r UpdatePresenceResponse) MarshalJSON() ([]byte, error) {
 // organization's presence. Users in invisible mode (presence_enabled
 // false) report nothing; bots have no presence.
 func (s *Service) UpdatePresence(ctx context.Context, c Caller, req UpdatePresenceRequest) (*UpdatePresenceResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -412,7 +412,7 @@ func (s *Service) UpdatePresence(ctx context.Context, c Caller, req UpdatePresen
 	}
 	q := presenceQuery{slim: req.LastUpdateID != nil || flag(req.SlimPresence, false),
 		lastUpdateID: req.LastUpdateID, historyDays: req.HistoryLimitDays}
-	presences, last, err := s.presences(ctx, realm, q)
+	presences, last, err := s.reads().presences(ctx, realm, q)
 	if err != nil {
 		return nil, s.internal(ctx, "get presence", err)
 	}
@@ -428,11 +428,11 @@ type GetRealmPresenceResponse struct {
 // GetRealmPresence returns every user's presence of the last two weeks in
 // the legacy form, by API email (GET /realm/presence).
 func (s *Service) GetRealmPresence(ctx context.Context, c Caller) (*GetRealmPresenceResponse, error) {
-	_, realm, err := s.actor(ctx, c)
+	_, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	presences, _, err := s.presences(ctx, realm, presenceQuery{})
+	presences, _, err := s.reads().presences(ctx, realm, presenceQuery{})
 	if err != nil {
 		return nil, s.internal(ctx, "get presence", err)
 	}
@@ -458,7 +458,7 @@ type GetUserPresenceResponse struct {
 
 // GetUserPresence returns one active human user's presence.
 func (s *Service) GetUserPresence(ctx context.Context, c Caller, req GetUserPresenceRequest) (*GetUserPresenceResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -466,7 +466,7 @@ func (s *Service) GetUserPresence(ctx context.Context, c Caller, req GetUserPres
 	if id, perr := strconv.ParseInt(req.UserIDOrEmail, 10, 64); perr == nil {
 		target, err = s.store.GetUser(ctx, realm.ID, id)
 	} else {
-		target, err = s.userByAPIOrRealEmail(ctx, realm, me, req.UserIDOrEmail)
+		target, err = s.reads().userByAPIOrRealEmail(ctx, realm, me, req.UserIDOrEmail)
 	}
 	if errors.Is(err, storage.ErrNotFound) || err == nil && !target.IsActive {
 		return nil, noSuch("No such user")

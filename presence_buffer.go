@@ -102,7 +102,7 @@ func presenceKey(realmID, userID int64) presencebuf.Key {
 // reportPresence records a report of me's presence at now: in the buffer,
 // unless it must be written (and told) at once.
 func (s *Service) reportPresence(ctx context.Context, realm *storage.Realm, me *storage.User, active bool, now int64) error {
-	b := s.shared.presence
+	b := s.presence
 	key := presenceKey(realm.ID, me.ID)
 	cur, ok := b.Held(key)
 	if !ok {
@@ -145,7 +145,7 @@ func (s *Service) writePresence(ctx context.Context, realm *storage.Realm, me *s
 	if err != nil {
 		return err
 	}
-	s.shared.presence.Settle(presenceKey(realm.ID, me.ID), written)
+	s.presence.Settle(presenceKey(realm.ID, me.ID), written)
 	return nil
 }
 
@@ -159,7 +159,7 @@ func (s *Service) writePresenceTx(ctx context.Context, w *writeTx, realm *storag
 	if exists {
 		cur = presenceTimes{Active: rows[0].LastActive, Connected: rows[0].LastConnected}
 	}
-	if held, ok := s.shared.presence.Held(presenceKey(realm.ID, me.ID)); ok && exists {
+	if held, ok := s.presence.Held(presenceKey(realm.ID, me.ID)); ok && exists {
 		cur = cur.Merge(held)
 	}
 	c := applyPresenceReport(cur, exists, active, now)
@@ -189,12 +189,12 @@ func (s *Service) presenceEnabledChanged(ctx context.Context, w *writeTx, realm 
 		if err != nil {
 			return err
 		}
-		w.afterCommit(func() { s.shared.presence.Settle(key, written) })
+		w.afterCommit(func() { s.presence.Settle(key, written) })
 		return nil
 	}
 	// Forget what this server holds (it must not be flushed over the
 	// hidden presence), then store the hidden one.
-	s.shared.presence.Forget(key)
+	s.presence.Forget(key)
 	if err := w.DeletePresence(ctx, realm.ID, me.ID); err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (s *Service) presenceEnabledChanged(ctx context.Context, w *writeTx, realm 
 	if err := w.SavePresences(ctx, realm.ID, []storage.Presence{{UserID: me.ID, LastConnected: times.Connected}}); err != nil {
 		return err
 	}
-	w.afterCommit(func() { s.shared.presence.Settle(key, times) })
+	w.afterCommit(func() { s.presence.Settle(key, times) })
 	return s.emitPresence(ctx, w, realm, me, times, true)
 }
 
@@ -230,14 +230,14 @@ func (s *Service) emitPresence(ctx context.Context, w *writeTx, realm *storage.R
 // clean entries of users offline for a while (their next report reads
 // their row again).
 func (s *Service) flushPresence(ctx context.Context) {
-	s.shared.presence.Flush(presenceFlushBatch, func(realmID int64, batch []presencebuf.Entry) error {
+	s.presence.Flush(presenceFlushBatch, func(realmID int64, batch []presencebuf.Entry) error {
 		err := s.flushPresenceBatch(ctx, realmID, batch)
 		if err != nil {
 			_ = s.internal(ctx, "flush presence", err)
 		}
 		return err
 	})
-	s.shared.presence.Evict(s.nowUnix() - presenceOfflineThresholdSeconds)
+	s.presence.Evict(s.nowUnix() - presenceOfflineThresholdSeconds)
 }
 
 // flushPresenceBatch stores the entries, each merged with the stored row
@@ -263,7 +263,7 @@ func (s *Service) flushPresenceBatch(ctx context.Context, realmID int64, batch [
 		rows := make([]storage.Presence, 0, len(batch))
 		for _, e := range batch {
 			mine := e.Times
-			if !s.shared.presence.Current(presenceKey(realmID, e.User), mine) {
+			if !s.presence.Current(presenceKey(realmID, e.User), mine) {
 				continue
 			}
 			theirs, ok := byUser[e.User]

@@ -36,7 +36,7 @@ func TestPresenceFlushDoesNotUndoInvisibleMode(t *testing.T) {
 
 	// The flush takes what is held...
 	flushed := 0
-	s.shared.presence.Flush(presenceFlushBatch, func(realmID int64, batch []presencebuf.Entry) error {
+	s.presence.Flush(presenceFlushBatch, func(realmID int64, batch []presencebuf.Entry) error {
 		require.Len(t, batch, 1)
 		flushed++
 		// ... the user switches to invisible mode ...

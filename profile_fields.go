@@ -58,13 +58,18 @@ type GetProfileFieldsResponse struct {
 // GetProfileFields lists the organization's custom profile fields in order.
 // Every user may read them.
 func (s *Service) GetProfileFields(ctx context.Context, c Caller) (*GetProfileFieldsResponse, error) {
-	_, realm, err := s.actor(ctx, c)
+	return s.reads().getProfileFields(ctx, c)
+}
+
+// getProfileFields is GetProfileFields reading through r.
+func (r reads) getProfileFields(ctx context.Context, c Caller) (*GetProfileFieldsResponse, error) {
+	_, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	fields, err := realmProfileFields(ctx, s.store, realm.ID)
+	fields, err := realmProfileFields(ctx, r.st, realm.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "get profile fields", err)
+		return nil, r.s.internal(ctx, "get profile fields", err)
 	}
 	return &GetProfileFieldsResponse{CustomFields: fields}, nil
 }
@@ -114,7 +119,7 @@ type CreateProfileFieldResponse struct {
 
 // CreateProfileField adds a custom profile field. Administrators only.
 func (s *Service) CreateProfileField(ctx context.Context, c Caller, req CreateProfileFieldRequest) (*CreateProfileFieldResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +211,7 @@ type ReorderProfileFieldsRequest struct {
 // ReorderProfileFields sets the order of the custom profile fields.
 // Administrators only.
 func (s *Service) ReorderProfileFields(ctx context.Context, c Caller, req ReorderProfileFieldsRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +252,7 @@ type DeleteProfileFieldRequest struct {
 // DeleteProfileField removes a field and every user's value of it.
 // Administrators only.
 func (s *Service) DeleteProfileField(ctx context.Context, c Caller, req DeleteProfileFieldRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

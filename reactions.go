@@ -87,7 +87,7 @@ func (ReactionEvent) EventType() string { return "reaction" }
 // must agree. Reacting to a channel message one never received gives it
 // a historical row, as in the reference.
 func (s *Service) AddReaction(ctx context.Context, c Caller, req AddReactionRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (s *Service) AddReaction(ctx context.Context, c Caller, req AddReactionRequ
 // says which emoji; the emoji need not be valid any more (a deactivated
 // custom emoji's reaction can still be removed).
 func (s *Service) RemoveReaction(ctx context.Context, c Caller, req RemoveReactionRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -18,19 +18,37 @@ import (
 //     caches; those a rule may change and read back in one transaction
 //     (mutes, alert words, topic policies) are read from the transaction;
 //   - a registration's snapshot view reads its snapshot through caches of
-//     its own (snapshotView), so that nothing newer leaks in.
+//     its own (privateReads), so that nothing newer leaks in.
 type reads struct {
-	st storage.Store
-	c  *recordCache
+	// s is the Service's configuration and machinery (its clock, limits,
+	// logger); a rule never reads s's store, only st.
+	s     *Service
+	st    storage.Store
+	c     *recordCache
+	links *linkifierCache
+	msgs  *messageCache
 	// tx: st is a write transaction (see above).
 	tx bool
 }
 
 // reads reads the Service's store through its shared caches.
-func (s *Service) reads() reads { return reads{st: s.store, c: s.records} }
+func (s *Service) reads() reads {
+	return reads{s: s, st: s.store, c: s.records, links: s.linkifiers, msgs: s.messages}
+}
 
 // reads reads the transaction (see the reads type).
-func (w *writeTx) reads() reads { return reads{st: w, c: w.svc.records, tx: true} }
+func (w *writeTx) reads() reads {
+	s := w.svc
+	return reads{s: s, st: w, c: s.records, links: s.linkifiers, msgs: s.messages, tx: true}
+}
+
+// privateReads reads st through caches of its own: a registration's
+// snapshot, so that nothing newer than the snapshot leaks in, or a
+// transaction that must see its own writes in every record (markReadFrom).
+func (s *Service) privateReads(st storage.Store) reads {
+	c := newRecordCache(s.now)
+	return reads{s: s, st: st, c: c, links: newLinkifierCache(c, s.now), msgs: newMessageCache(1<<20, s.now)}
+}
 
 // channelsByID loads channels of the organization, from the cache where
 // it has them and in one query for the rest; missing IDs are left out.

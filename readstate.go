@@ -28,7 +28,7 @@ type readerState struct {
 
 // readerState reads, in st, the messages, the reader's rows of them,
 // their periods and the read ranges of the messages' channels.
-func (s *Service) readerState(ctx context.Context, r reads, realm *storage.Realm, me *storage.User, ids []int64) (*readerState, error) {
+func (r reads) readerState(ctx context.Context, realm *storage.Realm, me *storage.User, ids []int64) (*readerState, error) {
 	rs := &readerState{msgs: map[int64]*messageState{}, subscribed: map[int64]bool{}}
 	var err error
 	if rs.periods, err = r.st.ListUserPeriods(ctx, realm.ID, me.ID); err != nil {
@@ -289,7 +289,7 @@ func (s *Service) accessible(ctx context.Context, r reads, realm *storage.Realm,
 // in an archived channel): "Invalid message(s)" otherwise, as for a
 // missing one.
 func (s *Service) modifiableMessage(ctx context.Context, r reads, realm *storage.Realm, me *storage.User, id int64) (*storage.Message, *readerState, error) {
-	rs, err := s.readerState(ctx, r, realm, me, []int64{id})
+	rs, err := r.readerState(ctx, realm, me, []int64{id})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -158,7 +158,7 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 // (HTTP 404).
 func (s *Service) RealmForHost(ctx context.Context, host string) (int64, error) {
 	host = strings.ToLower(host)
-	if id, ok := s.shared.realmHosts.Load(host); ok {
+	if id, ok := s.realmHosts.Load(host); ok {
 		return id.(int64), nil
 	}
 	r, err := s.store.GetRealmByHost(ctx, host)
@@ -166,7 +166,7 @@ func (s *Service) RealmForHost(ctx context.Context, host string) (int64, error) 
 		// Exact matches are remembered: organizations are never deleted and
 		// their hosts never change. Fallbacks are not, since a later
 		// organization may claim the host.
-		s.shared.realmHosts.Store(host, r.ID)
+		s.realmHosts.Store(host, r.ID)
 		return r.ID, nil
 	}
 	if !errors.Is(err, storage.ErrNotFound) {

@@ -47,13 +47,18 @@ func (RealmEmojiEvent) EventType() string { return "realm_emoji" }
 
 // GetCustomEmoji lists the organization's custom emoji (GET /realm/emoji).
 func (s *Service) GetCustomEmoji(ctx context.Context, c Caller) (*GetCustomEmojiResponse, error) {
-	_, realm, err := s.actor(ctx, c)
+	return s.reads().getCustomEmoji(ctx, c)
+}
+
+// getCustomEmoji is GetCustomEmoji reading through r.
+func (r reads) getCustomEmoji(ctx context.Context, c Caller) (*GetCustomEmojiResponse, error) {
+	_, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	all, err := s.customEmoji(ctx, s.store, realm.ID)
+	all, err := r.s.customEmoji(ctx, r.st, realm.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "get custom emoji", err)
+		return nil, r.s.internal(ctx, "get custom emoji", err)
 	}
 	return &GetCustomEmojiResponse{Emoji: all}, nil
 }
@@ -109,7 +114,7 @@ func checkEmojiName(name string) error {
 // can_add_custom_emoji_group; only administrators may shadow a built-in
 // emoji name).
 func (s *Service) UploadCustomEmoji(ctx context.Context, c Caller, req UploadCustomEmojiRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +197,7 @@ type DeleteCustomEmojiRequest struct {
 // /realm/emoji/{emoji_name}): administrators, or its author. Its
 // reactions stay.
 func (s *Service) DeleteCustomEmoji(ctx context.Context, c Caller, req DeleteCustomEmojiRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

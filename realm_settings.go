@@ -96,7 +96,12 @@ type GetRealmSettingsResponse struct {
 
 // GetRealmSettings returns the organization settings. Every user may read them.
 func (s *Service) GetRealmSettings(ctx context.Context, c Caller) (*GetRealmSettingsResponse, error) {
-	_, realm, err := s.actor(ctx, c)
+	return s.reads().getRealmSettings(ctx, c)
+}
+
+// getRealmSettings is GetRealmSettings reading through r.
+func (r reads) getRealmSettings(ctx context.Context, c Caller) (*GetRealmSettingsResponse, error) {
+	_, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -117,9 +122,9 @@ func (s *Service) GetRealmSettings(ctx context.Context, c Caller) (*GetRealmSett
 		RealmMandatoryTopics:                        realm.MandatoryTopics,
 	}
 	for i, set := range realmGroupSettings {
-		v, err := s.realmGroupSetting(ctx, s.store, realm, *set.field(realm))
+		v, err := r.s.realmGroupSetting(ctx, r.st, realm, *set.field(realm))
 		if err != nil {
-			return nil, s.internal(ctx, "get realm settings", err)
+			return nil, r.s.internal(ctx, "get realm settings", err)
 		}
 		*realmSettingsViewField[i](&rs) = v
 	}
@@ -205,7 +210,7 @@ type UpdateRealmRequest struct {
 // UpdateRealm changes organization settings. Administrators only. Every
 // value is checked before anything changes.
 func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

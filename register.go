@@ -146,7 +146,7 @@ func (p *QueueParams) lifespan(lim QueueLimits) time.Duration {
 // queue's start: every change committed after the state was read arrives
 // as an event, and none that the state already shows.
 func (s *Service) Register(ctx context.Context, c Caller, req RegisterRequest) (*RegisterResponse, error) {
-	me, _, err := s.actor(ctx, c)
+	me, _, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +158,7 @@ func (s *Service) Register(ctx context.Context, c Caller, req RegisterRequest) (
 	if req.FetchEventTypes != nil {
 		fetch = req.FetchEventTypes
 	}
-	q, err := s.openQueue(ctx, me, opts, func(view *Service, out *queueStart) error {
+	q, err := s.openQueue(ctx, me, opts, func(view reads, out *queueStart) error {
 		state, err := view.initialState(ctx, c, &req, &opts, fetch)
 		out.state = state
 		return err
@@ -179,18 +179,18 @@ type queueStart struct {
 // replica of its user's standing and whatever read wants; events that
 // commit while the snapshot is being read wait in the queue and are kept
 // only if the snapshot does not include them.
-func (s *Service) openQueue(ctx context.Context, me *storage.User, opts queueOptions, read func(view *Service, out *queueStart) error) (*queueStart, error) {
+func (s *Service) openQueue(ctx context.Context, me *storage.User, opts queueOptions, read func(view reads, out *queueStart) error) (*queueStart, error) {
 	if err := s.listening(ctx); err != nil {
 		return nil, err
 	}
-	hub := s.shared.hub
+	hub := s.hub
 	q := hub.Open(me.RealmID, me.ID, opts, opts.lifespan)
 	out := &queueStart{queue: q}
 	var snap storage.Snapshot
 	standing := eventq.Standing{Subscribed: map[int64]struct{}{}}
 	err := s.store.ReadSnapshot(ctx, func(rs storage.Store, sn storage.Snapshot) error {
 		snap = sn
-		view := s.snapshotView(rs)
+		view := s.privateReads(rs)
 		u, err := rs.GetUser(ctx, me.RealmID, me.ID)
 		if err != nil {
 			return err
@@ -219,17 +219,6 @@ func (s *Service) openQueue(ctx context.Context, me *storage.User, opts queueOpt
 	}
 	hub.Ready(q, snap, standing)
 	return out, nil
-}
-
-// snapshotView is the Service reading through rs (a read snapshot), with
-// caches of its own so that nothing newer than the snapshot leaks in.
-func (s *Service) snapshotView(rs storage.Store) *Service {
-	view := *s
-	view.store = rs
-	view.records = newRecordCache(s.now)
-	view.linkifiers = newLinkifierCache(view.records, s.now)
-	view.messages = newMessageCache(1<<20, s.now)
-	return &view
 }
 
 // wants reports whether the fetch list asks for an event type's state.

@@ -82,14 +82,14 @@ var wildcardMentionPolicyOfSystemGroup = map[string]int{
 
 // realmRegisterExtras adds the realm state keys that realmState does not
 // take from GetRealmSettings.
-func (s *Service) realmRegisterExtras(ctx context.Context, realm *storage.Realm, st map[string]any) error {
+func (r reads) realmRegisterExtras(ctx context.Context, realm *storage.Realm, st map[string]any) error {
 	// The fixed permissions, as group-setting values (system group IDs).
 	groupIDs := map[string]int64{}
 	for _, p := range fixedRealmPermissions {
 		if _, ok := groupIDs[p.group]; !ok {
-			g, err := s.store.GetGroupByName(ctx, realm.ID, p.group)
+			g, err := r.st.GetGroupByName(ctx, realm.ID, p.group)
 			if err != nil {
-				return s.internal(ctx, "register realm state", err)
+				return r.s.internal(ctx, "register realm state", err)
 			}
 			groupIDs[p.group] = g.ID
 		}
@@ -105,9 +105,9 @@ func (s *Service) realmRegisterExtras(ctx context.Context, realm *storage.Realm,
 	st["realm_create_public_stream_policy"] = policyOfSystemGroup[fixed["can_create_public_channel_group"]]
 	st["realm_create_private_stream_policy"] = policyOfSystemGroup[fixed["can_create_private_channel_group"]]
 	st["realm_create_web_public_stream_policy"] = policyOfSystemGroup[fixed["can_create_web_public_channel_group"]]
-	mentionPolicy, err := s.wildcardMentionPolicy(ctx, realm)
+	mentionPolicy, err := r.wildcardMentionPolicy(ctx, realm)
 	if err != nil {
-		return s.internal(ctx, "register realm state", err)
+		return r.s.internal(ctx, "register realm state", err)
 	}
 	st["realm_wildcard_mention_policy"] = mentionPolicy
 
@@ -115,7 +115,7 @@ func (s *Service) realmRegisterExtras(ctx context.Context, realm *storage.Realm,
 	st["realm_date_created"] = realm.DateCreated
 	// Deprecated: false only when no edit history is visible.
 	st["realm_allow_edit_history"] = editHistoryPolicies[realm.MessageEditHistoryVisibilityPolicy] != "none"
-	st["realm_icon_url"] = s.realmIconURL(realm)
+	st["realm_icon_url"] = r.s.realmIconURL(realm)
 	st["realm_icon_source"] = "G" // the Gravatar identicon; no uploads
 	st["realm_bot_domain"] = dummyEmailDomain(realm)
 
@@ -125,8 +125,8 @@ func (s *Service) realmRegisterExtras(ctx context.Context, realm *storage.Realm,
 	st["realm_authentication_methods"] = map[string]any{"Email": map[string]bool{"enabled": true, "available": true}}
 	st["realm_email_auth_enabled"] = true
 	st["realm_password_auth_enabled"] = true
-	st["password_min_length"] = s.limits.MinPasswordLength
-	st["password_max_length"] = s.limits.MaxPasswordLength
+	st["password_min_length"] = r.s.limits.MinPasswordLength
+	st["password_max_length"] = r.s.limits.MaxPasswordLength
 	st["password_min_guesses"] = 0 // no strength estimate: length only (checkPassword)
 	st["realm_invite_required"] = true
 	st["realm_emails_restricted_to_domains"] = false
@@ -137,8 +137,8 @@ func (s *Service) realmRegisterExtras(ctx context.Context, realm *storage.Realm,
 	// Users may upload avatars where there is a blob store for them;
 	// names they may change unless the organization stops them
 	// (realm_name_changes_disabled).
-	st["realm_avatar_changes_disabled"] = s.blobs == nil
-	st["server_avatar_changes_disabled"] = s.blobs == nil
+	st["realm_avatar_changes_disabled"] = r.s.blobs == nil
+	st["server_avatar_changes_disabled"] = r.s.blobs == nil
 	st["server_name_changes_disabled"] = false
 	st["max_avatar_file_size_mib"] = referenceImageUploadMiB
 
@@ -238,12 +238,12 @@ func defaultExternalAccounts() map[string]map[string]string {
 
 // wildcardMentionPolicy is the deprecated integer form of the realm's
 // can_mention_many_users_group.
-func (s *Service) wildcardMentionPolicy(ctx context.Context, realm *storage.Realm) (int, error) {
+func (r reads) wildcardMentionPolicy(ctx context.Context, realm *storage.Realm) (int, error) {
 	id := realm.CanMentionManyUsersGroupID
 	if id == 0 {
 		return wildcardMentionPolicyOfSystemGroup[GroupAdministrators], nil // unset: administrators
 	}
-	gs, err := s.store.GetGroupsByID(ctx, realm.ID, []int64{id})
+	gs, err := r.st.GetGroupsByID(ctx, realm.ID, []int64{id})
 	if err != nil {
 		return 0, err
 	}

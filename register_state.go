@@ -27,9 +27,9 @@ type stateCtx struct {
 }
 
 // ownUser is GetOwnUser's answer, read once.
-func (sc *stateCtx) ownUser(s *Service) (*OwnUser, error) {
+func (sc *stateCtx) ownUser(r reads) (*OwnUser, error) {
 	if sc.own == nil {
-		own, err := s.GetOwnUser(sc.ctx, sc.c)
+		own, err := r.getOwnUser(sc.ctx, sc.c)
 		if err != nil {
 			return nil, err
 		}
@@ -44,39 +44,39 @@ type stateFetcher struct {
 	// decides instead.
 	types  []string
 	wanted func(sc *stateCtx) bool
-	fill   func(s *Service, sc *stateCtx, st map[string]any) error
+	fill   func(r reads, sc *stateCtx, st map[string]any) error
 }
 
 var stateFetchers = []stateFetcher{
-	{types: []string{"message"}, fill: (*Service).maxMessageIDState},
-	{types: []string{"message", "update_message_flags"}, fill: (*Service).unreadMessagesState},
-	{types: []string{"realm_user"}, fill: (*Service).realmUserState},
-	{types: []string{"subscription"}, fill: (*Service).subscriptionState},
-	{types: []string{"stream"}, fill: (*Service).streamState},
-	{types: []string{"realm"}, fill: (*Service).realmState},
-	{types: []string{"realm_user_groups"}, fill: (*Service).userGroupState},
-	{wanted: wantsSettings, fill: (*Service).settingsState},
-	{types: []string{"user_topic"}, fill: (*Service).userTopicState},
-	{types: []string{"drafts"}, fill: (*Service).draftState},
-	{types: []string{"scheduled_messages"}, fill: (*Service).scheduledState},
-	{types: []string{"custom_profile_fields"}, fill: (*Service).profileFieldState},
-	{types: []string{"realm_emoji"}, fill: (*Service).customEmojiState},
-	{types: []string{"realm_bot"}, fill: (*Service).botState},
-	{types: []string{"alert_words"}, fill: (*Service).alertWordState},
-	{types: []string{"user_status"}, fill: (*Service).userStatusState},
-	{types: []string{"muted_users"}, fill: (*Service).mutedUserState},
-	{types: []string{"presence"}, fill: (*Service).presenceState},
-	{types: []string{"starred_messages"}, fill: (*Service).starredState},
-	{types: []string{"recent_private_conversations"}, fill: (*Service).recentConversationState},
-	{types: []string{"default_streams"}, fill: (*Service).defaultChannelState},
+	{types: []string{"message"}, fill: reads.maxMessageIDState},
+	{types: []string{"message", "update_message_flags"}, fill: reads.unreadMessagesState},
+	{types: []string{"realm_user"}, fill: reads.realmUserState},
+	{types: []string{"subscription"}, fill: reads.subscriptionState},
+	{types: []string{"stream"}, fill: reads.streamState},
+	{types: []string{"realm"}, fill: reads.realmState},
+	{types: []string{"realm_user_groups"}, fill: reads.userGroupState},
+	{wanted: wantsSettings, fill: reads.settingsState},
+	{types: []string{"user_topic"}, fill: reads.userTopicState},
+	{types: []string{"drafts"}, fill: reads.draftState},
+	{types: []string{"scheduled_messages"}, fill: reads.scheduledState},
+	{types: []string{"custom_profile_fields"}, fill: reads.profileFieldState},
+	{types: []string{"realm_emoji"}, fill: reads.customEmojiState},
+	{types: []string{"realm_bot"}, fill: reads.botState},
+	{types: []string{"alert_words"}, fill: reads.alertWordState},
+	{types: []string{"user_status"}, fill: reads.userStatusState},
+	{types: []string{"muted_users"}, fill: reads.mutedUserState},
+	{types: []string{"presence"}, fill: reads.presenceState},
+	{types: []string{"starred_messages"}, fill: reads.starredState},
+	{types: []string{"recent_private_conversations"}, fill: reads.recentConversationState},
+	{types: []string{"default_streams"}, fill: reads.defaultChannelState},
 	{types: []string{"realm_user_settings_defaults"}, fill: settingsDefaultsState},
 	{wanted: func(sc *stateCtx) bool { return wants(sc.fetch, "muted_topics") && !wants(sc.fetch, "user_topic") },
-		fill: (*Service).mutedTopicState},
+		fill: reads.mutedTopicState},
 	{types: []string{"stop_words"}, fill: stopWordState},
 	{wanted: func(*stateCtx) bool { return true }, fill: absentFeatureState},
-	{types: []string{"realm_playgrounds"}, fill: (*Service).playgroundState},
-	{types: []string{"realm_linkifiers"}, fill: (*Service).linkifierState},
-	{types: []string{"realm_filters"}, fill: func(_ *Service, _ *stateCtx, st map[string]any) error {
+	{types: []string{"realm_playgrounds"}, fill: reads.playgroundState},
+	{types: []string{"realm_linkifiers"}, fill: reads.linkifierState},
+	{types: []string{"realm_filters"}, fill: func(_ reads, _ *stateCtx, st map[string]any) error {
 		st["realm_filters"] = []any{}
 		return nil
 	}},
@@ -84,8 +84,8 @@ var stateFetchers = []stateFetcher{
 
 // initialState builds the register response's state for the fetch list,
 // through the Service's own getters (s reads a snapshot).
-func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterRequest, opts *queueOptions, fetch *[]string) (map[string]any, error) {
-	me, realm, err := s.actor(ctx, c)
+func (r reads) initialState(ctx context.Context, c Caller, req *RegisterRequest, opts *queueOptions, fetch *[]string) (map[string]any, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -95,15 +95,15 @@ func (s *Service) initialState(ctx context.Context, c Caller, req *RegisterReque
 		if f.wanted != nil && !f.wanted(sc) || f.wanted == nil && !wants(fetch, f.types...) {
 			continue
 		}
-		if err := f.fill(s, sc, st); err != nil {
+		if err := f.fill(r, sc, st); err != nil {
 			return nil, err
 		}
 	}
 	return st, nil
 }
 
-func (s *Service) maxMessageIDState(sc *stateCtx, st map[string]any) error {
-	o, err := sc.ownUser(s)
+func (r reads) maxMessageIDState(sc *stateCtx, st map[string]any) error {
+	o, err := sc.ownUser(r)
 	if err != nil {
 		return err
 	}
@@ -111,32 +111,32 @@ func (s *Service) maxMessageIDState(sc *stateCtx, st map[string]any) error {
 	return nil
 }
 
-func (s *Service) unreadMessagesState(sc *stateCtx, st map[string]any) error {
-	u, err := s.GetUnreadMessages(sc.ctx, sc.c, GetUnreadMessagesRequest{AllowEmptyTopicName: &sc.opts.emptyTopicName})
+func (r reads) unreadMessagesState(sc *stateCtx, st map[string]any) error {
+	u, err := r.getUnreadMessages(sc.ctx, sc.c, GetUnreadMessagesRequest{AllowEmptyTopicName: &sc.opts.emptyTopicName})
 	st["unread_msgs"] = u
 	return err
 }
 
-func (s *Service) streamState(sc *stateCtx, st map[string]any) error {
-	r, err := s.GetChannels(sc.ctx, sc.c, GetChannelsRequest{})
+func (r reads) streamState(sc *stateCtx, st map[string]any) error {
+	resp, err := r.getChannels(sc.ctx, sc.c, GetChannelsRequest{})
 	if err != nil {
 		return err
 	}
-	for i := range r.Streams {
-		r.Streams[i].IsDefault = nil // a GET /streams field
+	for i := range resp.Streams {
+		resp.Streams[i].IsDefault = nil // a GET /streams field
 	}
-	st["streams"] = r.Streams
+	st["streams"] = resp.Streams
 	return nil
 }
 
 // userGroupState: everyone gets the groups here, guests and bots too (GET
 // /user_groups is for members).
-func (s *Service) userGroupState(sc *stateCtx, st map[string]any) error {
-	r, err := s.listUserGroups(sc.ctx, sc.realm, GetUserGroupsRequest{IncludeDeactivatedGroups: &sc.opts.includeDeactivatedGroups})
+func (r reads) userGroupState(sc *stateCtx, st map[string]any) error {
+	resp, err := r.listUserGroups(sc.ctx, sc.realm, GetUserGroupsRequest{IncludeDeactivatedGroups: &sc.opts.includeDeactivatedGroups})
 	if err != nil {
 		return err
 	}
-	st["realm_user_groups"] = r.UserGroups
+	st["realm_user_groups"] = resp.UserGroups
 	return nil
 }
 
@@ -152,16 +152,16 @@ func wantsSettings(sc *stateCtx) bool {
 	return wants(sc.fetch, "user_settings") || display || notifications
 }
 
-func (s *Service) settingsState(sc *stateCtx, st map[string]any) error {
-	r, err := s.GetSettings(sc.ctx, sc.c)
+func (r reads) settingsState(sc *stateCtx, st map[string]any) error {
+	resp, err := r.getSettings(sc.ctx, sc.c)
 	if err != nil {
 		return err
 	}
 	if wants(sc.fetch, "user_settings") {
-		st["user_settings"] = r.UserSettings
+		st["user_settings"] = resp.UserSettings
 	}
 	display, notifications := legacySettings(sc)
-	raw, err := json.Marshal(r.UserSettings)
+	raw, err := json.Marshal(resp.UserSettings)
 	if err != nil {
 		return err
 	}
@@ -183,120 +183,120 @@ func (s *Service) settingsState(sc *stateCtx, st map[string]any) error {
 	return nil
 }
 
-func (s *Service) userTopicState(sc *stateCtx, st map[string]any) error {
-	r, err := s.GetUserTopics(sc.ctx, sc.c)
+func (r reads) userTopicState(sc *stateCtx, st map[string]any) error {
+	resp, err := r.getUserTopics(sc.ctx, sc.c)
 	if err != nil {
 		return err
 	}
 	if !sc.opts.emptyTopicName {
-		for i := range r.UserTopics {
-			if r.UserTopics[i].TopicName == "" {
-				r.UserTopics[i].TopicName = EmptyTopicDisplayName
+		for i := range resp.UserTopics {
+			if resp.UserTopics[i].TopicName == "" {
+				resp.UserTopics[i].TopicName = EmptyTopicDisplayName
 			}
 		}
 	}
-	st["user_topics"] = r.UserTopics
+	st["user_topics"] = resp.UserTopics
 	return nil
 }
 
-func (s *Service) draftState(sc *stateCtx, st map[string]any) error {
+func (r reads) draftState(sc *stateCtx, st map[string]any) error {
 	drafts := []Draft{}
 	if settingsOf(sc.me).EnableDraftsSynchronization {
-		r, err := s.GetDrafts(sc.ctx, sc.c)
+		resp, err := r.getDrafts(sc.ctx, sc.c)
 		if err != nil {
 			return err
 		}
-		drafts = r.Drafts
+		drafts = resp.Drafts
 	}
 	st["drafts"] = drafts
 	return nil
 }
 
-func (s *Service) scheduledState(sc *stateCtx, st map[string]any) error {
-	r, err := s.GetScheduledMessages(sc.ctx, sc.c)
+func (r reads) scheduledState(sc *stateCtx, st map[string]any) error {
+	resp, err := r.getScheduledMessages(sc.ctx, sc.c)
 	if err != nil {
 		return err
 	}
-	st["scheduled_messages"] = r.ScheduledMessages
+	st["scheduled_messages"] = resp.ScheduledMessages
 	return nil
 }
 
-func (s *Service) profileFieldState(sc *stateCtx, st map[string]any) error {
-	r, err := s.GetProfileFields(sc.ctx, sc.c)
+func (r reads) profileFieldState(sc *stateCtx, st map[string]any) error {
+	resp, err := r.getProfileFields(sc.ctx, sc.c)
 	if err != nil {
 		return err
 	}
-	st["custom_profile_fields"] = r.CustomFields
+	st["custom_profile_fields"] = resp.CustomFields
 	st["custom_profile_field_types"] = profileFieldTypes()
 	return nil
 }
 
-func (s *Service) customEmojiState(sc *stateCtx, st map[string]any) error {
-	r, err := s.GetCustomEmoji(sc.ctx, sc.c)
+func (r reads) customEmojiState(sc *stateCtx, st map[string]any) error {
+	resp, err := r.getCustomEmoji(sc.ctx, sc.c)
 	if err != nil {
 		return err
 	}
-	st["realm_emoji"] = r.Emoji
+	st["realm_emoji"] = resp.Emoji
 	return nil
 }
 
-func (s *Service) botState(sc *stateCtx, st map[string]any) error {
-	r, err := s.GetBots(sc.ctx, sc.c)
+func (r reads) botState(sc *stateCtx, st map[string]any) error {
+	resp, err := r.getBots(sc.ctx, sc.c)
 	if err != nil {
 		return err
 	}
-	st["realm_bots"] = r.Bots
+	st["realm_bots"] = resp.Bots
 	return nil
 }
 
-func (s *Service) alertWordState(sc *stateCtx, st map[string]any) error {
-	words, err := s.listAlertWords(sc.ctx, s.store, sc.me)
+func (r reads) alertWordState(sc *stateCtx, st map[string]any) error {
+	words, err := r.s.listAlertWords(sc.ctx, r.st, sc.me)
 	st["alert_words"] = words
 	return err
 }
 
-func (s *Service) userStatusState(sc *stateCtx, st map[string]any) error {
-	statuses, err := s.userStatuses(sc.ctx, sc.me.RealmID)
+func (r reads) userStatusState(sc *stateCtx, st map[string]any) error {
+	statuses, err := r.userStatuses(sc.ctx, sc.me.RealmID)
 	st["user_status"] = statuses
 	return err
 }
 
-func (s *Service) mutedUserState(sc *stateCtx, st map[string]any) error {
-	list, err := mutedUsers(sc.ctx, s.store, sc.me.RealmID, sc.me.ID)
+func (r reads) mutedUserState(sc *stateCtx, st map[string]any) error {
+	list, err := mutedUsers(sc.ctx, r.st, sc.me.RealmID, sc.me.ID)
 	st["muted_users"] = list
 	return err
 }
 
-func (s *Service) presenceState(sc *stateCtx, st map[string]any) error {
+func (r reads) presenceState(sc *stateCtx, st map[string]any) error {
 	q := presenceQuery{slim: flag(sc.req.SlimPresence, false), historyDays: sc.req.PresenceHistoryLimitDays}
-	presences, last, err := s.presences(sc.ctx, sc.realm, q)
+	presences, last, err := r.presences(sc.ctx, sc.realm, q)
 	if err != nil {
 		return err
 	}
-	st["presences"], st["presence_last_update_id"], st["server_timestamp"] = presences, last, s.serverTimestamp()
+	st["presences"], st["presence_last_update_id"], st["server_timestamp"] = presences, last, r.s.serverTimestamp()
 	return nil
 }
 
-func (s *Service) starredState(sc *stateCtx, st map[string]any) error {
-	ids, err := s.store.ListFlaggedMessageIDs(sc.ctx, sc.me.RealmID, sc.me.ID, storage.FlagStarred)
+func (r reads) starredState(sc *stateCtx, st map[string]any) error {
+	ids, err := r.st.ListFlaggedMessageIDs(sc.ctx, sc.me.RealmID, sc.me.ID, storage.FlagStarred)
 	st["starred_messages"] = ids
 	return err
 }
 
-func (s *Service) recentConversationState(sc *stateCtx, st map[string]any) error {
-	recent, err := s.recentDirectConversations(sc.ctx, sc.me)
+func (r reads) recentConversationState(sc *stateCtx, st map[string]any) error {
+	recent, err := r.recentDirectConversations(sc.ctx, sc.me)
 	st["recent_private_conversations"] = recent
 	return err
 }
 
-func (s *Service) defaultChannelState(sc *stateCtx, st map[string]any) error {
+func (r reads) defaultChannelState(sc *stateCtx, st map[string]any) error {
 	no, yes := false, true
-	r, err := s.GetChannels(sc.ctx, sc.c, GetChannelsRequest{IncludePublic: &no, IncludeSubscribed: &no, IncludeDefault: &yes})
+	resp, err := r.getChannels(sc.ctx, sc.c, GetChannelsRequest{IncludePublic: &no, IncludeSubscribed: &no, IncludeDefault: &yes})
 	if err != nil {
 		return err
 	}
 	defaults := []int64{}
-	for _, ch := range r.Streams {
+	for _, ch := range resp.Streams {
 		if ch.IsDefault != nil && *ch.IsDefault {
 			defaults = append(defaults, ch.StreamID)
 		}
@@ -307,18 +307,18 @@ func (s *Service) defaultChannelState(sc *stateCtx, st map[string]any) error {
 
 // settingsDefaultsState: new accounts start with the server's defaults
 // (there are no per-organization ones).
-func settingsDefaultsState(_ *Service, _ *stateCtx, st map[string]any) error {
+func settingsDefaultsState(_ reads, _ *stateCtx, st map[string]any) error {
 	st["realm_user_settings_defaults"] = DefaultSettings
 	return nil
 }
 
-func (s *Service) mutedTopicState(sc *stateCtx, st map[string]any) error {
-	muted, err := s.mutedTopics(sc.ctx, s.reads(), sc.me)
+func (r reads) mutedTopicState(sc *stateCtx, st map[string]any) error {
+	muted, err := r.s.mutedTopics(sc.ctx, r, sc.me)
 	st["muted_topics"] = muted
 	return err
 }
 
-func stopWordState(_ *Service, _ *stateCtx, st map[string]any) error {
+func stopWordState(_ reads, _ *stateCtx, st map[string]any) error {
 	words := make([]string, 0, len(stopWords))
 	for w := range stopWords {
 		words = append(words, w)
@@ -341,7 +341,7 @@ var absentFeatures = map[string]map[string]any{
 	"giphy":                       {"giphy_api_key": ""},
 }
 
-func absentFeatureState(_ *Service, sc *stateCtx, st map[string]any) error {
+func absentFeatureState(_ reads, sc *stateCtx, st map[string]any) error {
 	for typ, keys := range absentFeatures {
 		if wants(sc.fetch, typ) {
 			for k, v := range keys {
@@ -352,19 +352,19 @@ func absentFeatureState(_ *Service, sc *stateCtx, st map[string]any) error {
 	return nil
 }
 
-func (s *Service) playgroundState(sc *stateCtx, st map[string]any) error {
-	list, err := s.realmPlaygrounds(sc.ctx, s.store, sc.me.RealmID)
+func (r reads) playgroundState(sc *stateCtx, st map[string]any) error {
+	list, err := r.s.realmPlaygrounds(sc.ctx, r.st, sc.me.RealmID)
 	st["realm_playgrounds"] = list
 	return err
 }
 
 // linkifierState: only clients that take URL templates get the list (the
 // reference's linkifier_url_template capability).
-func (s *Service) linkifierState(sc *stateCtx, st map[string]any) error {
+func (r reads) linkifierState(sc *stateCtx, st map[string]any) error {
 	list := []Linkifier{}
 	if sc.opts.linkifierURLTemplate {
 		var err error
-		if list, err = s.realmLinkifiers(sc.ctx, s.store, sc.me.RealmID); err != nil {
+		if list, err = r.s.realmLinkifiers(sc.ctx, r.st, sc.me.RealmID); err != nil {
 			return err
 		}
 	}
@@ -374,9 +374,9 @@ func (s *Service) linkifierState(sc *stateCtx, st map[string]any) error {
 
 // realmUserState is the realm_user state: the users, and the caller's own
 // account and permissions.
-func (s *Service) realmUserState(sc *stateCtx, st map[string]any) error {
+func (r reads) realmUserState(sc *stateCtx, st map[string]any) error {
 	ctx, me, realm := sc.ctx, sc.me, sc.realm
-	members, bots, err := s.listUsers(ctx, sc.c, GetUsersRequest{ClientGravatar: &sc.opts.clientGravatar, IncludeCustomProfileFields: new(true)})
+	members, bots, err := r.listUsers(ctx, sc.c, GetUsersRequest{ClientGravatar: &sc.opts.clientGravatar, IncludeCustomProfileFields: new(true)})
 	if err != nil {
 		return err
 	}
@@ -389,7 +389,7 @@ func (s *Service) realmUserState(sc *stateCtx, st map[string]any) error {
 		}
 	}
 	st["realm_users"], st["realm_non_active_users"], st["cross_realm_bots"] = active, inactive, bots
-	o, err := sc.ownUser(s)
+	o, err := sc.ownUser(r)
 	if err != nil {
 		return err
 	}
@@ -397,7 +397,7 @@ func (s *Service) realmUserState(sc *stateCtx, st map[string]any) error {
 	st["avatar_source"], st["avatar_url"], st["avatar_url_medium"] = me.AvatarSource, o.AvatarURL, o.AvatarURL
 	st["is_admin"], st["is_owner"], st["is_guest"] = o.IsAdmin, o.IsOwner, o.IsGuest
 	st["is_moderator"] = me.Role == RoleModerator
-	canInvite, err := s.mayInviteByEmail(ctx, realm, me)
+	canInvite, err := r.mayInviteByEmail(ctx, realm, me)
 	if err != nil {
 		return err
 	}
@@ -407,14 +407,14 @@ func (s *Service) realmUserState(sc *stateCtx, st map[string]any) error {
 
 // subscriptionState is the subscription state: the channels the caller
 // is in, left, and could join but never did.
-func (s *Service) subscriptionState(sc *stateCtx, st map[string]any) error {
+func (r reads) subscriptionState(sc *stateCtx, st map[string]any) error {
 	ctx, c, me := sc.ctx, sc.c, sc.me
-	subs, err := s.GetSubscriptions(ctx, c, GetSubscriptionsRequest{IncludeSubscribers: sc.req.IncludeSubscribers})
+	subs, err := r.getSubscriptions(ctx, c, GetSubscriptionsRequest{IncludeSubscribers: sc.req.IncludeSubscribers})
 	if err != nil {
 		return err
 	}
 	st["subscriptions"] = subs.Subscriptions
-	rows, err := s.store.ListUserSubscriptions(ctx, me.RealmID, me.ID)
+	rows, err := r.st.ListUserSubscriptions(ctx, me.RealmID, me.ID)
 	if err != nil {
 		return err
 	}
@@ -424,7 +424,7 @@ func (s *Service) subscriptionState(sc *stateCtx, st map[string]any) error {
 			left[rows[i].StreamID] = &rows[i]
 		}
 	}
-	visible, err := s.GetChannels(ctx, c, GetChannelsRequest{})
+	visible, err := r.getChannels(ctx, c, GetChannelsRequest{})
 	if err != nil {
 		return err
 	}
@@ -449,13 +449,13 @@ func (s *Service) subscriptionState(sc *stateCtx, st map[string]any) error {
 
 // realmState is the realm state: the organization's settings and the
 // server's limits.
-func (s *Service) realmState(sc *stateCtx, st map[string]any) error {
+func (r reads) realmState(sc *stateCtx, st map[string]any) error {
 	ctx, realm := sc.ctx, sc.realm
-	r, err := s.GetRealmSettings(ctx, sc.c)
+	resp, err := r.getRealmSettings(ctx, sc.c)
 	if err != nil {
 		return err
 	}
-	raw, err := json.Marshal(r)
+	raw, err := json.Marshal(resp)
 	if err != nil {
 		return err
 	}
@@ -472,7 +472,7 @@ func (s *Service) realmState(sc *stateCtx, st map[string]any) error {
 			st[k] = v
 		}
 	}
-	l := s.limits
+	l := r.s.limits
 	st["max_message_length"] = l.MaxMessageLength
 	st["max_topic_length"] = l.MaxTopicLength
 	st["max_stream_name_length"] = l.MaxStreamNameLength
@@ -485,7 +485,7 @@ func (s *Service) realmState(sc *stateCtx, st map[string]any) error {
 	st["event_queue_longpoll_timeout_seconds"] = 90
 	st["realm_url"] = realm.URL
 	st["realm_uri"] = st["realm_url"]
-	if err := s.realmRegisterExtras(ctx, realm, st); err != nil {
+	if err := r.realmRegisterExtras(ctx, realm, st); err != nil {
 		return err
 	}
 	return nil
@@ -538,20 +538,20 @@ type RecentConversation struct {
 
 // recentDirectConversations lists the conversations of the user's newest
 // direct messages, most recent first.
-func (s *Service) recentDirectConversations(ctx context.Context, me *storage.User) ([]RecentConversation, error) {
-	refs, err := s.store.ListRecentDirectMessages(ctx, me.RealmID, me.ID, recentConversationMessages)
+func (r reads) recentDirectConversations(ctx context.Context, me *storage.User) ([]RecentConversation, error) {
+	refs, err := r.st.ListRecentDirectMessages(ctx, me.RealmID, me.ID, recentConversationMessages)
 	if err != nil {
 		return nil, err
 	}
 	var order []int64
 	newest := map[int64]int64{}
-	for _, r := range refs {
-		if _, ok := newest[r.ConversationID]; !ok {
-			order = append(order, r.ConversationID)
-			newest[r.ConversationID] = r.MessageID
+	for _, resp := range refs {
+		if _, ok := newest[resp.ConversationID]; !ok {
+			order = append(order, resp.ConversationID)
+			newest[resp.ConversationID] = resp.MessageID
 		}
 	}
-	members, err := s.store.ConversationMembersOf(ctx, me.RealmID, order)
+	members, err := r.st.ConversationMembersOf(ctx, me.RealmID, order)
 	if err != nil {
 		return nil, err
 	}

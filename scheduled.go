@@ -299,13 +299,18 @@ func (s *Service) checkDeliveryTime(ts int64) error {
 // GetScheduledMessages lists the caller's undelivered scheduled messages
 // (failed ones included) by delivery time.
 func (s *Service) GetScheduledMessages(ctx context.Context, c Caller) (*GetScheduledMessagesResponse, error) {
-	me, _, err := s.actor(ctx, c)
+	return s.reads().getScheduledMessages(ctx, c)
+}
+
+// getScheduledMessages is GetScheduledMessages reading through r.
+func (r reads) getScheduledMessages(ctx context.Context, c Caller) (*GetScheduledMessagesResponse, error) {
+	me, _, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListScheduledMessages(ctx, me.RealmID, me.ID)
+	rows, err := r.st.ListScheduledMessages(ctx, me.RealmID, me.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "get scheduled messages", err)
+		return nil, r.s.internal(ctx, "get scheduled messages", err)
 	}
 	resp := &GetScheduledMessagesResponse{ScheduledMessages: make([]ScheduledMessage, 0, len(rows))}
 	for i := range rows {
@@ -318,7 +323,7 @@ func (s *Service) GetScheduledMessages(ctx context.Context, c Caller) (*GetSched
 // recipients, content, permissions, mentions) and rendered as SendMessage
 // would now; it is checked again when it is sent.
 func (s *Service) CreateScheduledMessage(ctx context.Context, c Caller, req CreateScheduledMessageRequest) (*CreateScheduledMessageResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -380,7 +385,7 @@ const maxScheduledEditAttempts = 5
 // message is sent as from the client that edited it last; a failed one
 // is pending again.
 func (s *Service) UpdateScheduledMessage(ctx context.Context, c Caller, req UpdateScheduledMessageRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -502,7 +507,7 @@ func (s *Service) editedScheduledMessage(ctx context.Context, me *storage.User, 
 // DeleteScheduledMessage deletes (so cancels) one of the caller's
 // scheduled messages.
 func (s *Service) DeleteScheduledMessage(ctx context.Context, c Caller, req DeleteScheduledMessageRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -61,19 +61,19 @@ const schedulerRetry = time.Second
 // edited through other servers are seen within it. Messages scheduled
 // through this Service wake it at once.
 func WithSchedulerInterval(d time.Duration) Option {
-	return func(s *Service) { s.shared.scheduler.Every = d }
+	return func(s *Service) { s.scheduler.Every = d }
 }
 
 // wakeScheduler tells RunScheduler that the next delivery time may have
 // changed.
-func (s *Service) wakeScheduler() { s.shared.scheduler.Poke() }
+func (s *Service) wakeScheduler() { s.scheduler.Poke() }
 
 // RunScheduler delivers scheduled messages as they fall due, until ctx
 // ends; then it returns ctx's error. Run starts it; a host that does not
 // call Run may call it instead. Several loops, on this server or others
 // sharing the database, deliver each message once.
 func (s *Service) RunScheduler(ctx context.Context) error {
-	return s.shared.scheduler.Run(ctx)
+	return s.scheduler.Run(ctx)
 }
 
 // DeliverDueScheduledMessages sends every scheduled message due now (by
@@ -84,7 +84,7 @@ func (s *Service) RunScheduler(ctx context.Context) error {
 // stays pending for the next call, and the first such error is returned
 // after the others were tried.
 func (s *Service) DeliverDueScheduledMessages(ctx context.Context) (int, error) {
-	res := s.shared.scheduler.Drain(ctx)
+	res := s.scheduler.Drain(ctx)
 	return res.Done, res.Err
 }
 
@@ -143,7 +143,7 @@ func (s *Service) nextScheduled(ctx context.Context, _ time.Time) (time.Time, bo
 // deliverScheduled sends one due message, or marks it failed; ok is true
 // when this call sent it. An error leaves the message pending.
 func (s *Service) deliverScheduled(ctx context.Context, m *storage.ScheduledMessage, now time.Time) (ok bool, err error) {
-	me, realm, err := s.actor(ctx, Caller{RealmID: m.RealmID, UserID: m.SenderID})
+	me, realm, err := s.reads().actor(ctx, Caller{RealmID: m.RealmID, UserID: m.SenderID})
 	if err != nil {
 		if e := AsError(err); e.Kind != KindInternal {
 			// The organization or the author is deactivated: nobody to tell.

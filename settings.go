@@ -167,7 +167,7 @@ const EmailChangeValidity = 24 * time.Hour
 // parameter before it changes anything: one bad value rejects the whole
 // request and leaves the account as it was.
 func (s *Service) UpdateSettings(ctx context.Context, c Caller, req UpdateSettingsRequest) (*UpdateSettingsResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +345,12 @@ type SettingsWithTimezone struct {
 
 // GetSettings returns the caller's settings.
 func (s *Service) GetSettings(ctx context.Context, c Caller) (*GetSettingsResponse, error) {
-	me, _, err := s.actor(ctx, c)
+	return s.reads().getSettings(ctx, c)
+}
+
+// getSettings is GetSettings reading through r.
+func (r reads) getSettings(ctx context.Context, c Caller) (*GetSettingsResponse, error) {
+	me, _, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

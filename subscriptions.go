@@ -120,7 +120,7 @@ func (s *Service) resolvePrincipals(ctx context.Context, cc *channelCtx, ps *[]P
 		}
 	}
 	for _, email := range emails {
-		u, err := s.userByAPIOrRealEmail(ctx, cc.realm, cc.me, email)
+		u, err := s.reads().userByAPIOrRealEmail(ctx, cc.realm, cc.me, email)
 		if errors.Is(err, storage.ErrNotFound) || errors.Is(err, errNoSuchUser) {
 			return nil, errNoSuchUser
 		} else if err != nil {
@@ -163,7 +163,7 @@ func (cc *channelCtx) canSubscribeSelf(c *storage.Stream) bool {
 // web-public and default ones, owners set a retention period; guests create
 // none. Subscribing other users takes the permission to add subscribers.
 func (s *Service) Subscribe(ctx context.Context, c Caller, req SubscribeRequest) (*SubscribeResponse, error) {
-	cc, err := s.channelCaller(ctx, c)
+	cc, err := s.reads().channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +374,7 @@ type UnsubscribeResponse struct {
 // channels the owner can see), and by members of a channel's
 // can_remove_subscribers_group who can see it.
 func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequest) (*UnsubscribeResponse, error) {
-	cc, err := s.channelCaller(ctx, c)
+	cc, err := s.reads().channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -465,13 +465,18 @@ type GetSubscriptionsResponse struct {
 // GetSubscriptions lists the caller's subscribed channels (archived ones
 // included) with their personal settings.
 func (s *Service) GetSubscriptions(ctx context.Context, c Caller, req GetSubscriptionsRequest) (*GetSubscriptionsResponse, error) {
-	cc, err := s.channelCaller(ctx, c)
+	return s.reads().getSubscriptions(ctx, c, req)
+}
+
+// getSubscriptions is GetSubscriptions reading through r.
+func (r reads) getSubscriptions(ctx context.Context, c Caller, req GetSubscriptionsRequest) (*GetSubscriptionsResponse, error) {
+	cc, err := r.channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	subs, err := s.store.ListUserSubscriptions(ctx, cc.realm.ID, cc.me.ID)
+	subs, err := r.st.ListUserSubscriptions(ctx, cc.realm.ID, cc.me.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "get subscriptions", err)
+		return nil, r.s.internal(ctx, "get subscriptions", err)
 	}
 	var ids []int64
 	for _, sub := range subs {
@@ -479,9 +484,9 @@ func (s *Service) GetSubscriptions(ctx context.Context, c Caller, req GetSubscri
 			ids = append(ids, sub.StreamID)
 		}
 	}
-	channels, err := s.store.GetStreamsByID(ctx, cc.realm.ID, ids)
+	channels, err := r.st.GetStreamsByID(ctx, cc.realm.ID, ids)
 	if err != nil {
-		return nil, s.internal(ctx, "get subscriptions", err)
+		return nil, r.s.internal(ctx, "get subscriptions", err)
 	}
 	byID := make(map[int64]*storage.Stream, len(channels))
 	var shown []*storage.Stream
@@ -491,17 +496,17 @@ func (s *Service) GetSubscriptions(ctx context.Context, c Caller, req GetSubscri
 	}
 	var subscribers map[int64][]int64
 	if flag(req.IncludeSubscribers, false) {
-		rows, err := s.store.ListActiveSubscribers(ctx, cc.realm.ID, ids)
+		rows, err := r.st.ListActiveSubscribers(ctx, cc.realm.ID, ids)
 		if err != nil {
-			return nil, s.internal(ctx, "get subscriptions", err)
+			return nil, r.s.internal(ctx, "get subscriptions", err)
 		}
 		subscribers = map[int64][]int64{}
 		for _, sub := range rows {
 			subscribers[sub.StreamID] = append(subscribers[sub.StreamID], sub.UserID)
 		}
 	}
-	if err := cc.groups.load(ctx, s.store, cc.realm.ID, settingIDs(channelSettings, shown...)...); err != nil {
-		return nil, s.internal(ctx, "get subscriptions", err)
+	if err := cc.groups.load(ctx, r.st, cc.realm.ID, settingIDs(channelSettings, shown...)...); err != nil {
+		return nil, r.s.internal(ctx, "get subscriptions", err)
 	}
 	resp := &GetSubscriptionsResponse{Subscriptions: []SubscriptionInfo{}}
 	for i := range subs {
@@ -509,7 +514,7 @@ func (s *Service) GetSubscriptions(ctx context.Context, c Caller, req GetSubscri
 		if !subs[i].Active || ch == nil {
 			continue
 		}
-		info := subscriptionInfo(s.channelView(cc.groups, ch), &subs[i])
+		info := subscriptionInfo(r.s.channelView(cc.groups, ch), &subs[i])
 		if subscribers != nil {
 			info.Subscribers = nonNil(subscribers[ch.ID])
 		}
@@ -548,7 +553,7 @@ var hexColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 // inverse), pin_to_top and the notification settings. The whole batch is
 // checked first: one bad entry changes nothing.
 func (s *Service) UpdateSubscriptionProperties(ctx context.Context, c Caller, req UpdateSubscriptionPropertiesRequest) (*EmptyResponse, error) {
-	cc, err := s.channelCaller(ctx, c)
+	cc, err := s.reads().channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}

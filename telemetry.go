@@ -200,7 +200,7 @@ func (s *Service) observe(m metric.Meter) {
 	)
 	backlog, _ := s.store.(storage.BacklogReader)
 	reg, _ := m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
-		st := s.shared.hub.Stats()
+		st := s.hub.Stats()
 		o.ObserveInt64(queues, int64(st.Queues))
 		o.ObserveInt64(events, int64(st.Events))
 		o.ObserveInt64(bytes, st.Bytes)
@@ -215,7 +215,7 @@ func (s *Service) observe(m metric.Meter) {
 		}
 		o.ObserveInt64(invalidations, int64(callers.gens.Invalidations()), orgCaches...)
 		o.ObserveInt64(invalidations, int64(s.messages.stats().Forgotten), msgCache...)
-		o.ObserveInt64(presence, int64(s.shared.presence.Dirty()))
+		o.ObserveInt64(presence, int64(s.presence.Dirty()))
 		if backlog != nil {
 			now := s.nowUnix()
 			b, err := backlog.Backlog(ctx, now)
@@ -332,7 +332,7 @@ func (s *Service) countWebhookAttempt(ctx context.Context, kind WebhookResultKin
 // draining (DrainEvents), so that a balancer that probes it sends it
 // nothing new.
 func (s *Service) Ready(ctx context.Context) error {
-	if s.shared.hub.Draining() {
+	if s.hub.Draining() {
 		return shuttingDown(errDraining)
 	}
 	if err := s.listening(ctx); err != nil {

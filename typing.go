@@ -89,7 +89,7 @@ func checkTypingOp(op string) error {
 // subscribers, and reach only clients that declared the
 // stream_typing_notifications capability.
 func (s *Service) SetTyping(ctx context.Context, c Caller, req TypingRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +218,7 @@ type TypingEditRequest struct {
 // SetEditTyping tells those who would see an edit of the message that
 // the caller started or stopped editing it.
 func (s *Service) SetEditTyping(ctx context.Context, c Caller, req TypingEditRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

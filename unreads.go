@@ -70,17 +70,22 @@ type GetUnreadMessagesRequest struct {
 // topic, conversation and group conversation, with their unread mentions
 // (the unread_msgs of POST /register).
 func (s *Service) GetUnreadMessages(ctx context.Context, c Caller, req GetUnreadMessagesRequest) (*UnreadMessages, error) {
-	me, realm, err := s.actor(ctx, c)
+	return s.reads().getUnreadMessages(ctx, c, req)
+}
+
+// getUnreadMessages is GetUnreadMessages reading through r.
+func (r reads) getUnreadMessages(ctx context.Context, c Caller, req GetUnreadMessagesRequest) (*UnreadMessages, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := s.unreadState(ctx, s.reads(), realm, me, maxUnreadMessages)
+	raw, err := r.unreadState(ctx, realm, me, maxUnreadMessages)
 	if err != nil {
-		return nil, s.internal(ctx, "unread messages", err)
+		return nil, r.s.internal(ctx, "unread messages", err)
 	}
-	out, err := s.aggregateUnreads(ctx, realm, me, raw, req.AllowEmptyTopicName != nil && *req.AllowEmptyTopicName)
+	out, err := r.aggregateUnreads(ctx, realm, me, raw, req.AllowEmptyTopicName != nil && *req.AllowEmptyTopicName)
 	if err != nil {
-		return nil, s.internal(ctx, "unread messages", err)
+		return nil, r.s.internal(ctx, "unread messages", err)
 	}
 	return out, nil
 }
@@ -109,7 +114,7 @@ type rawUnreads struct {
 
 // unreadState lists up to limit of the reader's newest unread messages
 // in their subscribed channels and their conversations.
-func (s *Service) unreadState(ctx context.Context, r reads, realm *storage.Realm, me *storage.User, limit int) (*rawUnreads, error) {
+func (r reads) unreadState(ctx context.Context, realm *storage.Realm, me *storage.User, limit int) (*rawUnreads, error) {
 	periods, err := r.st.ListUserPeriods(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
@@ -120,7 +125,7 @@ func (s *Service) unreadState(ctx context.Context, r reads, realm *storage.Realm
 			active[p.StreamID] = true
 		}
 	}
-	gaps, err := s.unreadGaps(ctx, r.st, realm.ID, me.ID, periods, mapKeys(active))
+	gaps, err := r.s.unreadGaps(ctx, r.st, realm.ID, me.ID, periods, mapKeys(active))
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +214,7 @@ type muteState struct {
 	topics   map[int64]map[string]int
 }
 
-func (s *Service) loadMuteState(ctx context.Context, st storage.Store, realmID, userID int64) (*muteState, error) {
+func (r reads) loadMuteState(ctx context.Context, st storage.Store, realmID, userID int64) (*muteState, error) {
 	ms := &muteState{channels: map[int64]bool{}, topics: map[int64]map[string]int{}}
 	subs, err := st.ListUserSubscriptions(ctx, realmID, userID)
 	if err != nil {
@@ -258,10 +263,10 @@ func unreadMention(m *unreadMessage, muted bool) bool {
 }
 
 // aggregateUnreads groups the raw unread messages as unread_msgs does.
-func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me *storage.User, raw *rawUnreads, allowEmptyTopic bool) (*UnreadMessages, error) {
+func (r reads) aggregateUnreads(ctx context.Context, realm *storage.Realm, me *storage.User, raw *rawUnreads, allowEmptyTopic bool) (*UnreadMessages, error) {
 	out := &UnreadMessages{PMs: []UnreadDirect{}, Streams: []UnreadChannelTopic{}, Huddles: []UnreadGroupDirect{},
 		Mentions: []int64{}, OldUnreadsMissing: raw.missing}
-	mutes, err := s.loadMuteState(ctx, s.store, realm.ID, me.ID)
+	mutes, err := r.loadMuteState(ctx, r.st, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +277,7 @@ func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me
 		}
 	}
 	if len(convs) > 0 {
-		if convs, err = s.store.ConversationMembersOf(ctx, realm.ID, mapKeys(convs)); err != nil {
+		if convs, err = r.st.ConversationMembersOf(ctx, realm.ID, mapKeys(convs)); err != nil {
 			return nil, err
 		}
 	}
@@ -390,7 +395,7 @@ func (s *Service) unreadDetails(ctx context.Context, st storage.Store, realm *st
 	if len(ids) == 0 {
 		return out, nil
 	}
-	mutes, err := s.loadMuteState(ctx, st, realm.ID, me.ID)
+	mutes, err := s.reads().loadMuteState(ctx, st, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -491,7 +496,7 @@ func (s *Service) MarkTopicAsRead(ctx context.Context, c Caller, req MarkTopicAs
 // readableChannel loads a channel whose messages the caller may read
 // (the reference's access_stream_by_id): "Invalid channel ID" otherwise.
 func (s *Service) readableChannel(ctx context.Context, c Caller, id int64) (*storage.User, *storage.Realm, *storage.Stream, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -68,7 +68,7 @@ var errUploadsOff = BadRequest("File uploads are not enabled on this server")
 // UploadFile stores a file for the caller and returns its URL, which
 // only they may open until a message links it.
 func (s *Service) UploadFile(ctx context.Context, c Caller, req UploadFileRequest) (*UploadFileResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ type UploadedFile struct {
 // path ID ("<realm>/..."), for its uploader or whoever may see a message
 // that links it (GET /user_uploads/{realm_id}/{path}).
 func (s *Service) OpenUpload(ctx context.Context, c Caller, pathID string) (*UploadedFile, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func (s *Service) mayOpenAttachment(ctx context.Context, r reads, realm *storage
 	if err != nil || len(ids) == 0 {
 		return false, err
 	}
-	rs, err := s.readerState(ctx, r, realm, me, ids)
+	rs, err := r.readerState(ctx, realm, me, ids)
 	if err != nil {
 		return false, err
 	}
@@ -347,7 +347,7 @@ const temporaryURLLifetime = 60 * time.Second
 // GetFileTemporaryURL returns a URL that opens the file without
 // credentials for a minute, for a caller who may open it.
 func (s *Service) GetFileTemporaryURL(ctx context.Context, c Caller, req GetFileTemporaryURLRequest) (*GetFileTemporaryURLResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

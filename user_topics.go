@@ -35,7 +35,7 @@ type UpdateUserTopicRequest struct {
 // followed. It works whether or not the topic has messages. "(no topic)"
 // and the empty-topic display name mean the empty topic.
 func (s *Service) UpdateUserTopic(ctx context.Context, c Caller, req UpdateUserTopicRequest) (*EmptyResponse, error) {
-	cc, err := s.channelCaller(ctx, c)
+	cc, err := s.reads().channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -138,17 +138,22 @@ type GetUserTopicsResponse struct {
 // GetUserTopics lists the caller's topic policies (in-process; clients get
 // them at registration in the reference).
 func (s *Service) GetUserTopics(ctx context.Context, c Caller) (*GetUserTopicsResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	return s.reads().getUserTopics(ctx, c)
+}
+
+// getUserTopics is GetUserTopics reading through r.
+func (r reads) getUserTopics(ctx context.Context, c Caller) (*GetUserTopicsResponse, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.store.ListUserTopics(ctx, realm.ID, me.ID)
+	rows, err := r.st.ListUserTopics(ctx, realm.ID, me.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "get user topics", err)
+		return nil, r.s.internal(ctx, "get user topics", err)
 	}
 	out := &GetUserTopicsResponse{UserTopics: make([]UserTopic, 0, len(rows))}
-	for _, r := range rows {
-		out.UserTopics = append(out.UserTopics, UserTopic{StreamID: r.StreamID, TopicName: r.TopicName, LastUpdated: r.LastUpdated, VisibilityPolicy: r.VisibilityPolicy})
+	for _, resp := range rows {
+		out.UserTopics = append(out.UserTopics, UserTopic{StreamID: resp.StreamID, TopicName: resp.TopicName, LastUpdated: resp.LastUpdated, VisibilityPolicy: resp.VisibilityPolicy})
 	}
 	return out, nil
 }

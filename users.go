@@ -103,7 +103,12 @@ type OwnUser struct {
 
 // GetOwnUser returns the caller's own account.
 func (s *Service) GetOwnUser(ctx context.Context, c Caller) (*OwnUser, error) {
-	me, realm, err := s.actor(ctx, c)
+	return s.reads().getOwnUser(ctx, c)
+}
+
+// getOwnUser is GetOwnUser reading through r.
+func (r reads) getOwnUser(ctx context.Context, c Caller) (*OwnUser, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -124,13 +129,13 @@ func (s *Service) GetOwnUser(ctx context.Context, c Caller) (*OwnUser, error) {
 		DeliveryEmail: me.Email,
 		Settings:      settingsOf(me),
 	}
-	if resp.MaxMessageID, err = s.maxMessageID(ctx, realm.ID, me.ID); err != nil {
-		return nil, s.internal(ctx, "get own user", err)
+	if resp.MaxMessageID, err = r.maxMessageID(ctx, realm.ID, me.ID); err != nil {
+		return nil, r.s.internal(ctx, "get own user", err)
 	}
 	if !me.IsBot {
-		values, err := s.store.ListProfileFieldValues(ctx, realm.ID, []int64{me.ID})
+		values, err := r.st.ListProfileFieldValues(ctx, realm.ID, []int64{me.ID})
 		if err != nil {
-			return nil, s.internal(ctx, "get own user", err)
+			return nil, r.s.internal(ctx, "get own user", err)
 		}
 		resp.ProfileData = profileData(values)[me.ID]
 		if resp.ProfileData == nil {
@@ -145,12 +150,12 @@ func (s *Service) GetOwnUser(ctx context.Context, c Caller) (*OwnUser, error) {
 // subscribed, one they sent or have a row for), or -1 when there is none,
 // as the reference says: one statement of index seeks over the user's
 // subscription periods.
-func (s *Service) maxMessageID(ctx context.Context, realmID, userID int64) (int64, error) {
-	periods, err := s.userPeriods(ctx, realmID, userID)
+func (r reads) maxMessageID(ctx context.Context, realmID, userID int64) (int64, error) {
+	periods, err := r.userPeriods(ctx, realmID, userID)
 	if err != nil {
 		return 0, err
 	}
-	id, err := s.store.NewestReceivedMessage(ctx, realmID, userID, spansOf(periods))
+	id, err := r.st.NewestReceivedMessage(ctx, realmID, userID, spansOf(periods))
 	if err != nil || id == 0 {
 		return -1, err
 	}
@@ -175,7 +180,7 @@ type GetUsersResponse struct {
 // (with is_active false), ordered by ID. The internal bots are not the
 // organization's users (see system_bots.go).
 func (s *Service) GetUsers(ctx context.Context, c Caller, req GetUsersRequest) (*GetUsersResponse, error) {
-	members, _, err := s.listUsers(ctx, c, req)
+	members, _, err := s.reads().listUsers(ctx, c, req)
 	if err != nil {
 		return nil, err
 	}
@@ -184,16 +189,16 @@ func (s *Service) GetUsers(ctx context.Context, c Caller, req GetUsersRequest) (
 
 // listUsers is GetUsers, with the internal bots apart (register's
 // cross_realm_bots).
-func (s *Service) listUsers(ctx context.Context, c Caller, req GetUsersRequest) (members, systemBots []User, err error) {
-	me, realm, err := s.actor(ctx, c)
+func (r reads) listUsers(ctx context.Context, c Caller, req GetUsersRequest) (members, systemBots []User, err error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
-	all, err := s.store.ListUsers(ctx, realm.ID)
+	all, err := r.st.ListUsers(ctx, realm.ID)
 	if err != nil {
-		return nil, nil, s.internal(ctx, "get users", err)
+		return nil, nil, r.s.internal(ctx, "get users", err)
 	}
-	opts, err := s.userViewOptions(ctx, realm.ID, nil, req.ClientGravatar, req.IncludeCustomProfileFields)
+	opts, err := r.userViewOptions(ctx, realm.ID, nil, req.ClientGravatar, req.IncludeCustomProfileFields)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,7 +239,7 @@ var errNoSuchUser = noSuch("No such user")
 // GetUser returns one user by ID, deactivated users and bots included.
 // An unknown ID answers BAD_REQUEST "No such user".
 func (s *Service) GetUser(ctx context.Context, c Caller, req GetUserRequest) (*GetUserResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +253,7 @@ func (s *Service) GetUser(ctx context.Context, c Caller, req GetUserRequest) (*G
 }
 
 func (s *Service) getUserResponse(ctx context.Context, realm *storage.Realm, me, u *storage.User, clientGravatar, profile *bool) (*GetUserResponse, error) {
-	opts, err := s.userViewOptions(ctx, realm.ID, []int64{u.ID}, clientGravatar, profile)
+	opts, err := s.reads().userViewOptions(ctx, realm.ID, []int64{u.ID}, clientGravatar, profile)
 	if err != nil {
 		return nil, err
 	}
@@ -259,11 +264,11 @@ func (s *Service) getUserResponse(ctx context.Context, realm *storage.Realm, me,
 // user when the caller may see it, so the lookup never reveals a hidden
 // address; the API email always works.
 func (s *Service) GetUserByEmail(ctx context.Context, c Caller, req GetUserByEmailRequest) (*GetUserResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.userByAPIOrRealEmail(ctx, realm, me, req.Email)
+	u, err := s.reads().userByAPIOrRealEmail(ctx, realm, me, req.Email)
 	if err != nil {
 		return nil, err
 	}
@@ -272,24 +277,24 @@ func (s *Service) GetUserByEmail(ctx context.Context, c Caller, req GetUserByEma
 
 // userByAPIOrRealEmail resolves an email as the viewer may use it: the real
 // email of a user whose email the viewer can see, or a dummy API email.
-func (s *Service) userByAPIOrRealEmail(ctx context.Context, realm *storage.Realm, viewer *storage.User, email string) (*storage.User, error) {
-	u, err := s.store.GetUserByEmail(ctx, realm.ID, email)
+func (r reads) userByAPIOrRealEmail(ctx context.Context, realm *storage.Realm, viewer *storage.User, email string) (*storage.User, error) {
+	u, err := r.st.GetUserByEmail(ctx, realm.ID, email)
 	if err == nil && canSeeEmail(realm, viewer, u) {
 		return u, nil
 	}
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
-		return nil, s.internal(ctx, "user by email", err)
+		return nil, r.s.internal(ctx, "user by email", err)
 	}
 	var id int64
 	local, domain, ok := strings.Cut(strings.ToLower(email), "@")
 	if ok && domain == dummyEmailDomain(realm) && strings.HasPrefix(local, "user") {
 		if _, err := fmt.Sscanf(local, "user%d", &id); err == nil && fmt.Sprintf("user%d", id) == local {
-			u, err := s.store.GetUser(ctx, realm.ID, id)
+			u, err := r.st.GetUser(ctx, realm.ID, id)
 			if err == nil && apiEmail(realm, u) == strings.ToLower(email) {
 				return u, nil
 			}
 			if err != nil && !errors.Is(err, storage.ErrNotFound) {
-				return nil, s.internal(ctx, "user by email", err)
+				return nil, r.s.internal(ctx, "user by email", err)
 			}
 		}
 	}
@@ -313,7 +318,7 @@ type CreateUserResponse struct {
 // create-users permission (storage.User.CanCreateUsers). The reference asks
 // for both; we let either suffice, as our issue tracker decided.
 func (s *Service) CreateUser(ctx context.Context, c Caller, req CreateUserRequest) (*CreateUserResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -388,16 +393,16 @@ type userView struct {
 // userViewOptions reads the view parameters (client_gravatar default true,
 // include_custom_profile_fields default false) and loads the profile values
 // of userIDs (nil: the whole realm) when they are asked for.
-func (s *Service) userViewOptions(ctx context.Context, realmID int64, userIDs []int64, clientGravatar, profile *bool) (userView, error) {
+func (r reads) userViewOptions(ctx context.Context, realmID int64, userIDs []int64, clientGravatar, profile *bool) (userView, error) {
 	v := userView{clientGravatar: true}
 	if clientGravatar != nil {
 		v.clientGravatar = *clientGravatar
 	}
 	if profile != nil && *profile {
 		v.profileFields = true
-		values, err := s.store.ListProfileFieldValues(ctx, realmID, userIDs)
+		values, err := r.st.ListProfileFieldValues(ctx, realmID, userIDs)
 		if err != nil {
-			return v, s.internal(ctx, "profile values", err)
+			return v, r.s.internal(ctx, "profile values", err)
 		}
 		v.profile = profileData(values)
 	}

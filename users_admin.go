@@ -48,7 +48,7 @@ type UpdateUserByEmailRequest struct {
 // owner, and the only owner keeps it. Everything is checked before
 // anything is written: a rejected request changes nothing.
 func (s *Service) UpdateUser(ctx context.Context, c Caller, req UpdateUserRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +63,11 @@ func (s *Service) UpdateUser(ctx context.Context, c Caller, req UpdateUserReques
 
 // UpdateUserByEmail is UpdateUser with the user named by email.
 func (s *Service) UpdateUserByEmail(ctx context.Context, c Caller, req UpdateUserByEmailRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	target, err := s.userByAPIOrRealEmail(ctx, realm, me, req.Email)
+	target, err := s.reads().userByAPIOrRealEmail(ctx, realm, me, req.Email)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +249,7 @@ type DeactivateUserRequest struct {
 // only; deactivating an owner takes an owner, and the only owner cannot be
 // deactivated. The user's API key stops working at once.
 func (s *Service) DeactivateUser(ctx context.Context, c Caller, req DeactivateUserRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +300,7 @@ func (s *Service) DeactivateUser(ctx context.Context, c Caller, req DeactivateUs
 // DeactivateOwnUser deactivates the caller (and their bots). The last active
 // user, and the only owner, cannot leave: CANNOT_DEACTIVATE_LAST_USER.
 func (s *Service) DeactivateOwnUser(ctx context.Context, c Caller) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +392,7 @@ type ReactivateUserRequest struct {
 
 // ReactivateUser reactivates a deactivated user or bot. Administrators only.
 func (s *Service) ReactivateUser(ctx context.Context, c Caller, req ReactivateUserRequest) (*EmptyResponse, error) {
-	me, realm, err := s.actor(ctx, c)
+	me, realm, err := s.reads().actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}

@@ -239,7 +239,7 @@ func (s *Service) writeIn(ctx context.Context, key writelane.Key, batchable bool
 		_, err = s.writeTxn(ctx, key, ops, nil)
 		s.afterWrites(ctx, ops, []error{err})
 	} else {
-		err = s.shared.writes.Do(ctx, key, op, batchable)
+		err = s.writes.Do(ctx, key, op, batchable)
 	}
 	if err == nil && op.done != nil && op.done.syncID != "" {
 		s.syncPeers(ctx, op.done.syncID)

@@ -86,13 +86,13 @@ func TestSharedTransactionWithOneFailure(t *testing.T) {
 					return op(0)(w)
 				})
 			}()
-			require.Eventually(t, func() bool { return runs[0].Load() == 0 && !s.shared.writes.Idle() }, time.Second, time.Millisecond)
+			require.Eventually(t, func() bool { return runs[0].Load() == 0 && !s.writes.Idle() }, time.Second, time.Millisecond)
 			errs := make([]error, 6)
 			var wg sync.WaitGroup
 			for i := 1; i <= 5; i++ {
 				wg.Go(func() { errs[i] = s.writeIn(ctx, lane, true, op(i)) })
 				// Queued in this order: the next waits for this one.
-				require.Eventually(t, func() bool { return s.shared.writes.Queued(lane) == i }, 10*time.Second, 100*time.Microsecond)
+				require.Eventually(t, func() bool { return s.writes.Queued(lane) == i }, 10*time.Second, 100*time.Microsecond)
 			}
 			close(release)
 			wg.Wait()
@@ -119,7 +119,7 @@ func TestSharedTransactionWithOneFailure(t *testing.T) {
 					assert.NoError(t, err, "op %d committed", i)
 				}
 			}
-			assert.True(t, s.shared.writes.Idle())
+			assert.True(t, s.writes.Idle())
 
 			// The metrics of the lane's transactions: op 0 alone, 1-5
 			// (failed, so the five ran again), 1-2, 3 alone, 4-5.

@@ -109,16 +109,16 @@ func (r *joinRig) round(t *testing.T, lead func(), queued ...func()) {
 	<-holding
 	var wg sync.WaitGroup
 	wg.Go(lead)
-	require.Eventually(t, func() bool { return !r.s.shared.writes.Idle() && r.s.shared.writes.Queued(r.lane) == 0 },
+	require.Eventually(t, func() bool { return !r.s.writes.Idle() && r.s.writes.Queued(r.lane) == 0 },
 		10*time.Second, 100*time.Microsecond, "the lead's transaction started")
 	for i, fn := range queued {
 		wg.Go(fn)
-		require.Eventually(t, func() bool { return r.s.shared.writes.Queued(r.lane) == i+1 }, 10*time.Second, 100*time.Microsecond)
+		require.Eventually(t, func() bool { return r.s.writes.Queued(r.lane) == i+1 }, 10*time.Second, 100*time.Microsecond)
 	}
 	close(release)
 	wg.Wait()
 	require.NoError(t, <-held)
-	require.True(t, r.s.shared.writes.Idle())
+	require.True(t, r.s.writes.Idle())
 }
 
 // Sends that arrive while their lane's transaction waits for the
