@@ -191,13 +191,18 @@ func (AlertWordsEvent) EventType() string { return "alert_words" }
 
 // GetAlertWords lists the caller's alert words.
 func (s *Service) GetAlertWords(ctx context.Context, c Caller) (*AlertWordsResponse, error) {
-	me, _, err := s.reads().actor(ctx, c)
+	return s.reads().getAlertWords(ctx, c)
+}
+
+// getAlertWords is GetAlertWords reading through r.
+func (r reads) getAlertWords(ctx context.Context, c Caller) (*AlertWordsResponse, error) {
+	me, _, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	words, err := s.listAlertWords(ctx, s.store, me)
+	words, err := r.s.listAlertWords(ctx, r.st, me)
 	if err != nil {
-		return nil, s.internal(ctx, "get alert words", err)
+		return nil, r.s.internal(ctx, "get alert words", err)
 	}
 	return &AlertWordsResponse{AlertWords: words}, nil
 }

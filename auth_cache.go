@@ -157,9 +157,9 @@ func (r reads) userPeriods(ctx context.Context, realmID, userID int64) ([]storag
 
 // cachedScope is callerScope outside a transaction, from the cache when
 // it holds the user's groups.
-func (s *Service) cachedScope(ctx context.Context, realmID, userID int64) (*groupScope, error) {
-	ids, err := s.records.groups.Load(realmID, userID, func() ([]int64, error) {
-		return s.store.EffectiveGroupIDs(ctx, realmID, userID)
+func (r reads) cachedScope(ctx context.Context, realmID, userID int64) (*groupScope, error) {
+	ids, err := r.c.groups.Load(realmID, userID, func() ([]int64, error) {
+		return r.st.EffectiveGroupIDs(ctx, realmID, userID)
 	})
 	if err != nil {
 		return nil, err

@@ -97,7 +97,7 @@ func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.botNameFree(ctx, realm.ID, fullName, 0); err != nil {
+	if err := s.reads().botNameFree(ctx, realm.ID, fullName, 0); err != nil {
 		return nil, err
 	}
 	bt := botType
@@ -136,11 +136,11 @@ func (r reads) scopeInRealmGroup(ctx context.Context, realmID, groupID int64, sc
 
 // botNameFree checks that no other active bot of the realm has the name.
 // It reads the realm's active bots, not its users.
-func (s *Service) botNameFree(ctx context.Context, realmID int64, name string, self int64) error {
+func (r reads) botNameFree(ctx context.Context, realmID int64, name string, self int64) error {
 	yes := true
-	users, err := s.store.FindUsers(ctx, realmID, storage.UserFilter{Bot: &yes, Active: &yes})
+	users, err := r.st.FindUsers(ctx, realmID, storage.UserFilter{Bot: &yes, Active: &yes})
 	if err != nil {
-		return s.internal(ctx, "check bot name", err)
+		return r.s.internal(ctx, "check bot name", err)
 	}
 	for _, u := range users {
 		if u.IsBot && u.IsActive && !u.IsSystemBot && u.ID != self && strings.EqualFold(u.FullName, name) {
@@ -270,7 +270,7 @@ type UpdateBotResponse struct {
 // UpdateBot renames a bot or gives it to another owner. The bot's owner
 // and administrators may.
 func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest) (*UpdateBotResponse, error) {
-	_, realm, bot, err := s.ownedBot(ctx, c, req.BotID)
+	_, realm, bot, err := s.reads().ownedBot(ctx, c, req.BotID)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +283,7 @@ func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest)
 			return nil, err
 		}
 		if name != bot.FullName {
-			if err := s.botNameFree(ctx, realm.ID, name, bot.ID); err != nil {
+			if err := s.reads().botNameFree(ctx, realm.ID, name, bot.ID); err != nil {
 				return nil, err
 			}
 			next.FullName = name
@@ -394,7 +394,7 @@ type BotRequest struct {
 
 // DeactivateBot deactivates a bot. Its owner and administrators may.
 func (s *Service) DeactivateBot(ctx context.Context, c Caller, req BotRequest) (*EmptyResponse, error) {
-	_, realm, bot, err := s.ownedBot(ctx, c, req.BotID)
+	_, realm, bot, err := s.reads().ownedBot(ctx, c, req.BotID)
 	if err != nil {
 		return nil, err
 	}
@@ -409,7 +409,7 @@ func (s *Service) DeactivateBot(ctx context.Context, c Caller, req BotRequest) (
 // RegenerateBotAPIKey gives a bot a new API key; the old one stops
 // working at once. Its owner and administrators may.
 func (s *Service) RegenerateBotAPIKey(ctx context.Context, c Caller, req BotRequest) (*RegenerateAPIKeyResponse, error) {
-	_, _, bot, err := s.ownedBot(ctx, c, req.BotID)
+	_, _, bot, err := s.reads().ownedBot(ctx, c, req.BotID)
 	if err != nil {
 		return nil, err
 	}
@@ -432,16 +432,16 @@ func (s *Service) RegenerateBotAPIKey(ctx context.Context, c Caller, req BotRequ
 }
 
 // ownedBot loads the caller and a bot the caller may administer.
-func (s *Service) ownedBot(ctx context.Context, c Caller, botID int64) (*storage.User, *storage.Realm, *storage.User, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+func (r reads) ownedBot(ctx context.Context, c Caller, botID int64) (*storage.User, *storage.Realm, *storage.User, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	bot, err := s.store.GetUser(ctx, realm.ID, botID)
+	bot, err := r.st.GetUser(ctx, realm.ID, botID)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && (!bot.IsBot || bot.IsSystemBot) {
 		return nil, nil, nil, noSuch("No such bot")
 	} else if err != nil {
-		return nil, nil, nil, s.internal(ctx, "load bot", err)
+		return nil, nil, nil, r.s.internal(ctx, "load bot", err)
 	}
 	if !canAdminUser(me, bot) {
 		return nil, nil, nil, errInsufficient

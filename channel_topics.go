@@ -38,19 +38,24 @@ type GetChannelTopicsResponse struct {
 // the messages the caller received while subscribed. The cost follows the
 // channel's topics, not its messages (see storage.MessageStore).
 func (s *Service) GetChannelTopics(ctx context.Context, c Caller, req GetChannelTopicsRequest) (*GetChannelTopicsResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	return s.reads().getChannelTopics(ctx, c, req)
+}
+
+// getChannelTopics is GetChannelTopics reading through r.
+func (r reads) getChannelTopics(ctx context.Context, c Caller, req GetChannelTopicsRequest) (*GetChannelTopicsResponse, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := s.reads().channelByID(ctx, realm.ID, req.StreamID)
+	ch, err := r.channelByID(ctx, realm.ID, req.StreamID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errInvalidChannelID
 	} else if err != nil {
-		return nil, s.internal(ctx, "get channel topics", err)
+		return nil, r.s.internal(ctx, "get channel topics", err)
 	}
-	periods, err := s.reads().userPeriods(ctx, realm.ID, me.ID)
+	periods, err := r.userPeriods(ctx, realm.ID, me.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "get channel topics", err)
+		return nil, r.s.internal(ctx, "get channel topics", err)
 	}
 	var spans []storage.ChannelSpan // nil: the whole history
 	subscribed := false
@@ -68,9 +73,9 @@ func (s *Service) GetChannelTopics(ctx context.Context, c Caller, req GetChannel
 	} else if spans == nil {
 		spans = []storage.ChannelSpan{}
 	}
-	topics, err := s.store.ListChannelTopics(ctx, realm.ID, ch.ID, spans)
+	topics, err := r.st.ListChannelTopics(ctx, realm.ID, ch.ID, spans)
 	if err != nil {
-		return nil, s.internal(ctx, "get channel topics", err)
+		return nil, r.s.internal(ctx, "get channel topics", err)
 	}
 	resp := &GetChannelTopicsResponse{Topics: make([]ChannelTopic, len(topics))}
 	for i, t := range topics {

@@ -147,12 +147,12 @@ var errInvalidChannelID = noSuch("Invalid channel ID")
 
 // visibleChannel loads a channel the caller may see; any other is answered
 // like a channel that does not exist.
-func (s *Service) visibleChannel(ctx context.Context, cc *channelCtx, id int64) (*storage.Stream, error) {
-	c, err := s.store.GetStream(ctx, cc.realm.ID, id)
+func (r reads) visibleChannel(ctx context.Context, cc *channelCtx, id int64) (*storage.Stream, error) {
+	c, err := r.st.GetStream(ctx, cc.realm.ID, id)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && !cc.canSee(c) {
 		return nil, errInvalidChannelID
 	} else if err != nil {
-		return nil, s.internal(ctx, "load channel", err)
+		return nil, r.s.internal(ctx, "load channel", err)
 	}
 	return c, nil
 }
@@ -298,18 +298,23 @@ type GetChannelResponse struct {
 // GetChannel returns one channel the caller may see ("Invalid channel ID"
 // for any other, existing or not).
 func (s *Service) GetChannel(ctx context.Context, c Caller, req GetChannelRequest) (*GetChannelResponse, error) {
-	cc, err := s.reads().channelCaller(ctx, c)
+	return s.reads().getChannel(ctx, c, req)
+}
+
+// getChannel is GetChannel reading through r.
+func (r reads) getChannel(ctx context.Context, c Caller, req GetChannelRequest) (*GetChannelResponse, error) {
+	cc, err := r.channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := s.visibleChannel(ctx, cc, req.StreamID)
+	ch, err := r.visibleChannel(ctx, cc, req.StreamID)
 	if err != nil {
 		return nil, err
 	}
-	if err := cc.groups.load(ctx, s.store, cc.realm.ID, settingIDs(channelSettings, ch)...); err != nil {
-		return nil, s.internal(ctx, "get channel", err)
+	if err := cc.groups.load(ctx, r.st, cc.realm.ID, settingIDs(channelSettings, ch)...); err != nil {
+		return nil, r.s.internal(ctx, "get channel", err)
 	}
-	return &GetChannelResponse{Stream: s.channelView(cc.groups, ch)}, nil
+	return &GetChannelResponse{Stream: r.s.channelView(cc.groups, ch)}, nil
 }
 
 // GetChannelIDRequest is the input of GetChannelID.
@@ -324,15 +329,20 @@ type GetChannelIDResponse struct {
 
 // GetChannelID finds a visible channel by name, case-insensitively.
 func (s *Service) GetChannelID(ctx context.Context, c Caller, req GetChannelIDRequest) (*GetChannelIDResponse, error) {
-	cc, err := s.reads().channelCaller(ctx, c)
+	return s.reads().getChannelID(ctx, c, req)
+}
+
+// getChannelID is GetChannelID reading through r.
+func (r reads) getChannelID(ctx context.Context, c Caller, req GetChannelIDRequest) (*GetChannelIDResponse, error) {
+	cc, err := r.channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := s.store.GetStreamByName(ctx, cc.realm.ID, strings.TrimSpace(req.Stream))
+	ch, err := r.st.GetStreamByName(ctx, cc.realm.ID, strings.TrimSpace(req.Stream))
 	if errors.Is(err, storage.ErrNotFound) || err == nil && !cc.canSee(ch) {
 		return nil, noSuch("Invalid channel name '%s'", req.Stream)
 	} else if err != nil {
-		return nil, s.internal(ctx, "get channel id", err)
+		return nil, r.s.internal(ctx, "get channel id", err)
 	}
 	return &GetChannelIDResponse{StreamID: ch.ID}, nil
 }
@@ -394,7 +404,7 @@ func (s *Service) UpdateChannel(ctx context.Context, c Caller, req UpdateChannel
 	if err != nil {
 		return nil, err
 	}
-	ch, err := s.visibleChannel(ctx, cc, req.StreamID)
+	ch, err := s.reads().visibleChannel(ctx, cc, req.StreamID)
 	if err != nil {
 		return nil, err
 	}
@@ -607,7 +617,7 @@ func (s *Service) ArchiveChannel(ctx context.Context, c Caller, req ArchiveChann
 	if err != nil {
 		return nil, err
 	}
-	ch, err := s.visibleChannel(ctx, cc, req.StreamID)
+	ch, err := s.reads().visibleChannel(ctx, cc, req.StreamID)
 	if err != nil {
 		return nil, err
 	}

@@ -118,7 +118,7 @@ func (s *Service) CreateDrafts(ctx context.Context, c Caller, req CreateDraftsRe
 	}
 	rows := make([]storage.Draft, len(req.Drafts))
 	for i, in := range req.Drafts {
-		if err := s.checkDraft(ctx, me, realm, in, fmt.Sprintf("drafts[%d]", i), &rows[i]); err != nil {
+		if err := s.reads().checkDraft(ctx, me, realm, in, fmt.Sprintf("drafts[%d]", i), &rows[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -151,7 +151,7 @@ func (s *Service) EditDraft(ctx context.Context, c Caller, req EditDraftRequest)
 		return nil, err
 	}
 	var row storage.Draft
-	if err := s.checkDraft(ctx, me, realm, req.Draft, "draft", &row); err != nil {
+	if err := s.reads().checkDraft(ctx, me, realm, req.Draft, "draft", &row); err != nil {
 		return nil, err
 	}
 	row.ID = req.DraftID
@@ -193,7 +193,7 @@ func (s *Service) DeleteDraft(ctx context.Context, c Caller, req DeleteDraftRequ
 }
 
 // checkDraft validates a client draft (where names it in errors) and fills row.
-func (s *Service) checkDraft(ctx context.Context, me *storage.User, realm *storage.Realm, in DraftInput, where string, row *storage.Draft) error {
+func (r reads) checkDraft(ctx context.Context, me *storage.User, realm *storage.Realm, in DraftInput, where string, row *storage.Draft) error {
 	missing := func(key string) error {
 		return BadRequest(`%s["%s"] field is missing: Field required`, where, key)
 	}
@@ -210,7 +210,7 @@ func (s *Service) checkDraft(ctx context.Context, me *storage.User, realm *stora
 	if strings.ContainsRune(*in.Content, 0) || strings.ContainsRune(*in.Topic, 0) {
 		return BadRequest("Content must not contain null bytes")
 	}
-	*row = storage.Draft{RealmID: me.RealmID, UserID: me.ID, Type: *in.Type, Content: *in.Content, Timestamp: s.nowUnix()}
+	*row = storage.Draft{RealmID: me.RealmID, UserID: me.ID, Type: *in.Type, Content: *in.Content, Timestamp: r.s.nowUnix()}
 	if in.Timestamp != nil {
 		if *in.Timestamp < 0 {
 			return BadRequest("Timestamp must not be negative.")
@@ -225,22 +225,22 @@ func (s *Service) checkDraft(ctx context.Context, me *storage.User, realm *stora
 		if len(*in.To) != 1 {
 			return BadRequest("Must specify exactly 1 channel ID for channel messages")
 		}
-		cc, err := s.loadChannelCtx(ctx, s.store, me, realm)
+		cc, err := r.s.loadChannelCtx(ctx, r.st, me, realm)
 		if err != nil {
-			return s.internal(ctx, "check draft", err)
+			return r.s.internal(ctx, "check draft", err)
 		}
-		if _, err := s.visibleChannel(ctx, cc, (*in.To)[0]); err != nil {
+		if _, err := r.visibleChannel(ctx, cc, (*in.To)[0]); err != nil {
 			return err
 		}
 		to = *in.To
-		row.Topic = truncateTopic(strings.TrimSpace(*in.Topic), s.limits.MaxTopicLength)
+		row.Topic = truncateTopic(strings.TrimSpace(*in.Topic), r.s.limits.MaxTopicLength)
 	case "private":
 		for _, id := range *in.To {
-			_, err := s.store.GetUser(ctx, me.RealmID, id)
+			_, err := r.st.GetUser(ctx, me.RealmID, id)
 			if errors.Is(err, storage.ErrNotFound) {
 				return noSuch("Invalid user ID %d", id)
 			} else if err != nil {
-				return s.internal(ctx, "check draft", err)
+				return r.s.internal(ctx, "check draft", err)
 			}
 		}
 		to = *in.To

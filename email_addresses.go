@@ -200,7 +200,7 @@ func (s *Service) GetStreamEmailAddress(ctx context.Context, c Caller, req GetSt
 	case *req.SenderID == me.ID:
 		sender = me
 	default:
-		if _, _, sender, err = s.ownedBot(ctx, c, *req.SenderID); err != nil {
+		if _, _, sender, err = s.reads().ownedBot(ctx, c, *req.SenderID); err != nil {
 			return nil, err
 		}
 		if !sender.IsActive {

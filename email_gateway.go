@@ -119,7 +119,7 @@ type gatewayTarget struct {
 // channel archived or gone, a sender who may not post there or is
 // deactivated, a message deleted) is refused.
 func (s *Service) CheckEmailRecipient(ctx context.Context, address string) (*EmailRecipient, error) {
-	t, err := s.gatewayTarget(ctx, address)
+	t, err := s.reads().gatewayTarget(ctx, address)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func (s *Service) ReceiveEmail(ctx context.Context, m InboundEmail) (*ReceiveEma
 }
 
 func (s *Service) receiveEmail(ctx context.Context, m InboundEmail) (*ReceiveEmailResponse, *gatewayTarget, error) {
-	t, err := s.gatewayTarget(ctx, m.To)
+	t, err := s.reads().gatewayTarget(ctx, m.To)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -273,41 +273,41 @@ func gatewayTopic(subject string) string {
 
 // gatewayTarget resolves a recipient address and checks that its mail can
 // be posted now.
-func (s *Service) gatewayTarget(ctx context.Context, address string) (*gatewayTarget, error) {
-	if s.gatewayDomain == "" {
+func (r reads) gatewayTarget(ctx context.Context, address string) (*gatewayTarget, error) {
+	if r.s.gatewayDomain == "" {
 		return nil, errGatewayOff
 	}
-	addr, err := s.parseGatewayAddress(address)
+	addr, err := r.s.parseGatewayAddress(address)
 	if err != nil {
 		return nil, err
 	}
 	if addr.reply {
-		return s.replyTarget(ctx, addr)
+		return r.replyTarget(ctx, addr)
 	}
-	row, err := s.store.ChannelEmailAddressByToken(ctx, addr.token)
+	row, err := r.st.ChannelEmailAddressByToken(ctx, addr.token)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, noSuch("Bad channel token from email recipient %s", address)
 	} else if err != nil {
-		return nil, s.internal(ctx, "email gateway", err)
+		return nil, r.s.internal(ctx, "email gateway", err)
 	}
 	if row.Deactivated {
 		return nil, noSuch("This channel address was deactivated.")
 	}
-	creator, realm, err := s.reads().actor(ctx, Caller{RealmID: row.RealmID, UserID: row.CreatorID})
+	creator, realm, err := r.actor(ctx, Caller{RealmID: row.RealmID, UserID: row.CreatorID})
 	if err != nil {
 		return nil, gatewayActorError(err, "The person who made this channel address is deactivated.")
 	}
 	t := &gatewayTarget{addr: addr, realm: realm, channelAddr: row, poster: creator}
 	if row.SenderID != row.CreatorID {
-		if t.poster, _, err = s.reads().actor(ctx, Caller{RealmID: row.RealmID, UserID: row.SenderID}); err != nil {
+		if t.poster, _, err = r.actor(ctx, Caller{RealmID: row.RealmID, UserID: row.SenderID}); err != nil {
 			return nil, gatewayActorError(err, "The sender of this channel address is deactivated.")
 		}
 	}
 	t.internal = t.poster.IsSystemBot
-	if t.channel, err = s.reads().channelByID(ctx, realm.ID, row.StreamID); errors.Is(err, storage.ErrNotFound) {
+	if t.channel, err = r.channelByID(ctx, realm.ID, row.StreamID); errors.Is(err, storage.ErrNotFound) {
 		return nil, noSuch("The channel of this address does not exist.")
 	} else if err != nil {
-		return nil, s.internal(ctx, "email gateway", err)
+		return nil, r.s.internal(ctx, "email gateway", err)
 	}
 	// The reference's check_access_for_channel_email_address: the Email
 	// Gateway bot posts where who asked for the address may.
@@ -315,36 +315,36 @@ func (s *Service) gatewayTarget(ctx context.Context, address string) (*gatewayTa
 	if t.internal {
 		check = creator
 	}
-	if _, err := s.checkCanSendToChannel(ctx, check, t.channel); err != nil {
+	if _, err := r.checkCanSendToChannel(ctx, check, t.channel); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
 // replyTarget resolves a missed-message email's reply address.
-func (s *Service) replyTarget(ctx context.Context, addr gatewayAddress) (*gatewayTarget, error) {
-	row, err := s.store.EmailReplyAddressByToken(ctx, addr.token)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && s.nowUnix() >= row.CreatedAt+ReplyAddressLifetimeSeconds {
+func (r reads) replyTarget(ctx context.Context, addr gatewayAddress) (*gatewayTarget, error) {
+	row, err := r.st.EmailReplyAddressByToken(ctx, addr.token)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && r.s.nowUnix() >= row.CreatedAt+ReplyAddressLifetimeSeconds {
 		return nil, errReplyAddressExpired
 	} else if err != nil {
-		return nil, s.internal(ctx, "email gateway", err)
+		return nil, r.s.internal(ctx, "email gateway", err)
 	}
-	user, realm, err := s.reads().actor(ctx, Caller{RealmID: row.RealmID, UserID: row.UserID})
+	user, realm, err := r.actor(ctx, Caller{RealmID: row.RealmID, UserID: row.UserID})
 	if err != nil {
 		return nil, gatewayActorError(err, "The person this address replies for is deactivated.")
 	}
 	t := &gatewayTarget{addr: addr, realm: realm, poster: user, replyAddr: row}
-	if t.message, err = s.store.GetMessage(ctx, realm.ID, row.MessageID); errors.Is(err, storage.ErrNotFound) {
+	if t.message, err = r.st.GetMessage(ctx, realm.ID, row.MessageID); errors.Is(err, storage.ErrNotFound) {
 		return nil, errReplyMessageGone
 	} else if err != nil {
-		return nil, s.internal(ctx, "email gateway", err)
+		return nil, r.s.internal(ctx, "email gateway", err)
 	}
 	if t.message.StreamID != nil {
 		// As the reference checks replies to channel messages early.
-		if t.channel, err = s.reads().channelByID(ctx, realm.ID, *t.message.StreamID); err != nil {
-			return nil, s.internal(ctx, "email gateway", err)
+		if t.channel, err = r.channelByID(ctx, realm.ID, *t.message.StreamID); err != nil {
+			return nil, r.s.internal(ctx, "email gateway", err)
 		}
-		if _, err := s.checkCanSendToChannel(ctx, user, t.channel); err != nil {
+		if _, err := r.checkCanSendToChannel(ctx, user, t.channel); err != nil {
 			return nil, err
 		}
 	}

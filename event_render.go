@@ -41,7 +41,7 @@ func (s *Service) deliver(token uint64, realmID int64, events []*busEvent) bool 
 	for i, ev := range events {
 		d := &delivery{ev: ev}
 		if len(ev.Audience.Groups) > 0 {
-			d.groupMembers = s.groupMembers(realmID, ev.Audience.Groups)
+			d.groupMembers = s.reads().groupMembers(realmID, ev.Audience.Groups)
 		}
 		ds[i] = d
 	}
@@ -110,18 +110,18 @@ func (d *delivery) reaches(q *eventQueue) bool {
 
 // groupMembers lists the active non-guest members of groups (subgroups
 // included), as the database has them now.
-func (s *Service) groupMembers(realmID int64, groups []int64) map[int64]bool {
+func (r reads) groupMembers(realmID int64, groups []int64) map[int64]bool {
 	ctx := context.Background()
 	out := map[int64]bool{}
 	for _, g := range groups {
-		below, err := s.store.GroupClosure(ctx, realmID, g)
+		below, err := r.st.GroupClosure(ctx, realmID, g)
 		if err != nil {
-			_ = s.internal(ctx, "event audience: group closure", err)
+			_ = r.s.internal(ctx, "event audience: group closure", err)
 			continue
 		}
-		ms, err := s.store.ListGroupMembershipsOf(ctx, realmID, below)
+		ms, err := r.st.ListGroupMembershipsOf(ctx, realmID, below)
 		if err != nil {
-			_ = s.internal(ctx, "event audience: group members", err)
+			_ = r.s.internal(ctx, "event audience: group members", err)
 			continue
 		}
 		for _, m := range ms {

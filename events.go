@@ -99,9 +99,14 @@ func (a Audience) Includes(u *storage.User, subscribed, inGroup func(id int64) b
 // ascending. It reads the organization's users when the audience is a
 // rule: it is meant for tests and for tools, not for the write path.
 func (s *Service) ResolveAudience(ctx context.Context, ev Event) ([]int64, error) {
-	subs, err := s.store.ListActiveSubscribers(ctx, ev.RealmID, ev.Audience.Subscribers)
+	return s.reads().resolveAudience(ctx, ev)
+}
+
+// resolveAudience is ResolveAudience reading through r.
+func (r reads) resolveAudience(ctx context.Context, ev Event) ([]int64, error) {
+	subs, err := r.st.ListActiveSubscribers(ctx, ev.RealmID, ev.Audience.Subscribers)
 	if err != nil {
-		return nil, s.internal(ctx, "resolve audience", err)
+		return nil, r.s.internal(ctx, "resolve audience", err)
 	}
 	subscribed := map[[2]int64]bool{}
 	ids := slices.Clone(ev.Audience.Users)
@@ -111,13 +116,13 @@ func (s *Service) ResolveAudience(ctx context.Context, ev Event) ([]int64, error
 	}
 	inGroup := map[[2]int64]bool{}
 	for _, g := range ev.Audience.Groups {
-		below, err := s.store.GroupClosure(ctx, ev.RealmID, g)
+		below, err := r.st.GroupClosure(ctx, ev.RealmID, g)
 		if err != nil {
-			return nil, s.internal(ctx, "resolve audience", err)
+			return nil, r.s.internal(ctx, "resolve audience", err)
 		}
-		ms, err := s.store.ListGroupMembershipsOf(ctx, ev.RealmID, below)
+		ms, err := r.st.ListGroupMembershipsOf(ctx, ev.RealmID, below)
 		if err != nil {
-			return nil, s.internal(ctx, "resolve audience", err)
+			return nil, r.s.internal(ctx, "resolve audience", err)
 		}
 		for _, m := range ms {
 			inGroup[[2]int64{m.UserID, g}] = true
@@ -126,12 +131,12 @@ func (s *Service) ResolveAudience(ctx context.Context, ev Event) ([]int64, error
 	}
 	var users []storage.User
 	if len(ev.Audience.Roles) > 0 {
-		users, err = s.store.ListUsers(ctx, ev.RealmID)
+		users, err = r.st.ListUsers(ctx, ev.RealmID)
 	} else {
-		users, err = s.store.FindUsers(ctx, ev.RealmID, storage.UserFilter{IDs: nonNil(ids)})
+		users, err = r.st.FindUsers(ctx, ev.RealmID, storage.UserFilter{IDs: nonNil(ids)})
 	}
 	if err != nil {
-		return nil, s.internal(ctx, "resolve audience", err)
+		return nil, r.s.internal(ctx, "resolve audience", err)
 	}
 	out := []int64{}
 	for i := range users {

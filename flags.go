@@ -432,7 +432,7 @@ func (s *Service) UpdateMessageFlagsForNarrow(ctx context.Context, c Caller, req
 		return nil, err
 	}
 	if anchor == nil {
-		first, err := s.firstUnread(ctx, realm.ID, me.ID, q)
+		first, err := s.reads().firstUnread(ctx, realm.ID, me.ID, q)
 		if err != nil {
 			return nil, s.internal(ctx, "update message flags for narrow", err)
 		}

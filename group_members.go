@@ -174,14 +174,14 @@ type GetUserGroupMembersResponse struct {
 }
 
 // readGroup loads a named group of the realm for reading.
-func (s *Service) readGroup(ctx context.Context, c Caller, groupID int64) (*groupScope, *storage.UserGroup, error) {
-	_, realm, err := s.reads().actor(ctx, c)
+func (r reads) readGroup(ctx context.Context, c Caller, groupID int64) (*groupScope, *storage.UserGroup, error) {
+	_, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
 	scope := newGroupScope(nil)
-	if err := scope.load(ctx, s.store, realm.ID, groupID); err != nil {
-		return nil, nil, s.internal(ctx, "read user group", err)
+	if err := scope.load(ctx, r.st, realm.ID, groupID); err != nil {
+		return nil, nil, r.s.internal(ctx, "read user group", err)
 	}
 	g := scope.named(groupID)
 	if g == nil {
@@ -193,22 +193,27 @@ func (s *Service) readGroup(ctx context.Context, c Caller, groupID int64) (*grou
 // GetUserGroupMembers lists a group's members (through subgroups unless
 // direct_member_only). Every user may read memberships.
 func (s *Service) GetUserGroupMembers(ctx context.Context, c Caller, req GetUserGroupMembersRequest) (*GetUserGroupMembersResponse, error) {
-	scope, g, err := s.readGroup(ctx, c, req.UserGroupID)
+	return s.reads().getUserGroupMembers(ctx, c, req)
+}
+
+// getUserGroupMembers is GetUserGroupMembers reading through r.
+func (r reads) getUserGroupMembers(ctx context.Context, c Caller, req GetUserGroupMembersRequest) (*GetUserGroupMembersResponse, error) {
+	scope, g, err := r.readGroup(ctx, c, req.UserGroupID)
 	if err != nil {
 		return nil, err
 	}
 	if req.DirectMemberOnly != nil && *req.DirectMemberOnly {
-		if err := scope.loadContents(ctx, s.store, g.RealmID, g.ID); err != nil {
-			return nil, s.internal(ctx, "get user group members", err)
+		if err := scope.loadContents(ctx, r.st, g.RealmID, g.ID); err != nil {
+			return nil, r.s.internal(ctx, "get user group members", err)
 		}
 		return &GetUserGroupMembersResponse{Members: uniqueSorted(nonNil(scope.members[g.ID]))}, nil
 	}
-	below, err := s.store.GroupClosure(ctx, g.RealmID, g.ID)
+	below, err := r.st.GroupClosure(ctx, g.RealmID, g.ID)
 	if err == nil {
-		err = scope.loadContents(ctx, s.store, g.RealmID, below...)
+		err = scope.loadContents(ctx, r.st, g.RealmID, below...)
 	}
 	if err != nil {
-		return nil, s.internal(ctx, "get user group members", err)
+		return nil, r.s.internal(ctx, "get user group members", err)
 	}
 	var out []int64
 	for _, id := range below {
@@ -231,15 +236,20 @@ type IsUserGroupMemberResponse struct {
 
 // IsUserGroupMember reports whether a user is in a group.
 func (s *Service) IsUserGroupMember(ctx context.Context, c Caller, req IsUserGroupMemberRequest) (*IsUserGroupMemberResponse, error) {
-	_, g, err := s.readGroup(ctx, c, req.UserGroupID)
+	return s.reads().isUserGroupMember(ctx, c, req)
+}
+
+// isUserGroupMember is IsUserGroupMember reading through r.
+func (r reads) isUserGroupMember(ctx context.Context, c Caller, req IsUserGroupMemberRequest) (*IsUserGroupMemberResponse, error) {
+	_, g, err := r.readGroup(ctx, c, req.UserGroupID)
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.store.GetUser(ctx, g.RealmID, req.UserID)
+	u, err := r.st.GetUser(ctx, g.RealmID, req.UserID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errNoSuchUser
 	} else if err != nil {
-		return nil, s.internal(ctx, "is user group member", err)
+		return nil, r.s.internal(ctx, "is user group member", err)
 	}
 	if !u.IsActive {
 		// A deactivated user is nobody's member (their memberships are
@@ -248,15 +258,15 @@ func (s *Service) IsUserGroupMember(ctx context.Context, c Caller, req IsUserGro
 	}
 	var in bool
 	if req.DirectMemberOnly != nil && *req.DirectMemberOnly {
-		direct, err := s.store.UserGroupIDs(ctx, g.RealmID, req.UserID)
+		direct, err := r.st.UserGroupIDs(ctx, g.RealmID, req.UserID)
 		if err != nil {
-			return nil, s.internal(ctx, "is user group member", err)
+			return nil, r.s.internal(ctx, "is user group member", err)
 		}
 		in = slices.Contains(direct, g.ID)
 	} else {
-		theirs, err := callerScope(ctx, s.store, g.RealmID, req.UserID)
+		theirs, err := callerScope(ctx, r.st, g.RealmID, req.UserID)
 		if err != nil {
-			return nil, s.internal(ctx, "is user group member", err)
+			return nil, r.s.internal(ctx, "is user group member", err)
 		}
 		in = theirs.in(g.ID)
 	}
@@ -278,20 +288,25 @@ type GetUserGroupSubgroupsResponse struct {
 // GetUserGroupSubgroups lists a group's subgroups (recursively unless
 // direct_subgroup_only).
 func (s *Service) GetUserGroupSubgroups(ctx context.Context, c Caller, req GetUserGroupSubgroupsRequest) (*GetUserGroupSubgroupsResponse, error) {
-	_, g, err := s.readGroup(ctx, c, req.UserGroupID)
+	return s.reads().getUserGroupSubgroups(ctx, c, req)
+}
+
+// getUserGroupSubgroups is GetUserGroupSubgroups reading through r.
+func (r reads) getUserGroupSubgroups(ctx context.Context, c Caller, req GetUserGroupSubgroupsRequest) (*GetUserGroupSubgroupsResponse, error) {
+	_, g, err := r.readGroup(ctx, c, req.UserGroupID)
 	if err != nil {
 		return nil, err
 	}
 	if req.DirectSubgroupOnly != nil && *req.DirectSubgroupOnly {
-		subs, err := s.store.Subgroups(ctx, g.RealmID, g.ID)
+		subs, err := r.st.Subgroups(ctx, g.RealmID, g.ID)
 		if err != nil {
-			return nil, s.internal(ctx, "get user group subgroups", err)
+			return nil, r.s.internal(ctx, "get user group subgroups", err)
 		}
 		return &GetUserGroupSubgroupsResponse{Subgroups: nonNil(subs)}, nil
 	}
-	below, err := s.store.GroupClosure(ctx, g.RealmID, g.ID)
+	below, err := r.st.GroupClosure(ctx, g.RealmID, g.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "get user group subgroups", err)
+		return nil, r.s.internal(ctx, "get user group subgroups", err)
 	}
 	out := slices.DeleteFunc(below, func(id int64) bool { return id == g.ID })
 	return &GetUserGroupSubgroupsResponse{Subgroups: nonNil(out)}, nil

@@ -276,7 +276,7 @@ func (s *Service) expiry(e *InviteExpiry) (*int64, error) {
 // reference's access_streams_for_invite): each must be one the caller
 // can see (and not archived), and a default channel or one the caller may
 // add subscribers to.
-func (s *Service) inviteChannels(ctx context.Context, cc *channelCtx, ids []int64) ([]int64, error) {
+func (r reads) inviteChannels(ctx context.Context, cc *channelCtx, ids []int64) ([]int64, error) {
 	var ordered []int64
 	for _, id := range ids {
 		if !slices.Contains(ordered, id) {
@@ -286,9 +286,9 @@ func (s *Service) inviteChannels(ctx context.Context, cc *channelCtx, ids []int6
 	if len(ordered) == 0 {
 		return nil, nil
 	}
-	found, err := s.store.GetStreamsByID(ctx, cc.realm.ID, uniqueSorted(ordered))
+	found, err := r.st.GetStreamsByID(ctx, cc.realm.ID, uniqueSorted(ordered))
 	if err != nil {
-		return nil, s.internal(ctx, "invite channels", err)
+		return nil, r.s.internal(ctx, "invite channels", err)
 	}
 	byID := map[int64]*storage.Stream{}
 	for i := range found {
@@ -311,7 +311,7 @@ func (s *Service) inviteChannels(ctx context.Context, cc *channelCtx, ids []int6
 // inviteGroups checks the groups of a new invitation (the reference's
 // access_user_groups_for_invite): named groups, not system groups nor
 // deactivated, that the caller may add members to.
-func (s *Service) inviteGroups(ctx context.Context, cc *channelCtx, ids *[]int64) ([]int64, error) {
+func (r reads) inviteGroups(ctx context.Context, cc *channelCtx, ids *[]int64) ([]int64, error) {
 	if ids == nil {
 		return nil, nil
 	}
@@ -320,9 +320,9 @@ func (s *Service) inviteGroups(ctx context.Context, cc *channelCtx, ids *[]int64
 		if slices.Contains(out, id) {
 			continue
 		}
-		scope, g, err := s.groupForUpdate(ctx, s.store, cc.realm.ID, id, cc.me)
+		scope, g, err := r.s.groupForUpdate(ctx, r.st, cc.realm.ID, id, cc.me)
 		if err != nil {
-			return nil, s.internal(ctx, "invite groups", err)
+			return nil, r.s.internal(ctx, "invite groups", err)
 		}
 		if g.Deactivated {
 			return nil, BadRequest("User group is deactivated.")
@@ -392,11 +392,11 @@ func (s *Service) SendInvites(ctx context.Context, c Caller, req SendInvitesRequ
 	if len(emails) == 0 {
 		return nil, errNoEmails
 	}
-	streams, err := s.inviteChannels(ctx, cc, req.StreamIDs)
+	streams, err := s.reads().inviteChannels(ctx, cc, req.StreamIDs)
 	if err != nil {
 		return nil, err
 	}
-	groups, err := s.inviteGroups(ctx, cc, req.GroupIDs)
+	groups, err := s.reads().inviteGroups(ctx, cc, req.GroupIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -510,11 +510,11 @@ func (s *Service) CreateInviteLink(ctx context.Context, c Caller, req CreateInvi
 	if req.StreamIDs != nil {
 		ids = *req.StreamIDs
 	}
-	streams, err := s.inviteChannels(ctx, cc, ids)
+	streams, err := s.reads().inviteChannels(ctx, cc, ids)
 	if err != nil {
 		return nil, err
 	}
-	groups, err := s.inviteGroups(ctx, cc, req.GroupIDs)
+	groups, err := s.reads().inviteGroups(ctx, cc, req.GroupIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -542,29 +542,34 @@ func (s *Service) CreateInviteLink(ctx context.Context, c Caller, req CreateInvi
 // accepted: administrators all of the organization's, others their own.
 // Guests and bots may not.
 func (s *Service) GetInvites(ctx context.Context, c Caller) (*GetInvitesResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	return s.reads().getInvites(ctx, c)
+}
+
+// getInvites is GetInvites reading through r.
+func (r reads) getInvites(ctx context.Context, c Caller) (*GetInvitesResponse, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	if err := requireMemberOrAdmin(me); err != nil {
 		return nil, err
 	}
-	f := storage.InviteFilter{ValidAt: s.nowUnix()}
+	f := storage.InviteFilter{ValidAt: r.s.nowUnix()}
 	if !isAdmin(me) {
 		f.ReferrerID = me.ID
 	}
-	rows, err := s.store.ListInvites(ctx, realm.ID, f)
+	rows, err := r.st.ListInvites(ctx, realm.ID, f)
 	if err != nil {
-		return nil, s.internal(ctx, "get invites", err)
+		return nil, r.s.internal(ctx, "get invites", err)
 	}
 	out := &GetInvitesResponse{Invites: make([]Invite, 0, len(rows))}
-	for _, r := range rows {
-		v := Invite{ID: r.ID, InvitedByUserID: r.ReferrerID, Invited: r.Created, ExpiryDate: r.ExpiresAt,
-			InvitedAs: r.InvitedAs, IsMultiuse: r.IsMultiuse}
-		if r.IsMultiuse {
-			v.LinkURL = inviteLink(realm, r.Key)
+	for _, resp := range rows {
+		v := Invite{ID: resp.ID, InvitedByUserID: resp.ReferrerID, Invited: resp.Created, ExpiryDate: resp.ExpiresAt,
+			InvitedAs: resp.InvitedAs, IsMultiuse: resp.IsMultiuse}
+		if resp.IsMultiuse {
+			v.LinkURL = inviteLink(realm, resp.Key)
 		} else {
-			v.Email, v.NotifyReferrerOnJoin = r.Email, new(r.NotifyReferrerOnJoin)
+			v.Email, v.NotifyReferrerOnJoin = resp.Email, new(resp.NotifyReferrerOnJoin)
 		}
 		out.Invites = append(out.Invites, v)
 	}

@@ -101,13 +101,18 @@ const (
 // GetLinkifiers lists the organization's linkifiers in the order they
 // apply. Everyone may.
 func (s *Service) GetLinkifiers(ctx context.Context, c Caller) (*GetLinkifiersResponse, error) {
-	_, realm, err := s.reads().actor(ctx, c)
+	return s.reads().getLinkifiers(ctx, c)
+}
+
+// getLinkifiers is GetLinkifiers reading through r.
+func (r reads) getLinkifiers(ctx context.Context, c Caller) (*GetLinkifiersResponse, error) {
+	_, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	list, err := s.realmLinkifiers(ctx, s.store, realm.ID)
+	list, err := r.s.realmLinkifiers(ctx, r.st, realm.ID)
 	if err != nil {
-		return nil, s.internal(ctx, "list linkifiers", err)
+		return nil, r.s.internal(ctx, "list linkifiers", err)
 	}
 	return &GetLinkifiersResponse{Linkifiers: list}, nil
 }

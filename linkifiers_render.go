@@ -25,15 +25,15 @@ func newLinkifierCache(callers *recordCache, now func() time.Time) *linkifierCac
 // the order they apply. A stored pattern that no longer compiles is left
 // out (the reference's renderer lets it match nothing). What is not
 // cached is read from st (a write transaction reads through itself).
-func (s *Service) compiledLinkifiers(ctx context.Context, st storage.Store, realmID int64) ([]*markdown.Linkifier, error) {
-	return s.linkifiers.Load(realmID, realmID, func() ([]*markdown.Linkifier, error) {
+func (r reads) compiledLinkifiers(ctx context.Context, st storage.Store, realmID int64) ([]*markdown.Linkifier, error) {
+	return r.links.Load(realmID, realmID, func() ([]*markdown.Linkifier, error) {
 		rows, err := st.ListLinkifiers(ctx, realmID)
 		if err != nil {
 			return nil, err
 		}
 		list := make([]*markdown.Linkifier, 0, len(rows))
-		for _, r := range rows {
-			if l, err := markdown.CompileLinkifier(r.Pattern, r.URLTemplate); err == nil {
+		for _, resp := range rows {
+			if l, err := markdown.CompileLinkifier(resp.Pattern, resp.URLTemplate); err == nil {
 				list = append(list, l)
 			}
 		}

@@ -116,21 +116,21 @@ func (m *messageCache) putReactions(realmID int64, ids []int64, byMessage map[in
 // reactionsByID loads the reactions of messages of the realm, by
 // message: from the cache where it has them (with the messages), in one
 // query for the rest.
-func (s *Service) reactionsByID(ctx context.Context, realmID int64, ids []int64) (map[int64][]storage.Reaction, error) {
+func (r reads) reactionsByID(ctx context.Context, realmID int64, ids []int64) (map[int64][]storage.Reaction, error) {
 	out := make(map[int64][]storage.Reaction, len(ids))
-	missing := s.messages.getReactions(realmID, ids, out)
+	missing := r.msgs.getReactions(realmID, ids, out)
 	if len(missing) == 0 {
 		return out, nil
 	}
-	rows, err := s.store.ListReactions(ctx, realmID, missing)
+	rows, err := r.st.ListReactions(ctx, realmID, missing)
 	if err != nil {
 		return nil, err
 	}
 	loaded := make(map[int64][]storage.Reaction, len(missing))
-	for _, r := range rows {
-		loaded[r.MessageID] = append(loaded[r.MessageID], r)
+	for _, resp := range rows {
+		loaded[resp.MessageID] = append(loaded[resp.MessageID], resp)
 	}
-	s.messages.putReactions(realmID, missing, loaded)
+	r.msgs.putReactions(realmID, missing, loaded)
 	for _, id := range missing {
 		out[id] = loaded[id]
 	}
@@ -140,9 +140,9 @@ func (s *Service) reactionsByID(ctx context.Context, realmID int64, ids []int64)
 // messagesByID loads messages of the realm in the order of ids, from the
 // cache where it has them and in one query for the rest; missing IDs are
 // left out.
-func (s *Service) messagesByID(ctx context.Context, realmID int64, ids []int64) ([]storage.Message, error) {
+func (r reads) messagesByID(ctx context.Context, realmID int64, ids []int64) ([]storage.Message, error) {
 	found := make(map[int64]storage.Message, len(ids))
-	s.messages.get(realmID, ids, found)
+	r.msgs.get(realmID, ids, found)
 	var missing []int64
 	for _, id := range ids {
 		if _, ok := found[id]; !ok {
@@ -150,11 +150,11 @@ func (s *Service) messagesByID(ctx context.Context, realmID int64, ids []int64) 
 		}
 	}
 	if len(missing) > 0 {
-		rows, err := s.store.GetMessagesByID(ctx, realmID, missing)
+		rows, err := r.st.GetMessagesByID(ctx, realmID, missing)
 		if err != nil {
 			return nil, err
 		}
-		s.messages.put(rows)
+		r.msgs.put(rows)
 		for _, m := range rows {
 			found[m.ID] = m
 		}

@@ -37,7 +37,7 @@ func (s *Service) DeleteMessage(ctx context.Context, c Caller, req DeleteMessage
 	if err != nil {
 		return nil, err
 	}
-	scope, err := s.cachedScope(ctx, realm.ID, me.ID)
+	scope, err := s.reads().cachedScope(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, s.internal(ctx, "delete message", err)
 	}
@@ -134,7 +134,12 @@ type GetMessageHistoryResponse struct {
 // GetMessageHistory returns a message's states, oldest first, as far as
 // the organization shows edit history.
 func (s *Service) GetMessageHistory(ctx context.Context, c Caller, req GetMessageHistoryRequest) (*GetMessageHistoryResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	return s.reads().getMessageHistory(ctx, c, req)
+}
+
+// getMessageHistory is GetMessageHistory reading through r.
+func (r reads) getMessageHistory(ctx context.Context, c Caller, req GetMessageHistoryRequest) (*GetMessageHistoryResponse, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -142,20 +147,20 @@ func (s *Service) GetMessageHistory(ctx context.Context, c Caller, req GetMessag
 	if policy == 3 {
 		return nil, refused("Message edit history is disabled in this organization")
 	}
-	m, err := s.store.GetMessage(ctx, realm.ID, req.MessageID)
+	m, err := r.st.GetMessage(ctx, realm.ID, req.MessageID)
 	if err != nil {
 		return nil, errInvalidMessage
 	}
-	ok, err := s.reads().messageAccess(ctx, realm, me, m)
+	ok, err := r.messageAccess(ctx, realm, me, m)
 	if err != nil {
-		return nil, s.internal(ctx, "message history", err)
+		return nil, r.s.internal(ctx, "message history", err)
 	}
 	if !ok {
 		return nil, errInvalidMessage
 	}
 	entries, err := parseEditHistory(m.EditHistory)
 	if err != nil {
-		return nil, s.internal(ctx, "message history", err)
+		return nil, r.s.internal(ctx, "message history", err)
 	}
 	allowEmpty := req.AllowEmptyTopicName != nil && *req.AllowEmptyTopicName
 	shown := func(t string) string {
@@ -218,17 +223,22 @@ type GetReadReceiptsResponse struct {
 // its sender and those who do not send read receipts (their
 // send_read_receipts setting), when the organization shows them.
 func (s *Service) GetReadReceipts(ctx context.Context, c Caller, req GetReadReceiptsRequest) (*GetReadReceiptsResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	return s.reads().getReadReceipts(ctx, c, req)
+}
+
+// getReadReceipts is GetReadReceipts reading through r.
+func (r reads) getReadReceipts(ctx context.Context, c Caller, req GetReadReceiptsRequest) (*GetReadReceiptsResponse, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.store.GetMessage(ctx, realm.ID, req.MessageID)
+	m, err := r.st.GetMessage(ctx, realm.ID, req.MessageID)
 	if err != nil {
 		return nil, errInvalidMessage
 	}
-	ok, err := s.reads().messageAccess(ctx, realm, me, m)
+	ok, err := r.messageAccess(ctx, realm, me, m)
 	if err != nil {
-		return nil, s.internal(ctx, "read receipts", err)
+		return nil, r.s.internal(ctx, "read receipts", err)
 	}
 	if !ok {
 		return nil, errInvalidMessage
@@ -236,13 +246,13 @@ func (s *Service) GetReadReceipts(ctx context.Context, c Caller, req GetReadRece
 	if !realm.EnableReadReceipts {
 		return nil, refused("Read receipts are disabled in this organization.")
 	}
-	readers, err := s.store.MessageReaders(ctx, realm.ID, m)
+	readers, err := r.st.MessageReaders(ctx, realm.ID, m)
 	if err != nil {
-		return nil, s.internal(ctx, "read receipts", err)
+		return nil, r.s.internal(ctx, "read receipts", err)
 	}
-	users, err := s.reads().usersByID(ctx, realm, readers)
+	users, err := r.usersByID(ctx, realm, readers)
 	if err != nil {
-		return nil, s.internal(ctx, "read receipts", err)
+		return nil, r.s.internal(ctx, "read receipts", err)
 	}
 	out := []int64{}
 	for _, id := range uniqueSorted(readers) {

@@ -133,7 +133,7 @@ func (s *Service) UpdateMessage(ctx context.Context, c Caller, req UpdateMessage
 			return nil, BadRequest("Invalid propagate_mode")
 		}
 	}
-	if e.scope, err = s.cachedScope(ctx, realm.ID, me.ID); err != nil {
+	if e.scope, err = s.reads().cachedScope(ctx, realm.ID, me.ID); err != nil {
 		return nil, s.internal(ctx, "update message", err)
 	}
 	m, _, err := s.modifiableMessage(ctx, s.reads(), realm, me, req.MessageID)
@@ -259,7 +259,7 @@ func (s *Service) checkEdit(ctx context.Context, e *edit, req UpdateMessageReque
 		if err != nil || to.IsArchived {
 			return errInvalidChannelID
 		}
-		ok, err := s.hasContentAccess(ctx, me, e.scope, to)
+		ok, err := s.reads().hasContentAccess(ctx, me, e.scope, to)
 		if err != nil {
 			return s.internal(ctx, "update message", err)
 		}
@@ -299,7 +299,7 @@ func (s *Service) checkEdit(ctx context.Context, e *edit, req UpdateMessageReque
 		if !e.scope.in(realm.CanMoveMessagesBetweenChannelsGroupID) {
 			return refused("You don't have permission to move this message")
 		}
-		if _, err := s.checkCanSendToChannel(ctx, me, e.to); err != nil {
+		if _, err := s.reads().checkCanSendToChannel(ctx, me, e.to); err != nil {
 			return err
 		}
 		if lim := realm.MoveMessagesBetweenStreamsLimitSeconds; lim != nil && !moderator && age > *lim+editLimitBuffer {
@@ -487,7 +487,7 @@ func (s *Service) applyEdit(ctx context.Context, w *writeTx, e *edit) ([]int64, 
 			if e.topic != nil {
 				topic = *e.topic
 			}
-			linkifiers, err := s.compiledLinkifiers(ctx, w, e.realm.ID)
+			linkifiers, err := s.reads().compiledLinkifiers(ctx, w, e.realm.ID)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -89,7 +89,12 @@ func parseAnchor(anchor *string, firstUnread bool) (*int64, error) {
 // narrow is parsed and resolved by package narrow with the reference's
 // errors; see compileNarrow for the operators served so far.
 func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequest) (*GetMessagesResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	return s.reads().getMessages(ctx, c, req)
+}
+
+// getMessages is GetMessages reading through r.
+func (r reads) getMessages(ctx context.Context, c Caller, req GetMessagesRequest) (*GetMessagesResponse, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +128,7 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 			return nil, err
 		}
 	}
-	q, err := s.reads().compileNarrow(ctx, me, realm, req.Narrow, narrowUse{})
+	q, err := r.compileNarrow(ctx, me, realm, req.Narrow, narrowUse{})
 	if err != nil {
 		return nil, err
 	}
@@ -147,32 +152,32 @@ func (s *Service) GetMessages(ctx context.Context, c Caller, req GetMessagesRequ
 			filter.IDs = intersectIDs(filter.IDs, ids)
 			w := storage.MessageWindow{RealmID: realm.ID, UserID: me.ID, Scope: q.scope, Filter: filter,
 				Anchor: ids[len(ids)-1], Before: len(ids), IDsOnly: true}
-			if rows, _, err = s.store.ListMessageWindow(ctx, w); err != nil {
-				return nil, s.internal(ctx, "get messages", err)
+			if rows, _, err = r.st.ListMessageWindow(ctx, w); err != nil {
+				return nil, r.s.internal(ctx, "get messages", err)
 			}
 		}
 	} else {
 		if anchor == nil {
-			first, err := s.firstUnread(ctx, realm.ID, me.ID, q)
+			first, err := r.firstUnread(ctx, realm.ID, me.ID, q)
 			if err != nil {
-				return nil, s.internal(ctx, "get messages", err)
+				return nil, r.s.internal(ctx, "get messages", err)
 			}
 			anchor = &first
 		}
 		resp.Anchor = anchor
-		rows, err = s.reads().window(ctx, realm.ID, me.ID, q, *anchor, numBefore, numAfter, includeAnchor, resp)
+		rows, err = r.window(ctx, realm.ID, me.ID, q, *anchor, numBefore, numAfter, includeAnchor, resp)
 		if err != nil {
-			return nil, s.internal(ctx, "get messages", err)
+			return nil, r.s.internal(ctx, "get messages", err)
 		}
 	}
 	// The window found the IDs; the messages come from the cache or by ID.
-	if rows, err = s.messagesByID(ctx, realm.ID, messageIDs(rows)); err != nil {
-		return nil, s.internal(ctx, "get messages", err)
+	if rows, err = r.messagesByID(ctx, realm.ID, messageIDs(rows)); err != nil {
+		return nil, r.s.internal(ctx, "get messages", err)
 	}
-	views, err := s.fetchedViews(ctx, realm, me, rows, viewOptions{periods: q.periods, applyMarkdown: req.ApplyMarkdown,
+	views, err := r.fetchedViews(ctx, realm, me, rows, viewOptions{periods: q.periods, applyMarkdown: req.ApplyMarkdown,
 		allowEmptyTopic: req.AllowEmptyTopicName, clientGravatar: req.ClientGravatar})
 	if err != nil {
-		return nil, s.internal(ctx, "get messages", err)
+		return nil, r.s.internal(ctx, "get messages", err)
 	}
 	if q.search != nil {
 		// A search's results carry its matches, highlighted.
@@ -234,14 +239,14 @@ func (r reads) window(ctx context.Context, realmID, userID int64, q *fetchQuery,
 // the reference, it skips muted topics and muted channels (their topics
 // not unmuted or followed); when the narrow names a channel, negated or
 // not, only that channel's muted topics.
-func (s *Service) firstUnread(ctx context.Context, realmID, userID int64, q *fetchQuery) (int64, error) {
+func (r reads) firstUnread(ctx context.Context, realmID, userID int64, q *fetchQuery) (int64, error) {
 	filter := q.filter
 	muted := storage.MessageFilter{Muted: true}
 	if q.mutingChannel != nil {
 		muted = storage.MessageFilter{MutedTopic: true, StreamID: q.mutingChannel}
 	}
 	filter.Not = append(slices.Clone(filter.Not), muted)
-	id, err := s.store.FirstUnreadMessage(ctx, storage.MessageWindow{RealmID: realmID, UserID: userID, Scope: q.scope, Filter: filter})
+	id, err := r.st.FirstUnreadMessage(ctx, storage.MessageWindow{RealmID: realmID, UserID: userID, Scope: q.scope, Filter: filter})
 	if err != nil || id == 0 {
 		return largerThanMaxMessageID, err
 	}
@@ -279,7 +284,7 @@ type viewOptions struct {
 	applyMarkdown, allowEmptyTopic, clientGravatar *bool
 }
 
-func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *storage.User, rows []storage.Message, opts viewOptions) ([]FetchedMessage, error) {
+func (r reads) fetchedViews(ctx context.Context, realm *storage.Realm, me *storage.User, rows []storage.Message, opts viewOptions) ([]FetchedMessage, error) {
 	periods := opts.periods
 	out := make([]FetchedMessage, 0, len(rows))
 	if len(rows) == 0 {
@@ -290,7 +295,7 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 	channelIDs := []int64{}
 	convs := map[int64][]int64{}
 	lo, hi := rows[0].ID, rows[len(rows)-1].ID
-	linkifiers, err := s.compiledLinkifiers(ctx, s.store, realm.ID)
+	linkifiers, err := r.compiledLinkifiers(ctx, r.st, realm.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -305,19 +310,19 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 	}
 	if len(convs) > 0 {
 		var err error
-		if convs, err = s.store.ConversationMembersOf(ctx, realm.ID, mapKeys(convs)); err != nil {
+		if convs, err = r.st.ConversationMembersOf(ctx, realm.ID, mapKeys(convs)); err != nil {
 			return nil, err
 		}
 		for _, members := range convs {
 			userIDs = append(userIDs, members...)
 		}
 	}
-	byID, err := s.reads().usersByID(ctx, realm, userIDs)
+	byID, err := r.usersByID(ctx, realm, userIDs)
 	if err != nil {
 		return nil, err
 	}
 	channelIDs = uniqueSorted(channelIDs)
-	streams, err := s.reads().channelsByID(ctx, realm.ID, channelIDs)
+	streams, err := r.channelsByID(ctx, realm.ID, channelIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -325,41 +330,41 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 	for _, ch := range streams {
 		names[ch.ID] = ch.Name
 	}
-	userRows, err := s.store.ListUserMessages(ctx, realm.ID, me.ID, ids)
+	userRows, err := r.st.ListUserMessages(ctx, realm.ID, me.ID, ids)
 	if err != nil {
 		return nil, err
 	}
-	reactions, err := s.reactionsByID(ctx, realm.ID, ids)
+	reactions, err := r.reactionsByID(ctx, realm.ID, ids)
 	if err != nil {
 		return nil, err
 	}
 	byMessage := map[int64][]Reaction{}
 	for id, rs := range reactions {
-		for _, r := range rs {
-			byMessage[id] = append(byMessage[id], Reaction{EmojiName: r.EmojiName, EmojiCode: r.EmojiCode, ReactionType: r.ReactionType, UserID: r.UserID})
+		for _, resp := range rs {
+			byMessage[id] = append(byMessage[id], Reaction{EmojiName: resp.EmojiName, EmojiCode: resp.EmojiCode, ReactionType: resp.ReactionType, UserID: resp.UserID})
 		}
 	}
 	rowFlags := make(map[int64]int64, len(userRows))
-	for _, r := range userRows {
-		rowFlags[r.MessageID] = r.Flags
+	for _, resp := range userRows {
+		rowFlags[resp.MessageID] = resp.Flags
 	}
 	if periods == nil {
-		if periods, err = s.reads().userPeriods(ctx, realm.ID, me.ID); err != nil {
+		if periods, err = r.userPeriods(ctx, realm.ID, me.ID); err != nil {
 			return nil, err
 		}
 	}
-	muted, err := s.reads().mutedSenders(ctx, realm.ID, me.ID)
+	muted, err := r.mutedSenders(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
 	}
 	ranges := map[int64][]storage.ReadRange{}
 	if len(channelIDs) > 0 {
-		all, err := s.store.ListReadRangesOf(ctx, realm.ID, me.ID, channelIDs, lo, hi)
+		all, err := r.st.ListReadRangesOf(ctx, realm.ID, me.ID, channelIDs, lo, hi)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range all {
-			ranges[r.StreamID] = append(ranges[r.StreamID], r)
+		for _, resp := range all {
+			ranges[resp.StreamID] = append(ranges[resp.StreamID], resp)
 		}
 	}
 	clientGravatar := opts.clientGravatar == nil || *opts.clientGravatar
@@ -478,7 +483,12 @@ type MatchesNarrowResponse struct {
 // clients use to check whether a new message belongs in a view). Shared
 // channel history does not count: only messages the caller received.
 func (s *Service) MatchesNarrow(ctx context.Context, c Caller, req MatchesNarrowRequest) (*MatchesNarrowResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	return s.reads().matchesNarrow(ctx, c, req)
+}
+
+// matchesNarrow is MatchesNarrow reading through r.
+func (r reads) matchesNarrow(ctx context.Context, c Caller, req MatchesNarrowRequest) (*MatchesNarrowResponse, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -495,7 +505,7 @@ func (s *Service) MatchesNarrow(ctx context.Context, c Caller, req MatchesNarrow
 	if len(ids) > maxMessagesPerFetch {
 		return nil, BadRequest("Too many messages requested (maximum %d).", maxMessagesPerFetch)
 	}
-	q, err := s.reads().compileNarrow(ctx, me, realm, req.Narrow, narrowUse{personal: true})
+	q, err := r.compileNarrow(ctx, me, realm, req.Narrow, narrowUse{personal: true})
 	if err != nil {
 		return nil, err
 	}
@@ -505,13 +515,13 @@ func (s *Service) MatchesNarrow(ctx context.Context, c Caller, req MatchesNarrow
 	}
 	filter := q.filter
 	filter.IDs = intersectIDs(filter.IDs, ids)
-	rows, _, err := s.store.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm.ID, UserID: me.ID, Scope: q.scope,
+	rows, _, err := r.st.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm.ID, UserID: me.ID, Scope: q.scope,
 		Filter: filter, Anchor: ids[len(ids)-1], Before: len(ids), IDsOnly: true})
 	if err == nil {
-		rows, err = s.messagesByID(ctx, realm.ID, messageIDs(rows))
+		rows, err = r.messagesByID(ctx, realm.ID, messageIDs(rows))
 	}
 	if err != nil {
-		return nil, s.internal(ctx, "match narrow", err)
+		return nil, r.s.internal(ctx, "match narrow", err)
 	}
 	for _, m := range rows {
 		content, subject := q.search.matchFields(m.RenderedContent, m.Topic)

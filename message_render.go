@@ -29,7 +29,7 @@ const wildcardMentionThreshold = 15
 // mentionData answers the renderer's lookups (markdown.Resolver) from what
 // loadMentionData read for one message of one sender.
 type mentionData struct {
-	s      *Service
+	rd     reads
 	ctx    context.Context
 	realm  *storage.Realm
 	me     *storage.User
@@ -81,10 +81,10 @@ func (d *mentionData) loadCustomEmoji(ctx context.Context, st storage.Store, con
 }
 
 // loadMentionData reads the users, groups and channels the content may name.
-func (s *Service) loadMentionData(ctx context.Context, realm *storage.Realm, me *storage.User, scope *groupScope, content string) (*mentionData, error) {
-	d := &mentionData{s: s, ctx: ctx, realm: realm, me: me, byName: map[string]*storage.User{}, byID: map[int64]*storage.User{},
+func (r reads) loadMentionData(ctx context.Context, realm *storage.Realm, me *storage.User, scope *groupScope, content string) (*mentionData, error) {
+	d := &mentionData{rd: r, ctx: ctx, realm: realm, me: me, byName: map[string]*storage.User{}, byID: map[int64]*storage.User{},
 		groups: map[string]*storage.UserGroup{}, channels: map[string]*storage.Stream{}}
-	if err := d.loadCustomEmoji(ctx, s.store, content); err != nil {
+	if err := d.loadCustomEmoji(ctx, r.st, content); err != nil {
 		return nil, err
 	}
 	names, ids := []string{}, []int64{}
@@ -106,7 +106,7 @@ func (s *Service) loadMentionData(ctx context.Context, realm *storage.Realm, me 
 		}
 	}
 	if len(names) > 0 {
-		users, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{FullNames: names})
+		users, err := r.st.FindUsers(ctx, realm.ID, storage.UserFilter{FullNames: names})
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +120,7 @@ func (s *Service) loadMentionData(ctx context.Context, realm *storage.Realm, me 
 		}
 	}
 	if len(ids) > 0 {
-		users, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: ids})
+		users, err := r.st.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: ids})
 		if err != nil {
 			return nil, err
 		}
@@ -133,7 +133,7 @@ func (s *Service) loadMentionData(ctx context.Context, realm *storage.Realm, me 
 		groupNames = append(groupNames, m[1])
 	}
 	if len(groupNames) > 0 {
-		groups, err := s.store.GetGroupsByName(ctx, realm.ID, uniqueStrings(groupNames))
+		groups, err := r.st.GetGroupsByName(ctx, realm.ID, uniqueStrings(groupNames))
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +153,7 @@ func (s *Service) loadMentionData(ctx context.Context, realm *storage.Realm, me 
 		for _, n := range channelNames {
 			wanted[n] = true
 		}
-		streams, err := s.store.GetStreamsByName(ctx, realm.ID, uniqueStrings(channelNames))
+		streams, err := r.st.GetStreamsByName(ctx, realm.ID, uniqueStrings(channelNames))
 		if err != nil {
 			return nil, err
 		}
@@ -162,7 +162,7 @@ func (s *Service) loadMentionData(ctx context.Context, realm *storage.Realm, me 
 			if !wanted[ch.Name] { // links name channels exactly, case included
 				continue
 			}
-			ok, err := s.hasContentAccess(ctx, me, scope, ch)
+			ok, err := r.hasContentAccess(ctx, me, scope, ch)
 			if err != nil {
 				return nil, err
 			}
@@ -191,11 +191,11 @@ func uniqueStrings(in []string) []string {
 // hasContentAccess is the reference's user_has_content_access: web-public
 // channels, channels one is subscribed to, and (not for guests) public
 // channels and private ones one may subscribe to or add subscribers to.
-func (s *Service) hasContentAccess(ctx context.Context, me *storage.User, scope *groupScope, ch *storage.Stream) (bool, error) {
+func (r reads) hasContentAccess(ctx context.Context, me *storage.User, scope *groupScope, ch *storage.Stream) (bool, error) {
 	if ch.IsWebPublic {
 		return true, nil
 	}
-	sub, err := s.store.GetSubscription(ctx, ch.RealmID, me.ID, ch.ID)
+	sub, err := r.st.GetSubscription(ctx, ch.RealmID, me.ID, ch.ID)
 	if err == nil && sub.Active {
 		return true, nil
 	} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
@@ -258,12 +258,12 @@ func (d *mentionData) TopicOldestMessageID(channelID int64, topic string) (int64
 	if ch == nil || d.err != nil {
 		return 0, false
 	}
-	scope, err := channelReadScope(d.ctx, d.s.store, d.realm.ID, d.me.ID, ch)
+	scope, err := channelReadScope(d.ctx, d.rd.st, d.realm.ID, d.me.ID, ch)
 	if err != nil {
 		d.err = err
 		return 0, false
 	}
-	_, newer, err := d.s.store.ListMessageWindow(d.ctx, storage.MessageWindow{RealmID: d.realm.ID, UserID: d.me.ID, Scope: scope,
+	_, newer, err := d.rd.st.ListMessageWindow(d.ctx, storage.MessageWindow{RealmID: d.realm.ID, UserID: d.me.ID, Scope: scope,
 		Filter: storage.MessageFilter{StreamID: &ch.ID, Topic: &topic}, Anchor: 0, After: 1})
 	if err != nil {
 		d.err = err
@@ -302,15 +302,15 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 	scope := o.scope
 	if scope == nil {
 		var err error
-		if scope, err = s.cachedScope(ctx, o.realm.ID, o.me.ID); err != nil {
+		if scope, err = s.reads().cachedScope(ctx, o.realm.ID, o.me.ID); err != nil {
 			return s.internal(ctx, "send message", err)
 		}
 	}
-	d, err := s.loadMentionData(ctx, o.realm, o.me, scope, m.Content)
+	d, err := s.reads().loadMentionData(ctx, o.realm, o.me, scope, m.Content)
 	if err != nil {
 		return s.internal(ctx, "send message", err)
 	}
-	if o.linkifiers, err = s.compiledLinkifiers(ctx, s.store, o.realm.ID); err != nil {
+	if o.linkifiers, err = s.reads().compiledLinkifiers(ctx, s.store, o.realm.ID); err != nil {
 		return s.internal(ctx, "send message", err)
 	}
 	res, err := markdown.RenderMessage(m.Content, d, markdown.Options{RealmURL: o.realm.URL,

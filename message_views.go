@@ -293,27 +293,32 @@ var errInvalidMessage = noSuch("Invalid message(s)")
 // GetMessage returns one message the caller may read, with their flags;
 // a missing message and one they may not read answer alike.
 func (s *Service) GetMessage(ctx context.Context, c Caller, req GetMessageRequest) (*GetMessageResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	return s.reads().getMessage(ctx, c, req)
+}
+
+// getMessage is GetMessage reading through r.
+func (r reads) getMessage(ctx context.Context, c Caller, req GetMessageRequest) (*GetMessageResponse, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	m, err := s.store.GetMessage(ctx, realm.ID, req.MessageID)
+	m, err := r.st.GetMessage(ctx, realm.ID, req.MessageID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errInvalidMessage
 	} else if err != nil {
-		return nil, s.internal(ctx, "get message", err)
+		return nil, r.s.internal(ctx, "get message", err)
 	}
-	ok, err := s.reads().messageAccess(ctx, realm, me, m)
+	ok, err := r.messageAccess(ctx, realm, me, m)
 	if err != nil {
-		return nil, s.internal(ctx, "get message", err)
+		return nil, r.s.internal(ctx, "get message", err)
 	}
 	if !ok {
 		return nil, errInvalidMessage
 	}
-	views, err := s.fetchedViews(ctx, realm, me, []storage.Message{*m}, viewOptions{applyMarkdown: req.ApplyMarkdown,
+	views, err := r.fetchedViews(ctx, realm, me, []storage.Message{*m}, viewOptions{applyMarkdown: req.ApplyMarkdown,
 		allowEmptyTopic: req.AllowEmptyTopicName, clientGravatar: new(false)})
 	if err != nil {
-		return nil, s.internal(ctx, "get message", err)
+		return nil, r.s.internal(ctx, "get message", err)
 	}
 	v := views[0]
 	return &GetMessageResponse{Message: v, RawContent: m.Content}, nil

@@ -387,10 +387,10 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 		return s.internal(ctx, "send message", err)
 	}
 	if o.internal {
-		if o.scope, err = s.cachedScope(ctx, o.realm.ID, o.me.ID); err != nil {
+		if o.scope, err = s.reads().cachedScope(ctx, o.realm.ID, o.me.ID); err != nil {
 			return s.internal(ctx, "send message", err)
 		}
-	} else if o.scope, err = s.checkCanSendToChannel(ctx, o.me, ch); err != nil {
+	} else if o.scope, err = s.reads().checkCanSendToChannel(ctx, o.me, ch); err != nil {
 		return err
 	}
 	if t == "" && o.realm.MandatoryTopics && !o.internal {
@@ -405,11 +405,11 @@ func (s *Service) prepareChannelMessage(ctx context.Context, o *outgoing, topic 
 // the channel's can_send_message_group (a bot may use its owner's
 // membership), archived channels, and who may post in private channels.
 // It returns the sender's groups, which rendering uses again.
-func (s *Service) checkCanSendToChannel(ctx context.Context, me *storage.User, ch *storage.Stream) (*groupScope, error) {
+func (r reads) checkCanSendToChannel(ctx context.Context, me *storage.User, ch *storage.Stream) (*groupScope, error) {
 	inGroup := func(u *storage.User) (bool, *groupScope, error) {
-		scope, err := s.cachedScope(ctx, ch.RealmID, u.ID)
+		scope, err := r.cachedScope(ctx, ch.RealmID, u.ID)
 		if err != nil {
-			return false, nil, s.internal(ctx, "send message", err)
+			return false, nil, r.s.internal(ctx, "send message", err)
 		}
 		return scope.in(ch.CanSendMessageGroupID), scope, nil
 	}
@@ -419,8 +419,8 @@ func (s *Service) checkCanSendToChannel(ctx context.Context, me *storage.User, c
 	}
 	var owner *storage.User
 	if me.IsBot && me.BotOwnerID != nil {
-		if owner, err = s.store.GetUser(ctx, ch.RealmID, *me.BotOwnerID); err != nil {
-			return nil, s.internal(ctx, "send message", err)
+		if owner, err = r.st.GetUser(ctx, ch.RealmID, *me.BotOwnerID); err != nil {
+			return nil, r.s.internal(ctx, "send message", err)
 		}
 	}
 	if !ok {
@@ -441,20 +441,20 @@ func (s *Service) checkCanSendToChannel(ctx context.Context, me *storage.User, c
 		return scope, nil
 	}
 	subscribed := func(u *storage.User) (bool, error) {
-		sub, err := s.store.GetSubscription(ctx, ch.RealmID, u.ID, ch.ID)
+		sub, err := r.st.GetSubscription(ctx, ch.RealmID, u.ID, ch.ID)
 		if errors.Is(err, storage.ErrNotFound) {
 			return false, nil
 		}
 		return err == nil && sub.Active, err
 	}
 	if yes, err := subscribed(me); err != nil {
-		return nil, s.internal(ctx, "send message", err)
+		return nil, r.s.internal(ctx, "send message", err)
 	} else if yes {
 		return scope, nil
 	}
 	if owner != nil {
 		if yes, err := subscribed(owner); err != nil {
-			return nil, s.internal(ctx, "send message", err)
+			return nil, r.s.internal(ctx, "send message", err)
 		} else if yes {
 			return scope, nil
 		}
@@ -522,7 +522,7 @@ func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
 			participants = append(participants, u.ID)
 		}
 	}
-	if err := s.checkCanSendDirect(ctx, o, participants); err != nil {
+	if err := s.reads().checkCanSendDirect(ctx, o, participants); err != nil {
 		return err
 	}
 	conv, err := s.store.DirectConversation(ctx, o.realm.ID, participants)
@@ -538,7 +538,7 @@ func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
 // only to bots or oneself, are always allowed; otherwise one participant
 // must be in direct_message_permission_group, and a new conversation may
 // be started only by a member of direct_message_initiator_group.
-func (s *Service) checkCanSendDirect(ctx context.Context, o *outgoing, participants []int64) error {
+func (r reads) checkCanSendDirect(ctx context.Context, o *outgoing, participants []int64) error {
 	if o.me.IsBot {
 		return nil
 	}
@@ -551,9 +551,9 @@ func (s *Service) checkCanSendDirect(ctx context.Context, o *outgoing, participa
 	if onlyBots {
 		return nil
 	}
-	groups, err := s.store.GetGroupsByID(ctx, o.realm.ID, []int64{o.realm.DirectMessagePermissionGroupID, o.realm.DirectMessageInitiatorGroupID})
+	groups, err := r.st.GetGroupsByID(ctx, o.realm.ID, []int64{o.realm.DirectMessagePermissionGroupID, o.realm.DirectMessageInitiatorGroupID})
 	if err != nil {
-		return s.internal(ctx, "send message", err)
+		return r.s.internal(ctx, "send message", err)
 	}
 	nameOf := func(id int64) string {
 		for _, g := range groups {
@@ -566,7 +566,7 @@ func (s *Service) checkCanSendDirect(ctx context.Context, o *outgoing, participa
 	if permission := o.realm.DirectMessagePermissionGroupID; nameOf(permission) != GroupEveryone {
 		allowed := false
 		for _, id := range participants {
-			in, err := s.userInGroup(ctx, o.realm.ID, id, permission)
+			in, err := r.userInGroup(ctx, o.realm.ID, id, permission)
 			if err != nil {
 				return err
 			}
@@ -583,21 +583,21 @@ func (s *Service) checkCanSendDirect(ctx context.Context, o *outgoing, participa
 		}
 	}
 	if initiator := o.realm.DirectMessageInitiatorGroupID; nameOf(initiator) != GroupEveryone {
-		in, err := s.userInGroup(ctx, o.realm.ID, o.me.ID, initiator)
+		in, err := r.userInGroup(ctx, o.realm.ID, o.me.ID, initiator)
 		if err != nil || in {
 			return err
 		}
 		// Replying in a conversation that already has messages is fine.
-		conv, err := s.store.FindDirectConversation(ctx, o.realm.ID, participants)
+		conv, err := r.st.FindDirectConversation(ctx, o.realm.ID, participants)
 		if errors.Is(err, storage.ErrNotFound) {
 			return refused("You do not have permission to initiate direct message conversations.")
 		} else if err != nil {
-			return s.internal(ctx, "send message", err)
+			return r.s.internal(ctx, "send message", err)
 		}
-		older, _, err := s.store.ListMessageWindow(ctx, storage.MessageWindow{RealmID: o.realm.ID, UserID: o.me.ID,
+		older, _, err := r.st.ListMessageWindow(ctx, storage.MessageWindow{RealmID: o.realm.ID, UserID: o.me.ID,
 			Scope: storage.MessageScope{Direct: true}, Filter: storage.MessageFilter{ConversationID: &conv}, Anchor: largerThanMaxMessageID})
 		if err != nil {
-			return s.internal(ctx, "send message", err)
+			return r.s.internal(ctx, "send message", err)
 		}
 		if len(older) == 0 {
 			return refused("You do not have permission to initiate direct message conversations.")
@@ -608,10 +608,10 @@ func (s *Service) checkCanSendDirect(ctx context.Context, o *outgoing, participa
 
 // userInGroup reports whether the user is in the group, directly or
 // through subgroups (one recursive query for the user's groups).
-func (s *Service) userInGroup(ctx context.Context, realmID, userID, groupID int64) (bool, error) {
-	scope, err := s.cachedScope(ctx, realmID, userID)
+func (r reads) userInGroup(ctx context.Context, realmID, userID, groupID int64) (bool, error) {
+	scope, err := r.cachedScope(ctx, realmID, userID)
 	if err != nil {
-		return false, s.internal(ctx, "send message", err)
+		return false, r.s.internal(ctx, "send message", err)
 	}
 	return scope.in(groupID), nil
 }

@@ -65,20 +65,20 @@ func muteSet(ctx context.Context, st storage.Store, realmID, userID int64) (map[
 
 // muteTarget checks the target of a mute or unmute: not the caller, a
 // user of the organization (deactivated users and bots included).
-func (s *Service) muteTarget(ctx context.Context, c Caller, id int64) (*storage.User, *storage.Realm, *storage.User, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+func (r reads) muteTarget(ctx context.Context, c Caller, id int64) (*storage.User, *storage.Realm, *storage.User, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if id == me.ID {
 		return nil, nil, nil, BadRequest("Cannot mute self")
 	}
-	target, err := s.store.GetUser(ctx, realm.ID, id)
+	target, err := r.st.GetUser(ctx, realm.ID, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil, nil, noSuch("No such user")
 	}
 	if err != nil {
-		return nil, nil, nil, s.internal(ctx, "mute user", err)
+		return nil, nil, nil, r.s.internal(ctx, "mute user", err)
 	}
 	return me, realm, target, nil
 }
@@ -86,7 +86,7 @@ func (s *Service) muteTarget(ctx context.Context, c Caller, id int64) (*storage.
 // MuteUser mutes a user for the caller and marks their unread messages
 // read.
 func (s *Service) MuteUser(ctx context.Context, c Caller, req MuteUserRequest) (*EmptyResponse, error) {
-	me, realm, target, err := s.muteTarget(ctx, c, req.MutedUserID)
+	me, realm, target, err := s.reads().muteTarget(ctx, c, req.MutedUserID)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,7 @@ func (s *Service) MuteUser(ctx context.Context, c Caller, req MuteUserRequest) (
 // UnmuteUser ends a mute. The target's messages the mute showed as read
 // are marked read, so they stay read.
 func (s *Service) UnmuteUser(ctx context.Context, c Caller, req MuteUserRequest) (*EmptyResponse, error) {
-	me, realm, target, err := s.muteTarget(ctx, c, req.MutedUserID)
+	me, realm, target, err := s.reads().muteTarget(ctx, c, req.MutedUserID)
 	if err != nil {
 		return nil, err
 	}

@@ -171,7 +171,7 @@ func emailReason(items []notifyItem, group string, conv NotificationConversation
 // mentionedGroupName is the reference's get_mentioned_user_group: none
 // when a message names the recipient, else the smallest group through
 // which one mentioned them.
-func (s *Service) mentionedGroupName(ctx context.Context, realmID int64, items []notifyItem) (int64, string, error) {
+func (r reads) mentionedGroupName(ctx context.Context, realmID int64, items []notifyItem) (int64, string, error) {
 	var ids []int64
 	for _, it := range items {
 		if it.trigger == NotifyTriggerMention && it.row.MentionedGroupID == 0 {
@@ -184,17 +184,17 @@ func (s *Service) mentionedGroupName(ctx context.Context, realmID int64, items [
 	if ids = uniqueSorted(ids); len(ids) == 0 {
 		return 0, "", nil
 	}
-	groups, err := s.store.GetGroupsByID(ctx, realmID, ids)
+	groups, err := r.st.GetGroupsByID(ctx, realmID, ids)
 	if err != nil || len(groups) == 0 {
 		return 0, "", err
 	}
 	best, size := groups[0], -1
 	for _, g := range groups {
-		closure, err := s.store.GroupClosure(ctx, realmID, g.ID)
+		closure, err := r.st.GroupClosure(ctx, realmID, g.ID)
 		if err != nil {
 			return 0, "", err
 		}
-		members, err := s.store.ListGroupMembershipsOf(ctx, realmID, closure)
+		members, err := r.st.ListGroupMembershipsOf(ctx, realmID, closure)
 		if err != nil {
 			return 0, "", err
 		}
@@ -217,17 +217,17 @@ func memberIDs(ms []storage.GroupMembership) []int64 {
 // mentionContext lists the topic's messages the user may see from the
 // quarter of an hour before the first message of an email about a
 // mention (at most mentionContextMessages, oldest first).
-func (s *Service) mentionContext(ctx context.Context, realm *storage.Realm, user *storage.User, first *storage.Message) ([]storage.Message, error) {
-	ch, err := s.reads().channelByID(ctx, realm.ID, *first.StreamID)
+func (r reads) mentionContext(ctx context.Context, realm *storage.Realm, user *storage.User, first *storage.Message) ([]storage.Message, error) {
+	ch, err := r.channelByID(ctx, realm.ID, *first.StreamID)
 	if err != nil {
 		return nil, err
 	}
-	scope, err := channelReadScope(ctx, s.store, realm.ID, user.ID, ch)
+	scope, err := channelReadScope(ctx, r.st, realm.ID, user.ID, ch)
 	if err != nil {
 		return nil, err
 	}
 	topic := first.Topic
-	older, _, err := s.store.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm.ID, UserID: user.ID, Scope: scope,
+	older, _, err := r.st.ListMessageWindow(ctx, storage.MessageWindow{RealmID: realm.ID, UserID: user.ID, Scope: scope,
 		Filter: storage.MessageFilter{StreamID: &ch.ID, Topic: &topic}, Anchor: first.ID - 1, Before: mentionContextMessages})
 	var out []storage.Message
 	for _, m := range older {
@@ -259,7 +259,7 @@ func (s *Service) buildEmail(ctx context.Context, realm *storage.Realm, user *st
 		ids[i] = it.msg.ID
 	}
 	if first.StreamID != nil && isMentionTrigger(items[0].trigger) {
-		more, err := s.mentionContext(ctx, realm, user, first)
+		more, err := s.reads().mentionContext(ctx, realm, user, first)
 		if err != nil {
 			return nil, err
 		}
@@ -279,7 +279,7 @@ func (s *Service) buildEmail(ctx context.Context, realm *storage.Realm, user *st
 		}
 		return ""
 	}
-	_, groupName, err := s.mentionedGroupName(ctx, realm.ID, items)
+	_, groupName, err := s.reads().mentionedGroupName(ctx, realm.ID, items)
 	if err != nil {
 		return nil, err
 	}
@@ -570,7 +570,7 @@ func (s *Service) buildPush(ctx context.Context, realm *storage.Realm, user *sto
 		SenderID: sender.ID, SenderEmail: apiEmail(realm, sender), SenderName: sender.FullName, Conversation: conv,
 		Timestamp: m.DateSent, Link: fmt.Sprintf("%s/near/%d", conversationLink(realm, user, conv), m.ID)}
 	if it.trigger == NotifyTriggerMention && it.row.MentionedGroupID != 0 {
-		if p.MentionedGroupID, p.MentionedGroupName, err = s.mentionedGroupName(ctx, realm.ID, []notifyItem{it}); err != nil {
+		if p.MentionedGroupID, p.MentionedGroupName, err = s.reads().mentionedGroupName(ctx, realm.ID, []notifyItem{it}); err != nil {
 			return nil, err
 		}
 	}

@@ -53,23 +53,28 @@ type GetUserStatusResponse struct {
 
 // GetUserStatus returns a user's status (empty when they never set one).
 func (s *Service) GetUserStatus(ctx context.Context, c Caller, req GetUserStatusRequest) (*GetUserStatusResponse, error) {
-	_, realm, err := s.reads().actor(ctx, c)
+	return s.reads().getUserStatus(ctx, c, req)
+}
+
+// getUserStatus is GetUserStatus reading through r.
+func (r reads) getUserStatus(ctx context.Context, c Caller, req GetUserStatusRequest) (*GetUserStatusResponse, error) {
+	_, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	target, err := s.store.GetUser(ctx, realm.ID, req.UserID)
+	target, err := r.st.GetUser(ctx, realm.ID, req.UserID)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && !target.IsActive {
 		return nil, noSuch("No such user")
 	}
 	if err != nil {
-		return nil, s.internal(ctx, "get user status", err)
+		return nil, r.s.internal(ctx, "get user status", err)
 	}
-	st, err := s.store.GetUserStatus(ctx, realm.ID, target.ID)
+	st, err := r.st.GetUserStatus(ctx, realm.ID, target.ID)
 	if errors.Is(err, storage.ErrNotFound) {
 		st, err = nil, nil
 	}
 	if err != nil {
-		return nil, s.internal(ctx, "get user status", err)
+		return nil, r.s.internal(ctx, "get user status", err)
 	}
 	return &GetUserStatusResponse{Status: statusView(st, target)}, nil
 }
@@ -458,28 +463,33 @@ type GetUserPresenceResponse struct {
 
 // GetUserPresence returns one active human user's presence.
 func (s *Service) GetUserPresence(ctx context.Context, c Caller, req GetUserPresenceRequest) (*GetUserPresenceResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	return s.reads().getUserPresence(ctx, c, req)
+}
+
+// getUserPresence is GetUserPresence reading through r.
+func (r reads) getUserPresence(ctx context.Context, c Caller, req GetUserPresenceRequest) (*GetUserPresenceResponse, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	var target *storage.User
 	if id, perr := strconv.ParseInt(req.UserIDOrEmail, 10, 64); perr == nil {
-		target, err = s.store.GetUser(ctx, realm.ID, id)
+		target, err = r.st.GetUser(ctx, realm.ID, id)
 	} else {
-		target, err = s.reads().userByAPIOrRealEmail(ctx, realm, me, req.UserIDOrEmail)
+		target, err = r.userByAPIOrRealEmail(ctx, realm, me, req.UserIDOrEmail)
 	}
 	if errors.Is(err, storage.ErrNotFound) || err == nil && !target.IsActive {
 		return nil, noSuch("No such user")
 	}
 	if err != nil {
-		return nil, s.internal(ctx, "get user presence", err)
+		return nil, r.s.internal(ctx, "get user presence", err)
 	}
 	if target.IsBot {
 		return nil, BadRequest("Presence is not supported for bot users.")
 	}
-	rows, err := s.store.GetPresences(ctx, realm.ID, []int64{target.ID})
+	rows, err := r.st.GetPresences(ctx, realm.ID, []int64{target.ID})
 	if err != nil {
-		return nil, s.internal(ctx, "get user presence", err)
+		return nil, r.s.internal(ctx, "get user presence", err)
 	}
 	if len(rows) == 0 {
 		return nil, BadRequest("No presence data for %s", req.UserIDOrEmail)
@@ -491,7 +501,7 @@ func (s *Service) GetUserPresence(ctx context.Context, c Caller, req GetUserPres
 	web := legacyPresence(active, connected)
 	web.Client, web.Pushable = "", nil
 	aggregated := web
-	if s.nowUnix()-aggregated.Timestamp > presenceOfflineThresholdSeconds {
+	if r.s.nowUnix()-aggregated.Timestamp > presenceOfflineThresholdSeconds {
 		aggregated.Status = "offline"
 	}
 	return &GetUserPresenceResponse{Presence: map[string]LegacyPresence{"website": web, "aggregated": aggregated}}, nil

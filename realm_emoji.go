@@ -125,7 +125,7 @@ func (s *Service) UploadCustomEmoji(ctx context.Context, c Caller, req UploadCus
 	if me.Role == RoleGuest {
 		return nil, errGuestNotAllowed
 	}
-	scope, err := s.cachedScope(ctx, realm.ID, me.ID)
+	scope, err := s.reads().cachedScope(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, s.internal(ctx, "upload custom emoji", err)
 	}

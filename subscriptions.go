@@ -84,7 +84,7 @@ const maxPrincipals = 10000
 // resolvePrincipals turns principals into active users of the realm
 // ("No such user" for anything else): duplicates are dropped first, and
 // IDs are resolved with one query.
-func (s *Service) resolvePrincipals(ctx context.Context, cc *channelCtx, ps *[]Principal) ([]*storage.User, error) {
+func (r reads) resolvePrincipals(ctx context.Context, cc *channelCtx, ps *[]Principal) ([]*storage.User, error) {
 	if ps == nil {
 		return []*storage.User{cc.me}, nil
 	}
@@ -108,9 +108,9 @@ func (s *Service) resolvePrincipals(ctx context.Context, cc *channelCtx, ps *[]P
 	}
 	var out []*storage.User
 	if len(ids) > 0 {
-		users, err := s.store.FindUsers(ctx, cc.realm.ID, storage.UserFilter{IDs: ids})
+		users, err := r.st.FindUsers(ctx, cc.realm.ID, storage.UserFilter{IDs: ids})
 		if err != nil {
-			return nil, s.internal(ctx, "principals", err)
+			return nil, r.s.internal(ctx, "principals", err)
 		}
 		if len(users) != len(ids) {
 			return nil, errNoSuchUser
@@ -120,11 +120,11 @@ func (s *Service) resolvePrincipals(ctx context.Context, cc *channelCtx, ps *[]P
 		}
 	}
 	for _, email := range emails {
-		u, err := s.reads().userByAPIOrRealEmail(ctx, cc.realm, cc.me, email)
+		u, err := r.userByAPIOrRealEmail(ctx, cc.realm, cc.me, email)
 		if errors.Is(err, storage.ErrNotFound) || errors.Is(err, errNoSuchUser) {
 			return nil, errNoSuchUser
 		} else if err != nil {
-			return nil, s.internal(ctx, "principals", err)
+			return nil, r.s.internal(ctx, "principals", err)
 		}
 		if !slices.ContainsFunc(out, func(o *storage.User) bool { return o.ID == u.ID }) {
 			out = append(out, u)
@@ -170,7 +170,7 @@ func (s *Service) Subscribe(ctx context.Context, c Caller, req SubscribeRequest)
 	if len(req.Subscriptions) == 0 {
 		return nil, BadRequest("Nothing to do: subscriptions is empty")
 	}
-	users, err := s.resolvePrincipals(ctx, cc, req.Principals)
+	users, err := s.reads().resolvePrincipals(ctx, cc, req.Principals)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +378,7 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 	if err != nil {
 		return nil, err
 	}
-	users, err := s.resolvePrincipals(ctx, cc, req.Principals)
+	users, err := s.reads().resolvePrincipals(ctx, cc, req.Principals)
 	if err != nil {
 		return nil, err
 	}

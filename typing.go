@@ -125,7 +125,7 @@ func (s *Service) SetTyping(ctx context.Context, c Caller, req TypingRequest) (*
 		if err != nil {
 			return nil, err
 		}
-		to, err := s.channelTypingAudience(ctx, realm.ID, ch.ID)
+		to, err := s.reads().channelTypingAudience(ctx, realm.ID, ch.ID)
 		if err != nil || to == nil {
 			return &EmptyResponse{}, err
 		}
@@ -172,10 +172,10 @@ func (s *Service) SetTyping(ctx context.Context, c Caller, req TypingRequest) (*
 
 // channelTypingAudience lists the channel's subscribers who receive typing
 // notifications; nil when the channel is too large for them.
-func (s *Service) channelTypingAudience(ctx context.Context, realmID, channelID int64) ([]int64, error) {
-	subs, err := s.store.ListActiveSubscribers(ctx, realmID, []int64{channelID})
+func (r reads) channelTypingAudience(ctx context.Context, realmID, channelID int64) ([]int64, error) {
+	subs, err := r.st.ListActiveSubscribers(ctx, realmID, []int64{channelID})
 	if err != nil {
-		return nil, s.internal(ctx, "typing", err)
+		return nil, r.s.internal(ctx, "typing", err)
 	}
 	if len(subs) > maxChannelTypingAudience {
 		return nil, nil
@@ -184,7 +184,7 @@ func (s *Service) channelTypingAudience(ctx context.Context, realmID, channelID 
 	for i, sub := range subs {
 		ids[i] = sub.UserID
 	}
-	return s.typingReceivers(ctx, realmID, ids)
+	return r.typingReceivers(ctx, realmID, ids)
 }
 
 // receivesTyping: the user is active and wants typing notifications.
@@ -194,10 +194,10 @@ func receivesTyping(u *storage.User) bool {
 
 // typingReceivers keeps the users among ids who receive typing
 // notifications.
-func (s *Service) typingReceivers(ctx context.Context, realmID int64, ids []int64) ([]int64, error) {
-	users, err := s.store.FindUsers(ctx, realmID, storage.UserFilter{IDs: ids})
+func (r reads) typingReceivers(ctx context.Context, realmID int64, ids []int64) ([]int64, error) {
+	users, err := r.st.FindUsers(ctx, realmID, storage.UserFilter{IDs: ids})
 	if err != nil {
-		return nil, s.internal(ctx, "typing", err)
+		return nil, r.s.internal(ctx, "typing", err)
 	}
 	to := []int64{}
 	for i := range users {
@@ -237,7 +237,7 @@ func (s *Service) SetEditTyping(ctx context.Context, c Caller, req TypingEditReq
 		}
 		topic := m.Topic
 		ev.Recipient = typingRecipient{Type: "channel", ChannelID: *m.StreamID, Topic: &topic}
-		if to, err = s.channelTypingAudience(ctx, realm.ID, *m.StreamID); err != nil || to == nil {
+		if to, err = s.reads().channelTypingAudience(ctx, realm.ID, *m.StreamID); err != nil || to == nil {
 			return &EmptyResponse{}, err
 		}
 	} else {
@@ -249,7 +249,7 @@ func (s *Service) SetEditTyping(ctx context.Context, c Caller, req TypingEditReq
 			return nil, s.internal(ctx, "edit typing", err)
 		}
 		ev.Recipient = typingRecipient{Type: "direct", UserIDs: members}
-		if to, err = s.typingReceivers(ctx, realm.ID, members); err != nil {
+		if to, err = s.reads().typingReceivers(ctx, realm.ID, members); err != nil {
 			return nil, err
 		}
 	}

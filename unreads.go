@@ -506,11 +506,11 @@ func (s *Service) readableChannel(ctx context.Context, c Caller, id int64) (*sto
 	} else if err != nil {
 		return nil, nil, nil, s.internal(ctx, "load channel", err)
 	}
-	scope, err := s.cachedScope(ctx, realm.ID, me.ID)
+	scope, err := s.reads().cachedScope(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, nil, nil, s.internal(ctx, "load channel", err)
 	}
-	ok, err := s.hasContentAccess(ctx, me, scope, ch)
+	ok, err := s.reads().hasContentAccess(ctx, me, scope, ch)
 	if err != nil {
 		return nil, nil, nil, s.internal(ctx, "load channel", err)
 	}

@@ -171,7 +171,7 @@ func (s *Service) OpenUpload(ctx context.Context, c Caller, pathID string) (*Upl
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.attachmentByPath(ctx, realm.ID, pathID)
+	a, err := s.reads().attachmentByPath(ctx, realm.ID, pathID)
 	if err != nil {
 		return nil, err
 	}
@@ -185,13 +185,13 @@ func (s *Service) OpenUpload(ctx context.Context, c Caller, pathID string) (*Upl
 	return s.openAttachment(ctx, a)
 }
 
-func (s *Service) attachmentByPath(ctx context.Context, realmID int64, pathID string) (*storage.Attachment, error) {
-	if s.blobs == nil || !strings.HasPrefix(pathID, strconv.FormatInt(realmID, 10)+"/") {
+func (r reads) attachmentByPath(ctx context.Context, realmID int64, pathID string) (*storage.Attachment, error) {
+	if r.s.blobs == nil || !strings.HasPrefix(pathID, strconv.FormatInt(realmID, 10)+"/") {
 		return nil, errNoSuchFile
 	}
-	found, err := s.store.GetAttachmentsByPath(ctx, realmID, []string{pathID})
+	found, err := r.st.GetAttachmentsByPath(ctx, realmID, []string{pathID})
 	if err != nil {
-		return nil, s.internal(ctx, "open upload", err)
+		return nil, r.s.internal(ctx, "open upload", err)
 	}
 	if len(found) == 0 {
 		return nil, errNoSuchFile
@@ -351,7 +351,7 @@ func (s *Service) GetFileTemporaryURL(ctx context.Context, c Caller, req GetFile
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.attachmentByPath(ctx, realm.ID, req.RealmIDStr+"/"+req.Filename)
+	a, err := s.reads().attachmentByPath(ctx, realm.ID, req.RealmIDStr+"/"+req.Filename)
 	if err != nil {
 		return nil, err
 	}
@@ -387,7 +387,7 @@ func (s *Service) OpenTemporaryUpload(ctx context.Context, realmID int64, token 
 	if err != nil || s.now().Unix() > expires {
 		return nil, errNoSuchFile
 	}
-	a, err := s.attachmentByPath(ctx, realmID, pathID)
+	a, err := s.reads().attachmentByPath(ctx, realmID, pathID)
 	if err != nil {
 		return nil, err
 	}

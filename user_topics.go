@@ -52,7 +52,7 @@ func (s *Service) UpdateUserTopic(ctx context.Context, c Caller, req UpdateUserT
 	if strings.ContainsRune(topic, 0) {
 		return nil, BadRequest("topic must not contain null bytes")
 	}
-	ch, err := s.visibleChannel(ctx, cc, req.StreamID)
+	ch, err := s.reads().visibleChannel(ctx, cc, req.StreamID)
 	if err != nil {
 		return nil, err
 	}

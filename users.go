@@ -239,21 +239,26 @@ var errNoSuchUser = noSuch("No such user")
 // GetUser returns one user by ID, deactivated users and bots included.
 // An unknown ID answers BAD_REQUEST "No such user".
 func (s *Service) GetUser(ctx context.Context, c Caller, req GetUserRequest) (*GetUserResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	return s.reads().getUser(ctx, c, req)
+}
+
+// getUser is GetUser reading through r.
+func (r reads) getUser(ctx context.Context, c Caller, req GetUserRequest) (*GetUserResponse, error) {
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	u, err := s.store.GetUser(ctx, realm.ID, req.UserID)
+	u, err := r.st.GetUser(ctx, realm.ID, req.UserID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errNoSuchUser
 	} else if err != nil {
-		return nil, s.internal(ctx, "get user", err)
+		return nil, r.s.internal(ctx, "get user", err)
 	}
-	return s.getUserResponse(ctx, realm, me, u, req.ClientGravatar, req.IncludeCustomProfileFields)
+	return r.getUserResponse(ctx, realm, me, u, req.ClientGravatar, req.IncludeCustomProfileFields)
 }
 
-func (s *Service) getUserResponse(ctx context.Context, realm *storage.Realm, me, u *storage.User, clientGravatar, profile *bool) (*GetUserResponse, error) {
-	opts, err := s.reads().userViewOptions(ctx, realm.ID, []int64{u.ID}, clientGravatar, profile)
+func (r reads) getUserResponse(ctx context.Context, realm *storage.Realm, me, u *storage.User, clientGravatar, profile *bool) (*GetUserResponse, error) {
+	opts, err := r.userViewOptions(ctx, realm.ID, []int64{u.ID}, clientGravatar, profile)
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +277,7 @@ func (s *Service) GetUserByEmail(ctx context.Context, c Caller, req GetUserByEma
 	if err != nil {
 		return nil, err
 	}
-	return s.getUserResponse(ctx, realm, me, u, req.ClientGravatar, req.IncludeCustomProfileFields)
+	return s.reads().getUserResponse(ctx, realm, me, u, req.ClientGravatar, req.IncludeCustomProfileFields)
 }
 
 // userByAPIOrRealEmail resolves an email as the viewer may use it: the real
