@@ -210,6 +210,19 @@ func (r reads) actor(ctx context.Context, c Caller) (*storage.User, *storage.Rea
 	return u, realm, nil
 }
 
+// admin is actor for operations only administrators (and owners) may do:
+// anyone else gets errAdminRequired.
+func (r reads) admin(ctx context.Context, c Caller) (*storage.User, *storage.Realm, error) {
+	me, realm, err := r.actor(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !isAdmin(me) {
+		return nil, nil, errAdminRequired
+	}
+	return me, realm, nil
+}
+
 // FetchAPIKeyRequest is the input of FetchAPIKey.
 type FetchAPIKeyRequest struct {
 	Username string `json:"username"`

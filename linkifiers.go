@@ -120,12 +120,9 @@ func (r reads) getLinkifiers(ctx context.Context, c Caller) (*GetLinkifiersRespo
 // AddLinkifier adds a linkifier after the others (administrators only)
 // and tells everyone the new list.
 func (s *Service) AddLinkifier(ctx context.Context, c Caller, req AddLinkifierRequest) (*AddLinkifierResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	_, realm, err := s.reads().admin(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if !isAdmin(me) {
-		return nil, errAdminRequired
 	}
 	l := storage.Linkifier{RealmID: realm.ID, Pattern: pyStrip(req.Pattern), URLTemplate: pyStrip(req.URLTemplate)}
 	// Not keepCallers: the write's new generation drops the organization's
@@ -154,12 +151,9 @@ func (s *Service) AddLinkifier(ctx context.Context, c Caller, req AddLinkifierRe
 // UpdateLinkifier changes a linkifier's pattern and URL template, keeping
 // its place (administrators only), and tells everyone the new list.
 func (s *Service) UpdateLinkifier(ctx context.Context, c Caller, req UpdateLinkifierRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	_, realm, err := s.reads().admin(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if !isAdmin(me) {
-		return nil, errAdminRequired
 	}
 	l := storage.Linkifier{ID: req.FilterID, RealmID: realm.ID, Pattern: pyStrip(req.Pattern), URLTemplate: pyStrip(req.URLTemplate)}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
@@ -192,12 +186,9 @@ func (s *Service) UpdateLinkifier(ctx context.Context, c Caller, req UpdateLinki
 // RemoveLinkifier removes a linkifier (administrators only) and tells
 // everyone the new list.
 func (s *Service) RemoveLinkifier(ctx context.Context, c Caller, req RemoveLinkifierRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	_, realm, err := s.reads().admin(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if !isAdmin(me) {
-		return nil, errAdminRequired
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
 		if err := w.DeleteLinkifier(ctx, realm.ID, req.FilterID); errors.Is(err, storage.ErrNotFound) {
@@ -218,12 +209,9 @@ func (s *Service) RemoveLinkifier(ctx context.Context, c Caller, req RemoveLinki
 // name every linkifier exactly once; with no linkifiers, an empty list
 // changes nothing and sends no event, as in the reference.
 func (s *Service) ReorderLinkifiers(ctx context.Context, c Caller, req ReorderLinkifiersRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	_, realm, err := s.reads().admin(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if !isAdmin(me) {
-		return nil, errAdminRequired
 	}
 	ids := map[int64]bool{}
 	for _, id := range req.OrderedLinkifierIDs {

@@ -92,12 +92,9 @@ const (
 // AddPlayground adds a code playground (administrators only) and tells
 // everyone the new list.
 func (s *Service) AddPlayground(ctx context.Context, c Caller, req AddPlaygroundRequest) (*AddPlaygroundResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	_, realm, err := s.reads().admin(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if !isAdmin(me) {
-		return nil, errAdminRequired
 	}
 	if utf8.RuneCountInString(req.PygmentsLanguage) > maxPygmentsLanguageLength {
 		return nil, BadRequest("pygments_language is too long (limit: %d characters)", maxPygmentsLanguageLength)
@@ -184,12 +181,9 @@ func playgroundInvalid(keys []string, errs map[string][]string) error {
 // RemovePlayground removes a code playground (administrators only) and
 // tells everyone the new list.
 func (s *Service) RemovePlayground(ctx context.Context, c Caller, req RemovePlaygroundRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	_, realm, err := s.reads().admin(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if !isAdmin(me) {
-		return nil, errAdminRequired
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
 		w.keepCallers()

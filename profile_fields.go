@@ -119,12 +119,9 @@ type CreateProfileFieldResponse struct {
 
 // CreateProfileField adds a custom profile field. Administrators only.
 func (s *Service) CreateProfileField(ctx context.Context, c Caller, req CreateProfileFieldRequest) (*CreateProfileFieldResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	_, realm, err := s.reads().admin(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if !isAdmin(me) {
-		return nil, errAdminRequired
 	}
 	f := storage.ProfileField{RealmID: realm.ID, FieldType: req.FieldType, EditableByUser: true}
 	if req.FieldType < FieldShortText || req.FieldType > FieldPronouns {
@@ -211,12 +208,9 @@ type ReorderProfileFieldsRequest struct {
 // ReorderProfileFields sets the order of the custom profile fields.
 // Administrators only.
 func (s *Service) ReorderProfileFields(ctx context.Context, c Caller, req ReorderProfileFieldsRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	_, realm, err := s.reads().admin(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if !isAdmin(me) {
-		return nil, errAdminRequired
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
 		fields, err := w.ListProfileFields(ctx, realm.ID)
@@ -252,12 +246,9 @@ type DeleteProfileFieldRequest struct {
 // DeleteProfileField removes a field and every user's value of it.
 // Administrators only.
 func (s *Service) DeleteProfileField(ctx context.Context, c Caller, req DeleteProfileFieldRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	_, realm, err := s.reads().admin(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if !isAdmin(me) {
-		return nil, errAdminRequired
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
 		if err := w.DeleteProfileField(ctx, realm.ID, req.FieldID); err != nil {

@@ -210,12 +210,9 @@ type UpdateRealmRequest struct {
 // UpdateRealm changes organization settings. Administrators only. Every
 // value is checked before anything changes.
 func (s *Service) UpdateRealm(ctx context.Context, c Caller, req UpdateRealmRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	_, realm, err := s.reads().admin(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if !isAdmin(me) {
-		return nil, errAdminRequired
 	}
 	next, columns, err := realmChanges(realm, &req)
 	if err != nil {

@@ -249,12 +249,9 @@ type DeactivateUserRequest struct {
 // only; deactivating an owner takes an owner, and the only owner cannot be
 // deactivated. The user's API key stops working at once.
 func (s *Service) DeactivateUser(ctx context.Context, c Caller, req DeactivateUserRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	me, realm, err := s.reads().admin(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if !isAdmin(me) {
-		return nil, errAdminRequired
 	}
 	if req.DeactivationNotificationComment != nil && utf8.RuneCountInString(*req.DeactivationNotificationComment) > 2000 {
 		return nil, BadRequest("deactivation_notification_comment is too long (limit: 2000 characters)")
@@ -392,12 +389,9 @@ type ReactivateUserRequest struct {
 
 // ReactivateUser reactivates a deactivated user or bot. Administrators only.
 func (s *Service) ReactivateUser(ctx context.Context, c Caller, req ReactivateUserRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	_, realm, err := s.reads().admin(ctx, c)
 	if err != nil {
 		return nil, err
-	}
-	if !isAdmin(me) {
-		return nil, errAdminRequired
 	}
 	target, err := s.store.GetUser(ctx, realm.ID, req.UserID)
 	if errors.Is(err, storage.ErrNotFound) {
