@@ -134,34 +134,39 @@ func (a Argon2id) Verify(encoded, password string) bool {
 // USER_DEACTIVATED and a deactivated organization REALM_DEACTIVATED. The
 // email is compared case-insensitively with the user's real email.
 func (s *Service) Authenticate(ctx context.Context, realmID int64, email, apiKey string) (c Caller, err error) {
-	if s.tel.traces {
+	return s.reads().authenticate(ctx, realmID, email, apiKey)
+}
+
+// authenticate is Authenticate reading through r.
+func (r reads) authenticate(ctx context.Context, realmID int64, email, apiKey string) (c Caller, err error) {
+	if r.s.tel.traces {
 		var sp trace.Span
-		ctx, sp = s.span(ctx, "chat.authenticate")
+		ctx, sp = r.s.span(ctx, "chat.authenticate")
 		defer func() { endSpan(sp, err) }()
 	}
 	if !wellFormedAPIKey(apiKey) {
 		return Caller{}, Unauthorized("Malformed API key")
 	}
-	realm, u, cached := s.records.getByEmail(realmID, email)
+	realm, u, cached := r.c.getByEmail(realmID, email)
 	if !cached {
-		gen := s.records.generation(realmID)
-		realm, u, err = s.store.GetRealmUserByEmail(ctx, realmID, email)
+		gen := r.c.generation(realmID)
+		realm, u, err = r.st.GetRealmUserByEmail(ctx, realmID, email)
 		if err == nil {
-			s.records.put(gen, realm, u)
+			r.c.put(gen, realm, u)
 		}
 	}
 	if errors.Is(err, storage.ErrNotFound) {
 		// An unknown email: the organization's state still decides the
 		// answer, and the key is compared anyway so timing tells nothing.
-		if r, err := s.store.GetRealm(ctx, realmID); err == nil && r.Deactivated {
+		if resp, err := r.st.GetRealm(ctx, realmID); err == nil && resp.Deactivated {
 			return Caller{}, errRealmDeactivated
 		} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
-			return Caller{}, s.internal(ctx, "authenticate", err)
+			return Caller{}, r.s.internal(ctx, "authenticate", err)
 		}
 		subtle.ConstantTimeCompare([]byte("--------------------------------"), []byte(apiKey))
 		return Caller{}, Unauthorized("Invalid API key")
 	} else if err != nil {
-		return Caller{}, s.internal(ctx, "authenticate", err)
+		return Caller{}, r.s.internal(ctx, "authenticate", err)
 	}
 	if realm.Deactivated {
 		return Caller{}, errRealmDeactivated

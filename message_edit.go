@@ -290,7 +290,7 @@ func (s *Service) checkEdit(ctx context.Context, e *edit, req UpdateMessageReque
 		if e.topic != nil {
 			o.msg.Topic = *e.topic
 		}
-		if err := s.renderOutgoing(ctx, o); err != nil {
+		if err := s.reads().renderOutgoing(ctx, o); err != nil {
 			return err
 		}
 		e.rendered = o

@@ -316,7 +316,7 @@ func (s *Service) sendInternalMessage(ctx context.Context, realm *storage.Realm,
 		return 0, err
 	}
 	o.msg.Type = kind
-	if err := s.renderOutgoing(ctx, o); err != nil {
+	if err := s.reads().renderOutgoing(ctx, o); err != nil {
 		return 0, err
 	}
 	if err := s.storeMessage(ctx, o); err != nil {

@@ -297,21 +297,21 @@ type mentions struct {
 // what the rendering found on the message, and applies the reference's
 // mention permissions: wildcards in large channels and topics, and each
 // mentioned group's can_mention_group.
-func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
+func (r reads) renderOutgoing(ctx context.Context, o *outgoing) error {
 	m := &o.msg
 	scope := o.scope
 	if scope == nil {
 		var err error
-		if scope, err = s.reads().cachedScope(ctx, o.realm.ID, o.me.ID); err != nil {
-			return s.internal(ctx, "send message", err)
+		if scope, err = r.cachedScope(ctx, o.realm.ID, o.me.ID); err != nil {
+			return r.s.internal(ctx, "send message", err)
 		}
 	}
-	d, err := s.reads().loadMentionData(ctx, o.realm, o.me, scope, m.Content)
+	d, err := r.loadMentionData(ctx, o.realm, o.me, scope, m.Content)
 	if err != nil {
-		return s.internal(ctx, "send message", err)
+		return r.s.internal(ctx, "send message", err)
 	}
-	if o.linkifiers, err = s.reads().compiledLinkifiers(ctx, s.store, o.realm.ID); err != nil {
-		return s.internal(ctx, "send message", err)
+	if o.linkifiers, err = r.compiledLinkifiers(ctx, r.st, o.realm.ID); err != nil {
+		return r.s.internal(ctx, "send message", err)
 	}
 	res, err := markdown.RenderMessage(m.Content, d, markdown.Options{RealmURL: o.realm.URL,
 		TranslateEmoticons: settingsOf(o.me).TranslateEmoticons, Linkifiers: o.linkifiers})
@@ -319,7 +319,7 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 		err = d.err
 	}
 	if err != nil {
-		return s.internal(ctx, "send message", err)
+		return r.s.internal(ctx, "send message", err)
 	}
 	m.RenderedContent = res.HTML
 	m.HasLink, m.HasImage, m.HasAttachment = res.HasLink, res.HasImage, res.HasAttachment
@@ -333,18 +333,18 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 	}
 	manyAllowed := scope.in(o.realm.CanMentionManyUsersGroupID)
 	if m.StreamID != nil && m.StreamWildcard && !manyAllowed {
-		n, err := s.store.CountActiveSubscribers(ctx, o.realm.ID, *m.StreamID, wildcardMentionThreshold+1)
+		n, err := r.st.CountActiveSubscribers(ctx, o.realm.ID, *m.StreamID, wildcardMentionThreshold+1)
 		if err != nil {
-			return s.internal(ctx, "send message", err)
+			return r.s.internal(ctx, "send message", err)
 		}
 		if n > wildcardMentionThreshold {
 			return errChannelWildcard
 		}
 	}
 	if m.TopicWildcard {
-		senders, err := s.store.TopicSenders(ctx, o.realm.ID, *m.StreamID, m.Topic)
+		senders, err := r.st.TopicSenders(ctx, o.realm.ID, *m.StreamID, m.Topic)
 		if err != nil {
-			return s.internal(ctx, "send message", err)
+			return r.s.internal(ctx, "send message", err)
 		}
 		o.mentions.topicParticipants = map[int64]bool{o.me.ID: true}
 		for _, id := range senders {
@@ -355,9 +355,9 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 		}
 	}
 	if len(res.MentionedGroupIDs) > 0 {
-		groups, err := s.store.GetGroupsByID(ctx, o.realm.ID, res.MentionedGroupIDs)
+		groups, err := r.st.GetGroupsByID(ctx, o.realm.ID, res.MentionedGroupIDs)
 		if err != nil {
-			return s.internal(ctx, "send message", err)
+			return r.s.internal(ctx, "send message", err)
 		}
 		for _, g := range groups {
 			if !scope.in(g.CanMentionGroupID) {
@@ -365,13 +365,13 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 			}
 		}
 		for _, g := range groups {
-			closure, err := s.store.GroupClosure(ctx, o.realm.ID, g.ID)
+			closure, err := r.st.GroupClosure(ctx, o.realm.ID, g.ID)
 			if err != nil {
-				return s.internal(ctx, "send message", err)
+				return r.s.internal(ctx, "send message", err)
 			}
-			members, err := s.store.ListGroupMembershipsOf(ctx, o.realm.ID, closure)
+			members, err := r.st.ListGroupMembershipsOf(ctx, o.realm.ID, closure)
 			if err != nil {
-				return s.internal(ctx, "send message", err)
+				return r.s.internal(ctx, "send message", err)
 			}
 			for _, mem := range members {
 				o.mentions.users[mem.UserID] = true
@@ -379,8 +379,8 @@ func (s *Service) renderOutgoing(ctx context.Context, o *outgoing) error {
 			o.mentions.noteGroup(g.ID, members, res.MentionedUserIDs)
 		}
 	}
-	if o.mentions.alerted, err = s.alertedUsers(ctx, s.reads(), o.realm.ID, m.Content); err != nil {
-		return s.internal(ctx, "send message", err)
+	if o.mentions.alerted, err = r.s.alertedUsers(ctx, r, o.realm.ID, m.Content); err != nil {
+		return r.s.internal(ctx, "send message", err)
 	}
 	return nil
 }

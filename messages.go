@@ -300,7 +300,7 @@ func (s *Service) prepareMessage(ctx context.Context, me *storage.User, realm *s
 	case "stream", "channel":
 		err = s.prepareChannelMessage(ctx, send, topic)
 	case "private", "direct":
-		err = s.prepareDirectMessage(ctx, send)
+		err = s.reads().prepareDirectMessage(ctx, send)
 	default:
 		err = BadRequest("Invalid type")
 	}
@@ -308,7 +308,7 @@ func (s *Service) prepareMessage(ctx context.Context, me *storage.User, realm *s
 		return nil, err
 	}
 	rctx, sp := s.span(ctx, "chat.render")
-	err = s.renderOutgoing(rctx, send)
+	err = s.reads().renderOutgoing(rctx, send)
 	endSpan(sp, err)
 	if err != nil {
 		return nil, err
@@ -468,7 +468,7 @@ func (r reads) checkCanSendToChannel(ctx context.Context, me *storage.User, ch *
 	return nil, errNotAuthorized
 }
 
-func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
+func (r reads) prepareDirectMessage(ctx context.Context, o *outgoing) error {
 	var emails []string
 	var ids []int64
 	if o.req.To != nil {
@@ -485,7 +485,7 @@ func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
 	}
 	var users []*storage.User
 	for _, email := range emails {
-		u, err := s.reads().userByAPIOrRealEmail(ctx, o.realm, o.me, email)
+		u, err := r.userByAPIOrRealEmail(ctx, o.realm, o.me, email)
 		if err != nil {
 			if errors.Is(err, errNoSuchUser) {
 				return noSuch("Invalid email '%s'", email)
@@ -495,9 +495,9 @@ func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
 		users = append(users, u)
 	}
 	if len(ids) > 0 {
-		found, err := s.store.FindUsers(ctx, o.realm.ID, storage.UserFilter{IDs: ids})
+		found, err := r.st.FindUsers(ctx, o.realm.ID, storage.UserFilter{IDs: ids})
 		if err != nil {
-			return s.internal(ctx, "send message", err)
+			return r.s.internal(ctx, "send message", err)
 		}
 		if missing, ok := firstMissing(ids, found, func(u storage.User) int64 { return u.ID }); ok {
 			return noSuch("Invalid user ID %d", missing)
@@ -506,7 +506,7 @@ func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
 			users = append(users, &found[i])
 		}
 	}
-	content, err := s.normalizeContent(o.req.Content)
+	content, err := r.s.normalizeContent(o.req.Content)
 	if err != nil {
 		return err
 	}
@@ -522,12 +522,12 @@ func (s *Service) prepareDirectMessage(ctx context.Context, o *outgoing) error {
 			participants = append(participants, u.ID)
 		}
 	}
-	if err := s.reads().checkCanSendDirect(ctx, o, participants); err != nil {
+	if err := r.checkCanSendDirect(ctx, o, participants); err != nil {
 		return err
 	}
-	conv, err := s.store.DirectConversation(ctx, o.realm.ID, participants)
+	conv, err := r.st.DirectConversation(ctx, o.realm.ID, participants)
 	if err != nil {
-		return s.internal(ctx, "send message", err)
+		return r.s.internal(ctx, "send message", err)
 	}
 	o.msg = storage.Message{RealmID: o.realm.ID, SenderID: o.me.ID, ConversationID: &conv, Content: content}
 	return nil

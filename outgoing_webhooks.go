@@ -582,10 +582,10 @@ func (s *Service) postAsBot(ctx context.Context, job *webhookJob, content string
 			}
 		}
 		req.Type, req.To = "private", ToUsers(ids...)
-		err = s.prepareDirectMessage(ctx, o)
+		err = s.reads().prepareDirectMessage(ctx, o)
 	}
 	if err == nil {
-		err = s.renderOutgoing(ctx, o)
+		err = s.reads().renderOutgoing(ctx, o)
 	}
 	if err != nil {
 		// The reply cannot be posted (a recipient deactivated, ...):

@@ -157,20 +157,25 @@ func (s *Service) CreateRealm(ctx context.Context, req CreateRealmRequest) (*Cre
 // any name it is reached by. Otherwise the error is NONEXISTENT_SUBDOMAIN
 // (HTTP 404).
 func (s *Service) RealmForHost(ctx context.Context, host string) (int64, error) {
+	return s.reads().realmForHost(ctx, host)
+}
+
+// realmForHost is RealmForHost reading through r.
+func (r reads) realmForHost(ctx context.Context, host string) (int64, error) {
 	host = strings.ToLower(host)
-	if id, ok := s.realmHosts.Load(host); ok {
+	if id, ok := r.s.realmHosts.Load(host); ok {
 		return id.(int64), nil
 	}
-	r, err := s.store.GetRealmByHost(ctx, host)
+	resp, err := r.st.GetRealmByHost(ctx, host)
 	if err == nil {
 		// Exact matches are remembered: organizations are never deleted and
 		// their hosts never change. Fallbacks are not, since a later
 		// organization may claim the host.
-		s.realmHosts.Store(host, r.ID)
-		return r.ID, nil
+		r.s.realmHosts.Store(host, resp.ID)
+		return resp.ID, nil
 	}
 	if !errors.Is(err, storage.ErrNotFound) {
-		return 0, s.internal(ctx, "realm for host", err)
+		return 0, r.s.internal(ctx, "realm for host", err)
 	}
 	// No exact match: compare without ports, then fall back to the only
 	// organization of a single-organization server. Both questions read
@@ -179,16 +184,16 @@ func (s *Service) RealmForHost(ctx context.Context, host string) (int64, error) 
 	if strings.Contains(name, ":") {
 		name = "[" + name + "]" // an IPv6 address, as hosts spell it
 	}
-	match, err := s.store.RealmsByHostname(ctx, name, 2)
+	match, err := r.st.RealmsByHostname(ctx, name, 2)
 	if err != nil {
-		return 0, s.internal(ctx, "realm for host", err)
+		return 0, r.s.internal(ctx, "realm for host", err)
 	}
 	if len(match) == 1 {
 		return match[0].ID, nil
 	}
-	first, err := s.store.FirstRealms(ctx, 2)
+	first, err := r.st.FirstRealms(ctx, 2)
 	if err != nil {
-		return 0, s.internal(ctx, "realm for host", err)
+		return 0, r.s.internal(ctx, "realm for host", err)
 	}
 	if len(first) == 1 {
 		return first[0].ID, nil
@@ -252,6 +257,11 @@ type ServerSettingsResponse struct {
 // organization the request addressed, or 0 for none. Password login (by
 // email and password, through FetchAPIKey) is the one authentication method.
 func (s *Service) GetServerSettings(ctx context.Context, realmID int64) (*ServerSettingsResponse, error) {
+	return s.reads().getServerSettings(ctx, realmID)
+}
+
+// getServerSettings is GetServerSettings reading through r.
+func (r reads) getServerSettings(ctx context.Context, realmID int64) (*ServerSettingsResponse, error) {
 	resp := &ServerSettingsResponse{
 		AuthenticationMethods:         AuthenticationMethods{Password: true, Email: true},
 		ExternalAuthenticationMethods: []ExternalAuthenticationMethod{},
@@ -262,17 +272,17 @@ func (s *Service) GetServerSettings(ctx context.Context, realmID int64) (*Server
 	if realmID == 0 {
 		return resp, nil
 	}
-	realm, err := s.store.GetRealm(ctx, realmID)
+	realm, err := r.st.GetRealm(ctx, realmID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return resp, nil
 	} else if err != nil {
-		return nil, s.internal(ctx, "server settings", err)
+		return nil, r.s.internal(ctx, "server settings", err)
 	}
 	desc := markdown.Render(realm.Description)
 	webPublic := false // web-public (anonymous) reading is not offered yet
 	resp.RealmURL, resp.RealmURI = realm.URL, realm.URL
 	resp.RealmName = realm.Name
-	resp.RealmIcon = s.realmIconURL(realm)
+	resp.RealmIcon = r.s.realmIconURL(realm)
 	resp.RealmDescription = &desc
 	resp.RealmWebPublicAccessEnabled = &webPublic
 	return resp, nil

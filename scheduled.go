@@ -416,7 +416,7 @@ func (s *Service) UpdateScheduledMessage(ctx context.Context, c Caller, req Upda
 		}
 	}
 	for range maxScheduledEditAttempts {
-		m, err := s.editedScheduledMessage(ctx, me, realm, &req, newType, topic)
+		m, err := s.reads().editedScheduledMessage(ctx, me, realm, &req, newType, topic)
 		if err != nil {
 			return nil, err
 		}
@@ -442,13 +442,13 @@ func (s *Service) UpdateScheduledMessage(ctx context.Context, c Caller, req Upda
 
 // editedScheduledMessage reads the caller's message and returns it with
 // the edit applied and checked (the reference's edit_scheduled_message).
-func (s *Service) editedScheduledMessage(ctx context.Context, me *storage.User, realm *storage.Realm,
+func (r reads) editedScheduledMessage(ctx context.Context, me *storage.User, realm *storage.Realm,
 	req *UpdateScheduledMessageRequest, newType string, topic *string) (*storage.ScheduledMessage, error) {
-	m, err := s.store.GetScheduledMessage(ctx, realm.ID, me.ID, req.ScheduledMessageID)
+	m, err := r.st.GetScheduledMessage(ctx, realm.ID, me.ID, req.ScheduledMessageID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errScheduledNotFound
 	} else if err != nil {
-		return nil, s.internal(ctx, "update scheduled message", err)
+		return nil, r.s.internal(ctx, "update scheduled message", err)
 	}
 	if m.Delivered {
 		return nil, errScheduledAlreadySent
@@ -476,7 +476,7 @@ func (s *Service) editedScheduledMessage(ctx context.Context, me *storage.User, 
 			return nil, err
 		}
 		send.Client, send.UserAgent = req.Client, req.UserAgent
-		o, err := s.prepareMessage(ctx, me, realm, &send)
+		o, err := r.s.prepareMessage(ctx, me, realm, &send)
 		if err != nil {
 			return nil, err
 		}
@@ -489,7 +489,7 @@ func (s *Service) editedScheduledMessage(ctx context.Context, me *storage.User, 
 			m.Content, m.RenderedContent = o.msg.Content, o.msg.RenderedContent
 		}
 	} else if topic != nil && m.StreamID != nil {
-		if m.Topic, err = s.normalizeTopic(*topic); err != nil {
+		if m.Topic, err = r.s.normalizeTopic(*topic); err != nil {
 			return nil, err
 		}
 		if m.Topic == "" && realm.MandatoryTopics {

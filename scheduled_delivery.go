@@ -256,10 +256,10 @@ func (s *Service) sendInternalDirect(ctx context.Context, realm *storage.Realm, 
 	inTx func(ctx context.Context, w *writeTx, m *storage.Message) error) error {
 	req := SendMessageRequest{Type: "private", To: ToUsers(to.ID), Content: content}
 	o := &outgoing{me: bot, realm: realm, client: "Internal", req: &req, internal: true, inTx: inTx}
-	if err := s.prepareDirectMessage(ctx, o); err != nil {
+	if err := s.reads().prepareDirectMessage(ctx, o); err != nil {
 		return err
 	}
-	if err := s.renderOutgoing(ctx, o); err != nil {
+	if err := s.reads().renderOutgoing(ctx, o); err != nil {
 		return err
 	}
 	return s.storeMessage(ctx, o)
