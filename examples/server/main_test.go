@@ -228,6 +228,6 @@ func TestRestartKeepsEventQueues(t *testing.T) {
 			}
 		}
 		return len(got) == 1
-	}, 5*time.Second, 20*time.Millisecond)
+	}, 15*time.Second, 200*time.Millisecond) // a look at most five times a second: the API's rate limit stays far
 	assert.Equal(t, []string{"after the restart"}, got)
 }
