@@ -58,6 +58,10 @@ type recordCache struct {
 	// policy forgets it when it commits (writeTx.SetUserTopic); another
 	// server's send that sets one is seen when the entry expires.
 	topicPolicies *cache.Cache[topicKey, int]
+	// profileValues are each user's custom profile field values, which
+	// every GET /users/me answers; changing one is a write that starts a
+	// new generation.
+	profileValues *cache.Cache[int64, []storage.ProfileFieldValue]
 }
 
 // topicKey is a user's topic (folded, as policies are matched).
@@ -102,7 +106,7 @@ func newRecordCache(now func() time.Time) *recordCache {
 		periods: newCache[int64, []storage.SubscriptionPeriod](g, now), mutes: newCache[int64, map[int64]bool](g, now),
 		muters: newCache[int64, []int64](g, now), channelNames: newCache[nameKey, int64](g, now),
 		alertTokens: newCache[nameKey, []storage.AlertWord](g, now), topicPolicies: newCache[topicKey, int](g, now),
-		anyAlertWords: newCache[int64, bool](g, now)}
+		anyAlertWords: newCache[int64, bool](g, now), profileValues: newCache[int64, []storage.ProfileFieldValue](g, now)}
 }
 
 // generation is the organization's current generation: take it before
@@ -187,4 +191,7 @@ func (r reads) channelByName(ctx context.Context, realmID int64, name string) (*
 // InvalidateCaches forgets what the Service caches about an organization
 // (its users as callers, and its channels). Host programs that change the store directly,
 // not through the Service, call it afterwards.
-func (s *Service) InvalidateCaches(realmID int64) { s.records.bump(realmID) }
+func (s *Service) InvalidateCaches(realmID int64) {
+	s.records.bump(realmID)
+	s.received.reset(realmID)
+}

@@ -169,6 +169,7 @@ type Service struct {
 	busOrigin    string   // this Service on the event bus (event_bus.go)
 	marks        busMarks // its markers on the bus
 	presence     *presencebuf.Buffer
+	received     receivedIndex // what max_message_id is answered from (max_message_id.go)
 	// The outbox runners of the background deliveries, and what they
 	// deliver with (scheduled_delivery.go, outgoing_webhooks.go,
 	// notifications_delivery.go).

@@ -36,6 +36,9 @@ type busWrite struct {
 	// Sync: the writer waits until the other servers have applied this
 	// write (fleet_sync.go).
 	Sync string `json:"y,omitempty"`
+	// Received: what the write changes in max_message_id's values
+	// (max_message_id.go).
+	Received *receivedChanges `json:"rc,omitempty"`
 }
 
 // busEvent is one event as it travels to the queues: the reference's JSON
@@ -63,10 +66,13 @@ func isEmpty(p *string) bool { return p != nil && *p == "" }
 // busPayload encodes w's events and invalidations; nil when the write
 // has nothing to tell.
 func (s *Service) busPayload(w *writeTx) ([]byte, error) {
-	if len(w.events) == 0 && w.callersKept && len(w.forgotten) == 0 {
+	if len(w.events) == 0 && w.callersKept && len(w.forgotten) == 0 && w.received.empty() {
 		return nil, nil
 	}
 	out := busWrite{Origin: s.busOrigin, Realm: w.realmID, Bump: !w.callersKept, Forget: w.forgotten}
+	if !w.received.empty() {
+		out.Received = &w.received
+	}
 	if s.needsSync(w) {
 		w.syncID = randomHex(8)
 		out.Sync = w.syncID
@@ -151,6 +157,9 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 			}
 			if len(w.Forget) > 0 {
 				s.messages.forget(w.Forget)
+			}
+			if w.Received != nil {
+				s.received.apply(w.Realm, w.Received)
 			}
 			if w.Sync != "" {
 				s.fleet.synced.arrived(w.Sync)

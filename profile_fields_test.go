@@ -299,3 +299,26 @@ func TestUpdateRealm(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, chat.GroupSettingValue{DirectMembers: []int64{admin.ID}, DirectSubgroups: []int64{members.ID}}, after.RealmCanCreateBotsGroup)
 }
+
+// GET /users/me reads its profile values through the record cache: a
+// change, and a field's deletion, show at once.
+func TestOwnUserSeesProfileChangesAtOnce(t *testing.T) {
+	ctx := context.Background()
+	h := chattest.New(t)
+	member := h.NewUser(t, chat.RoleMember)
+	f, err := h.Service.CreateProfileField(ctx, h.Owner.Caller, chat.CreateProfileFieldRequest{Name: ptr("Phone"), FieldType: chat.FieldShortText})
+	require.NoError(t, err)
+	own := func() map[string]chat.ProfileFieldValue {
+		me, err := h.Service.GetOwnUser(ctx, member.Caller)
+		require.NoError(t, err)
+		return me.ProfileData
+	}
+	require.Empty(t, own())
+	updates := []chat.ProfileDataUpdate{{ID: f.ID, Value: "+1 555 0100"}}
+	_, err = h.Service.UpdateUser(ctx, h.Owner.Caller, chat.UpdateUserRequest{UserID: member.ID, UserUpdate: chat.UserUpdate{ProfileData: &updates}})
+	require.NoError(t, err)
+	require.Equal(t, "+1 555 0100", own()[fmt.Sprint(f.ID)].Value)
+	_, err = h.Service.DeleteProfileField(ctx, h.Owner.Caller, chat.DeleteProfileFieldRequest{FieldID: f.ID})
+	require.NoError(t, err)
+	require.Empty(t, own())
+}

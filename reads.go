@@ -29,11 +29,14 @@ type reads struct {
 	msgs  *messageCache
 	// tx: st is a write transaction (see above).
 	tx bool
+	// recv answers max_message_id from memory: only the Service's own
+	// reads have it (a snapshot or a transaction reads the store).
+	recv *receivedIndex
 }
 
 // reads reads the Service's store through its shared caches.
 func (s *Service) reads() reads {
-	return reads{s: s, st: s.store, c: s.records, links: s.linkifiers, msgs: s.messages}
+	return reads{s: s, st: s.store, c: s.records, links: s.linkifiers, msgs: s.messages, recv: &s.received}
 }
 
 // reads reads the transaction (see the reads type).

@@ -193,6 +193,7 @@ func (s *Service) observe(m metric.Meter) {
 				return sumStats(callers.alertTokens.Stats(), callers.anyAlertWords.Stats())
 			}},
 			{cacheName("topic_policies"), callers.topicPolicies.Stats},
+			{cacheName("profile_values"), callers.profileValues.Stats},
 			{cacheName("messages"), s.messages.stats},
 		}
 		orgCaches = cacheName("organization")

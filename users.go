@@ -133,7 +133,9 @@ func (r reads) getOwnUser(ctx context.Context, c Caller) (*OwnUser, error) {
 		return nil, r.s.internal(ctx, "get own user", err)
 	}
 	if !me.IsBot {
-		values, err := r.st.ListProfileFieldValues(ctx, realm.ID, []int64{me.ID})
+		values, err := r.c.profileValues.Load(realm.ID, me.ID, func() ([]storage.ProfileFieldValue, error) {
+			return r.st.ListProfileFieldValues(ctx, realm.ID, []int64{me.ID})
+		})
 		if err != nil {
 			return nil, r.s.internal(ctx, "get own user", err)
 		}
@@ -143,23 +145,6 @@ func (r reads) getOwnUser(ctx context.Context, c Caller) (*OwnUser, error) {
 		}
 	}
 	return resp, nil
-}
-
-// maxMessageID is the ID of the newest message the user received (a
-// direct message, one of their channels' messages while they were
-// subscribed, one they sent or have a row for), or -1 when there is none,
-// as the reference says: one statement of index seeks over the user's
-// subscription periods.
-func (r reads) maxMessageID(ctx context.Context, realmID, userID int64) (int64, error) {
-	periods, err := r.userPeriods(ctx, realmID, userID)
-	if err != nil {
-		return 0, err
-	}
-	id, err := r.st.NewestReceivedMessage(ctx, realmID, userID, spansOf(periods))
-	if err != nil || id == 0 {
-		return -1, err
-	}
-	return id, nil
 }
 
 // GetUsersRequest is the input of GetUsers.

@@ -121,6 +121,9 @@ type writeTx struct {
 	callersKept bool
 	// forgotten are messages whose cached form the write makes stale.
 	forgotten []int64
+	// received is what the write changes in max_message_id's values
+	// (max_message_id.go).
+	received receivedChanges
 	// after run once the transaction has committed.
 	after []func()
 	svc   *Service
@@ -451,6 +454,7 @@ func (s *Service) afterWrites(_ context.Context, ops []*writeOp, errs []error) {
 		if len(w.forgotten) > 0 {
 			s.messages.forget(w.forgotten)
 		}
+		s.received.apply(w.realmID, &w.received)
 		for _, fn := range w.after {
 			fn()
 		}
