@@ -200,15 +200,15 @@ func (r reads) getAlertWords(ctx context.Context, c Caller) (*AlertWordsResponse
 	if err != nil {
 		return nil, err
 	}
-	words, err := r.s.listAlertWords(ctx, r.st, me)
+	words, err := r.listAlertWords(ctx, me)
 	if err != nil {
 		return nil, r.s.internal(ctx, "get alert words", err)
 	}
 	return &AlertWordsResponse{AlertWords: words}, nil
 }
 
-func (s *Service) listAlertWords(ctx context.Context, st storage.Store, me *storage.User) ([]string, error) {
-	rows, err := st.ListAlertWords(ctx, me.RealmID, me.ID)
+func (r reads) listAlertWords(ctx context.Context, me *storage.User) ([]string, error) {
+	rows, err := r.st.ListAlertWords(ctx, me.RealmID, me.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +282,7 @@ func (s *Service) changeAlertWords(ctx context.Context, c Caller, req AlertWords
 			}
 		}
 		var err error
-		if after, err = s.listAlertWords(ctx, w, me); err != nil {
+		if after, err = w.reads().listAlertWords(ctx, me); err != nil {
 			return err
 		}
 		w.emit(toUsers(me.ID), AlertWordsEvent{AlertWords: after})

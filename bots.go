@@ -116,7 +116,7 @@ func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest)
 // realm made before the setting existed stores 0, read as
 // role:administrators (the safe choice); new realms store their defaults.
 func (r reads) inRealmGroup(ctx context.Context, realm *storage.Realm, groupID int64, u *storage.User) (bool, error) {
-	scope, err := callerScope(ctx, r.st, realm.ID, u.ID)
+	scope, err := r.callerScope(ctx, realm.ID, u.ID)
 	if err != nil {
 		return false, err
 	}
@@ -127,7 +127,7 @@ func (r reads) inRealmGroup(ctx context.Context, realm *storage.Realm, groupID i
 func (r reads) scopeInRealmGroup(ctx context.Context, realmID, groupID int64, scope *groupScope) (bool, error) {
 	if groupID == 0 {
 		var err error
-		if groupID, err = systemGroupID(ctx, r.st, realmID, GroupAdministrators); err != nil {
+		if groupID, err = r.systemGroupID(ctx, realmID, GroupAdministrators); err != nil {
 			return false, err
 		}
 	}
@@ -213,7 +213,7 @@ func (r reads) getBots(ctx context.Context, c Caller) (*GetBotsResponse, error) 
 	for i := range users {
 		botIDs = append(botIDs, users[i].ID)
 	}
-	services, err := botServices(ctx, r.st, realm.ID, botIDs)
+	services, err := r.botServices(ctx, realm.ID, botIDs)
 	if err != nil {
 		return nil, r.s.internal(ctx, "get bots", err)
 	}
@@ -358,13 +358,13 @@ func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest)
 				// the other managers see the owner change, and everyone
 				// the user's new owner.
 				aud := botAudience(&next)
-				if bot.BotOwnerID != nil && !isAdminID(ctx, w, realm.ID, *bot.BotOwnerID) {
+				if bot.BotOwnerID != nil && !w.reads().isAdminID(ctx, realm.ID, *bot.BotOwnerID) {
 					w.emit(toUsers(*bot.BotOwnerID), RealmBotEvent{Op: "delete", Bot: map[string]any{"user_id": bot.ID}})
 					aud.Except = append(aud.Except, *bot.BotOwnerID)
 				}
-				if !isAdminID(ctx, w, realm.ID, *next.BotOwnerID) {
+				if !w.reads().isAdminID(ctx, realm.ID, *next.BotOwnerID) {
 					view := newBotEventView(&next)
-					services, err := botServices(ctx, w, realm.ID, []int64{bot.ID})
+					services, err := w.reads().botServices(ctx, realm.ID, []int64{bot.ID})
 					if err != nil {
 						return err
 					}

@@ -102,12 +102,12 @@ type channelCtx struct {
 	subscribed map[int64]bool
 }
 
-func (s *Service) loadChannelCtx(ctx context.Context, st storage.Store, me *storage.User, realm *storage.Realm) (*channelCtx, error) {
-	groups, err := callerScope(ctx, st, realm.ID, me.ID)
+func (r reads) loadChannelCtx(ctx context.Context, me *storage.User, realm *storage.Realm) (*channelCtx, error) {
+	groups, err := r.callerScope(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
 	}
-	subs, err := st.ListUserSubscriptions(ctx, realm.ID, me.ID)
+	subs, err := r.st.ListUserSubscriptions(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +163,7 @@ func (r reads) channelCaller(ctx context.Context, c Caller) (*channelCtx, error)
 	if err != nil {
 		return nil, err
 	}
-	cc, err := r.s.loadChannelCtx(ctx, r.st, me, realm)
+	cc, err := r.loadChannelCtx(ctx, me, realm)
 	if err != nil {
 		return nil, r.s.internal(ctx, "load channels", err)
 	}
@@ -474,8 +474,8 @@ func (s *Service) UpdateChannel(ctx context.Context, c Caller, req UpdateChannel
 			if up == nil {
 				continue
 			}
-			id, err := s.updateGroupSetting(ctx, w, cc.realm.ID, set.name, cc.groups.value(*set.field(ch)), up, func(v GroupSettingValue) (int64, error) {
-				return s.channelGroupSetting(ctx, w, cc, set, &v)
+			id, err := w.reads().updateGroupSetting(ctx, cc.realm.ID, set.name, cc.groups.value(*set.field(ch)), up, func(v GroupSettingValue) (int64, error) {
+				return w.reads().channelGroupSetting(ctx, cc, set, &v)
 			})
 			if err != nil {
 				return err
@@ -574,9 +574,9 @@ func equalPtr[T comparable](a, b *T) bool {
 }
 
 // channelGroupSetting stores a channel permission value (or its default).
-func (s *Service) channelGroupSetting(ctx context.Context, st storage.Store, cc *channelCtx, set settingDescriptor[storage.Stream], v *GroupSettingValue) (int64, error) {
+func (r reads) channelGroupSetting(ctx context.Context, cc *channelCtx, set settingDescriptor[storage.Stream], v *GroupSettingValue) (int64, error) {
 	if v != nil {
-		c, err := s.collapse(ctx, st, cc.realm.ID, *v)
+		c, err := r.collapse(ctx, cc.realm.ID, *v)
 		if err != nil {
 			return 0, err
 		}
@@ -586,7 +586,7 @@ func (s *Service) channelGroupSetting(ctx context.Context, st storage.Store, cc 
 		if set.def == "" {
 			v = &GroupSettingValue{DirectMembers: []int64{cc.me.ID}, DirectSubgroups: []int64{}}
 		} else {
-			id, err := systemGroupID(ctx, st, cc.realm.ID, set.def)
+			id, err := r.systemGroupID(ctx, cc.realm.ID, set.def)
 			if err != nil {
 				return 0, err
 			}
@@ -594,14 +594,14 @@ func (s *Service) channelGroupSetting(ctx context.Context, st storage.Store, cc 
 		}
 	}
 	if v.GroupID != nil {
-		if err := cc.groups.load(ctx, st, cc.realm.ID, *v.GroupID); err != nil {
+		if err := cc.groups.load(ctx, r.st, cc.realm.ID, *v.GroupID); err != nil {
 			return 0, err
 		}
 		if err := set.checkAllowed(cc.groups, *v); err != nil {
 			return 0, err
 		}
 	}
-	return s.storeGroupSetting(ctx, st, cc.realm.ID, set.name, *v)
+	return r.s.storeGroupSetting(ctx, r.st, cc.realm.ID, set.name, *v)
 }
 
 // ArchiveChannelRequest is the input of ArchiveChannel.

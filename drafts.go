@@ -225,7 +225,7 @@ func (r reads) checkDraft(ctx context.Context, me *storage.User, realm *storage.
 		if len(*in.To) != 1 {
 			return BadRequest("Must specify exactly 1 channel ID for channel messages")
 		}
-		cc, err := r.s.loadChannelCtx(ctx, r.st, me, realm)
+		cc, err := r.loadChannelCtx(ctx, me, realm)
 		if err != nil {
 			return r.s.internal(ctx, "check draft", err)
 		}

@@ -153,8 +153,8 @@ func (r reads) resolveAudience(ctx context.Context, ev Event) ([]int64, error) {
 // write's transaction and sent whole, as the reference sends the
 // collections a client keeps as one list (linkifiers, playgrounds, custom
 // profile fields).
-func emitWholeList[T any](ctx context.Context, w *writeTx, realmID int64, list func(context.Context, storage.Store, int64) (T, error), event func(T) EventBody) error {
-	v, err := list(ctx, w, realmID)
+func emitWholeList[T any](ctx context.Context, w *writeTx, realmID int64, list func(reads, context.Context, int64) (T, error), event func(T) EventBody) error {
+	v, err := list(w.reads(), ctx, realmID)
 	if err != nil {
 		return err
 	}

@@ -195,7 +195,7 @@ func (s *Service) changeFlags(ctx context.Context, w *writeTx, realm *storage.Re
 	res.changed = nonNil(changed)
 	ev := UpdateMessageFlagsEvent{Op: opName(add), Operation: opName(add), Flag: flag, Messages: res.changed}
 	if bit == storage.FlagRead && !add {
-		if ev.MessageDetails, err = s.unreadDetails(ctx, w, realm, me, st, changed); err != nil {
+		if ev.MessageDetails, err = w.reads().unreadDetails(ctx, realm, me, st, changed); err != nil {
 			return res, err
 		}
 	}
@@ -331,15 +331,15 @@ func (s *Service) MarkAllAsRead(ctx context.Context, c Caller) (*MarkAllAsReadRe
 
 // markAllBatchIn marks up to n unread rows, or else up to n channels,
 // read; done says nothing unread is left.
-func (s *Service) markAllBatchIn(ctx context.Context, st storage.Store, realmID, userID int64, n int) (done bool, err error) {
-	rows, err := st.ListUnreadRows(ctx, realmID, userID, nil, n)
+func (s *Service) markAllBatchIn(ctx context.Context, w *writeTx, realmID, userID int64, n int) (done bool, err error) {
+	rows, err := w.ListUnreadRows(ctx, realmID, userID, nil, n)
 	if err != nil {
 		return false, err
 	}
 	if len(rows) > 0 {
-		return false, st.UpdateUserMessageFlags(ctx, realmID, userID, flaggedIDs(rows), storage.FlagRead, 0)
+		return false, w.UpdateUserMessageFlags(ctx, realmID, userID, flaggedIDs(rows), storage.FlagRead, 0)
 	}
-	periods, err := st.ListUserPeriods(ctx, realmID, userID)
+	periods, err := w.ListUserPeriods(ctx, realmID, userID)
 	if err != nil {
 		return false, err
 	}
@@ -347,11 +347,11 @@ func (s *Service) markAllBatchIn(ctx context.Context, st storage.Store, realmID,
 	for _, p := range periods {
 		channels[p.StreamID] = true
 	}
-	gaps, err := s.unreadGaps(ctx, st, realmID, userID, periods, mapKeys(channels))
+	gaps, err := w.reads().unreadGaps(ctx, realmID, userID, periods, mapKeys(channels))
 	if err != nil || len(gaps) == 0 {
 		return err == nil, err
 	}
-	maxID, err := st.MaxMessageID(ctx)
+	maxID, err := w.MaxMessageID(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -362,7 +362,7 @@ func (s *Service) markAllBatchIn(ctx context.Context, st storage.Store, realmID,
 		}
 	}
 	batch := unread[:min(len(unread), n)]
-	if err := st.ResetReadRanges(ctx, realmID, userID, batch, maxID); err != nil {
+	if err := w.ResetReadRanges(ctx, realmID, userID, batch, maxID); err != nil {
 		return false, err
 	}
 	return len(batch) == len(unread), nil

@@ -70,7 +70,7 @@ func (s *Service) changeGroup(ctx context.Context, c Caller, req UpdateUserGroup
 	}
 	add, del, addSubs, delSubs := lists[0], lists[1], lists[2], lists[3]
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
-		scope, group, err := s.groupForUpdate(ctx, w, realm.ID, req.UserGroupID, me)
+		scope, group, err := w.reads().groupForUpdate(ctx, realm.ID, req.UserGroupID, me)
 		if err != nil {
 			return err
 		}
@@ -88,13 +88,13 @@ func (s *Service) changeGroup(ctx context.Context, c Caller, req UpdateUserGroup
 				return clash("User %d is already a member of this group", id)
 			}
 		}
-		if err := s.checkActiveUsers(ctx, w, realm.ID, add); err != nil {
+		if err := w.reads().checkActiveUsers(ctx, realm.ID, add); err != nil {
 			return err
 		}
 		// Deactivated users keep their memberships for a reactivation,
 		// but are nobody's members meanwhile: removing one is refused as
 		// adding one is.
-		if err := s.checkActiveUsers(ctx, w, realm.ID, del); err != nil {
+		if err := w.reads().checkActiveUsers(ctx, realm.ID, del); err != nil {
 			return err
 		}
 		for _, id := range del {
@@ -264,7 +264,7 @@ func (r reads) isUserGroupMember(ctx context.Context, c Caller, req IsUserGroupM
 		}
 		in = slices.Contains(direct, g.ID)
 	} else {
-		theirs, err := callerScope(ctx, r.st, g.RealmID, req.UserID)
+		theirs, err := r.callerScope(ctx, g.RealmID, req.UserID)
 		if err != nil {
 			return nil, r.s.internal(ctx, "is user group member", err)
 		}

@@ -164,9 +164,9 @@ func firstMissing[T any](want []int64, found []T, id func(T) int64) (int64, bool
 }
 
 // groupSettingValue is the wire value of the group that holds a permission.
-func (s *Service) groupSettingValue(ctx context.Context, st storage.Store, realmID, groupID int64) (GroupSettingValue, error) {
+func (r reads) groupSettingValue(ctx context.Context, realmID, groupID int64) (GroupSettingValue, error) {
 	scope := newGroupScope(nil)
-	if err := scope.load(ctx, st, realmID, groupID); err != nil {
+	if err := scope.load(ctx, r.st, realmID, groupID); err != nil {
 		return GroupSettingValue{}, err
 	}
 	return scope.value(groupID), nil
@@ -176,12 +176,12 @@ func (s *Service) groupSettingValue(ctx context.Context, st storage.Store, realm
 // required; when the update names the value it expects to replace, that
 // must match the current value (else EXPECTATION_MISMATCH); then store
 // keeps the new value (collapsed, see collapse) and gives its group ID.
-func (s *Service) updateGroupSetting(ctx context.Context, st storage.Store, realmID int64, name string, current GroupSettingValue, up *GroupSettingUpdate, store func(GroupSettingValue) (int64, error)) (int64, error) {
+func (r reads) updateGroupSetting(ctx context.Context, realmID int64, name string, current GroupSettingValue, up *GroupSettingUpdate, store func(GroupSettingValue) (int64, error)) (int64, error) {
 	if up.New == nil {
 		return 0, BadRequest(`%s["new"] field is missing: Field required`, name)
 	}
 	if up.Old != nil {
-		old, err := s.collapse(ctx, st, realmID, *up.Old)
+		old, err := r.collapse(ctx, realmID, *up.Old)
 		if err != nil {
 			return 0, err
 		}
@@ -189,7 +189,7 @@ func (s *Service) updateGroupSetting(ctx context.Context, st storage.Store, real
 			return 0, errExpectationMismatch
 		}
 	}
-	v, err := s.collapse(ctx, st, realmID, *up.New)
+	v, err := r.collapse(ctx, realmID, *up.New)
 	if err != nil {
 		return 0, err
 	}
@@ -199,7 +199,7 @@ func (s *Service) updateGroupSetting(ctx context.Context, st storage.Store, real
 // collapse turns a value that names exactly one group and no users into
 // that group, and an empty value into role:nobody, as the reference does
 // with the values it is given (values it shows are never collapsed).
-func (s *Service) collapse(ctx context.Context, st storage.Store, realmID int64, v GroupSettingValue) (GroupSettingValue, error) {
+func (r reads) collapse(ctx context.Context, realmID int64, v GroupSettingValue) (GroupSettingValue, error) {
 	if v.GroupID != nil || len(v.DirectMembers) > 0 || len(uniqueSorted(v.DirectSubgroups)) > 1 {
 		return v, nil
 	}
@@ -207,7 +207,7 @@ func (s *Service) collapse(ctx context.Context, st storage.Store, realmID int64,
 		id := v.DirectSubgroups[0]
 		return GroupSettingValue{GroupID: &id}, nil
 	}
-	nobody, err := systemGroupID(ctx, st, realmID, GroupNobody)
+	nobody, err := r.systemGroupID(ctx, realmID, GroupNobody)
 	if err != nil {
 		return v, err
 	}
@@ -248,8 +248,8 @@ func newGroupScope(mine []int64) *groupScope {
 }
 
 // callerScope loads the groups the user is in.
-func callerScope(ctx context.Context, st storage.Store, realmID, userID int64) (*groupScope, error) {
-	mine, err := st.EffectiveGroupIDs(ctx, realmID, userID)
+func (r reads) callerScope(ctx context.Context, realmID, userID int64) (*groupScope, error) {
+	mine, err := r.st.EffectiveGroupIDs(ctx, realmID, userID)
 	if err != nil {
 		return nil, err
 	}

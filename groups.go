@@ -224,7 +224,7 @@ func (s *Service) CreateUserGroup(ctx context.Context, c Caller, req CreateUserG
 	group := &storage.UserGroup{RealmID: realm.ID, Name: name, Description: req.Description, CreatorID: &me.ID, DateCreated: &now}
 	var view UserGroup
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
-		if err := s.checkActiveUsers(ctx, w, realm.ID, members); err != nil {
+		if err := w.reads().checkActiveUsers(ctx, realm.ID, members); err != nil {
 			return err
 		}
 		scope := newGroupScope(nil)
@@ -237,7 +237,7 @@ func (s *Service) CreateUserGroup(ctx context.Context, c Caller, req CreateUserG
 			}
 		}
 		for i, set := range userGroupSettings {
-			id, err := s.newGroupSetting(ctx, w, realm.ID, me, set, *userGroupCreateField[i](&req))
+			id, err := w.reads().newGroupSetting(ctx, realm.ID, me, set, *userGroupCreateField[i](&req))
 			if err != nil {
 				return err
 			}
@@ -278,9 +278,9 @@ func (s *Service) CreateUserGroup(ctx context.Context, c Caller, req CreateUserG
 
 // newGroupSetting stores the value of a setting of a new group (or its
 // default) after checking it against the setting's rules.
-func (s *Service) newGroupSetting(ctx context.Context, st storage.Store, realmID int64, me *storage.User, set settingDescriptor[storage.UserGroup], v *GroupSettingValue) (int64, error) {
+func (r reads) newGroupSetting(ctx context.Context, realmID int64, me *storage.User, set settingDescriptor[storage.UserGroup], v *GroupSettingValue) (int64, error) {
 	if v != nil {
-		c, err := s.collapse(ctx, st, realmID, *v)
+		c, err := r.collapse(ctx, realmID, *v)
 		if err != nil {
 			return 0, err
 		}
@@ -290,7 +290,7 @@ func (s *Service) newGroupSetting(ctx context.Context, st storage.Store, realmID
 		if set.def == "" {
 			v = &GroupSettingValue{DirectMembers: []int64{me.ID}, DirectSubgroups: []int64{}}
 		} else {
-			id, err := systemGroupID(ctx, st, realmID, set.def)
+			id, err := r.systemGroupID(ctx, realmID, set.def)
 			if err != nil {
 				return 0, err
 			}
@@ -299,25 +299,25 @@ func (s *Service) newGroupSetting(ctx context.Context, st storage.Store, realmID
 	}
 	if v.GroupID != nil {
 		scope := newGroupScope(nil)
-		if err := scope.load(ctx, st, realmID, *v.GroupID); err != nil {
+		if err := scope.load(ctx, r.st, realmID, *v.GroupID); err != nil {
 			return 0, err
 		}
 		if err := set.checkAllowed(scope, *v); err != nil {
 			return 0, err
 		}
 	}
-	return s.storeGroupSetting(ctx, st, realmID, set.name, *v)
+	return r.s.storeGroupSetting(ctx, r.st, realmID, set.name, *v)
 }
 
 // checkActiveUsers checks, with one query, that every ID is an active
 // user of the realm.
-func (s *Service) checkActiveUsers(ctx context.Context, st storage.Store, realmID int64, ids []int64) error {
+func (r reads) checkActiveUsers(ctx context.Context, realmID int64, ids []int64) error {
 	ids = uniqueSorted(ids)
 	if len(ids) == 0 {
 		return nil
 	}
 	active := true
-	users, err := st.FindUsers(ctx, realmID, storage.UserFilter{IDs: ids, Active: &active})
+	users, err := r.st.FindUsers(ctx, realmID, storage.UserFilter{IDs: ids, Active: &active})
 	if err != nil {
 		return err
 	}
@@ -332,12 +332,12 @@ var errNoSuchGroup = noSuch("Invalid user group")
 // groupForUpdate loads a named, non-system group of the realm, its direct
 // members and subgroups, the groups of its settings, and the caller's
 // groups.
-func (s *Service) groupForUpdate(ctx context.Context, st storage.Store, realmID, groupID int64, me *storage.User) (*groupScope, *storage.UserGroup, error) {
-	scope, err := callerScope(ctx, st, realmID, me.ID)
+func (r reads) groupForUpdate(ctx context.Context, realmID, groupID int64, me *storage.User) (*groupScope, *storage.UserGroup, error) {
+	scope, err := r.callerScope(ctx, realmID, me.ID)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := scope.load(ctx, st, realmID, groupID); err != nil {
+	if err := scope.load(ctx, r.st, realmID, groupID); err != nil {
 		return nil, nil, err
 	}
 	g := scope.named(groupID)
@@ -347,10 +347,10 @@ func (s *Service) groupForUpdate(ctx context.Context, st storage.Store, realmID,
 	if g.IsSystemGroup {
 		return nil, nil, errInsufficient
 	}
-	if err := scope.load(ctx, st, realmID, settingIDs(userGroupSettings, g)...); err != nil {
+	if err := scope.load(ctx, r.st, realmID, settingIDs(userGroupSettings, g)...); err != nil {
 		return nil, nil, err
 	}
-	if err := scope.loadContents(ctx, st, realmID, g.ID); err != nil {
+	if err := scope.loadContents(ctx, r.st, realmID, g.ID); err != nil {
 		return nil, nil, err
 	}
 	return scope, g, nil
@@ -393,7 +393,7 @@ func (s *Service) UpdateUserGroup(ctx context.Context, c Caller, req UpdateUserG
 		return nil, BadRequest("No new data supplied")
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
-		scope, group, err := s.groupForUpdate(ctx, w, realm.ID, req.UserGroupID, me)
+		scope, group, err := w.reads().groupForUpdate(ctx, realm.ID, req.UserGroupID, me)
 		if err != nil {
 			return err
 		}
@@ -421,8 +421,8 @@ func (s *Service) UpdateUserGroup(ctx context.Context, c Caller, req UpdateUserG
 			if up == nil {
 				continue
 			}
-			id, err := s.updateGroupSetting(ctx, w, realm.ID, set.name, scope.value(*set.field(group)), up, func(v GroupSettingValue) (int64, error) {
-				return s.newGroupSetting(ctx, w, realm.ID, me, set, &v)
+			id, err := w.reads().updateGroupSetting(ctx, realm.ID, set.name, scope.value(*set.field(group)), up, func(v GroupSettingValue) (int64, error) {
+				return w.reads().newGroupSetting(ctx, realm.ID, me, set, &v)
 			})
 			if err != nil {
 				return err
@@ -466,7 +466,7 @@ func (s *Service) DeactivateUserGroup(ctx context.Context, c Caller, req Deactiv
 		return nil, err
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
-		scope, group, err := s.groupForUpdate(ctx, w, realm.ID, req.UserGroupID, me)
+		scope, group, err := w.reads().groupForUpdate(ctx, realm.ID, req.UserGroupID, me)
 		if err != nil {
 			return err
 		}
@@ -476,7 +476,7 @@ func (s *Service) DeactivateUserGroup(ctx context.Context, c Caller, req Deactiv
 		if group.Deactivated {
 			return clash("User group is already deactivated.")
 		}
-		objections, err := s.groupObjections(ctx, w, realm, group.ID)
+		objections, err := w.reads().groupObjections(ctx, realm, group.ID)
 		if err != nil {
 			return err
 		}
@@ -503,14 +503,14 @@ func (s *Service) DeactivateUserGroup(ctx context.Context, c Caller, req Deactiv
 // groupObjections lists where a group is used, in the reference's shape:
 // the settings that name it directly, or through an anonymous group that
 // has it as a direct subgroup.
-func (s *Service) groupObjections(ctx context.Context, st storage.Store, realm *storage.Realm, target int64) ([]map[string]any, error) {
+func (r reads) groupObjections(ctx context.Context, realm *storage.Realm, target int64) ([]map[string]any, error) {
 	holders := []int64{target}
-	parents, err := st.SupergroupIDs(ctx, realm.ID, target)
+	parents, err := r.st.SupergroupIDs(ctx, realm.ID, target)
 	if err != nil {
 		return nil, err
 	}
 	scope := newGroupScope(nil)
-	if err := scope.load(ctx, st, realm.ID, parents...); err != nil {
+	if err := scope.load(ctx, r.st, realm.ID, parents...); err != nil {
 		return nil, err
 	}
 	for _, id := range parents {
@@ -531,7 +531,7 @@ func (s *Service) groupObjections(ctx context.Context, st storage.Store, realm *
 	if len(supergroups) > 0 {
 		out = append(out, map[string]any{"type": "subgroup", "supergroup_ids": supergroups})
 	}
-	channels, err := st.ListStreamsUsingGroups(ctx, realm.ID, holders)
+	channels, err := r.st.ListStreamsUsingGroups(ctx, realm.ID, holders)
 	if err != nil {
 		return nil, err
 	}
@@ -544,7 +544,7 @@ func (s *Service) groupObjections(ctx context.Context, st storage.Store, realm *
 		}
 		out = append(out, map[string]any{"type": "channel", "channel_id": channels[i].ID, "settings": settings})
 	}
-	groups, err := st.ListGroupsUsingGroups(ctx, realm.ID, holders)
+	groups, err := r.st.ListGroupsUsingGroups(ctx, realm.ID, holders)
 	if err != nil {
 		return nil, err
 	}

@@ -218,7 +218,7 @@ func (s *Service) prepareInvite(ctx context.Context, c Caller, inviteAs *int, pe
 	if !slices.Contains(inviteRoles, role) {
 		return nil, 0, BadRequest("Invalid invite_as: Value error, Not in the list of possible values")
 	}
-	cc, err := s.loadChannelCtx(ctx, s.store, me, realm)
+	cc, err := s.reads().loadChannelCtx(ctx, me, realm)
 	if err != nil {
 		return nil, 0, s.internal(ctx, "invite", err)
 	}
@@ -320,7 +320,7 @@ func (r reads) inviteGroups(ctx context.Context, cc *channelCtx, ids *[]int64) (
 		if slices.Contains(out, id) {
 			continue
 		}
-		scope, g, err := r.s.groupForUpdate(ctx, r.st, cc.realm.ID, id, cc.me)
+		scope, g, err := r.groupForUpdate(ctx, cc.realm.ID, id, cc.me)
 		if err != nil {
 			return nil, r.s.internal(ctx, "invite groups", err)
 		}
@@ -580,8 +580,8 @@ func (r reads) getInvites(ctx context.Context, c Caller) (*GetInvitesResponse, e
 // (the reference's access_invite_by_id and access_multiuse_invite_by_id):
 // their own, or, for administrators, anyone's (an owner's invitation of
 // an owner takes an owner).
-func (s *Service) manageableInvite(ctx context.Context, st storage.Store, me *storage.User, realm *storage.Realm, id int64, multiuse bool) (*storage.Invite, error) {
-	inv, err := st.GetInvite(ctx, realm.ID, id)
+func (r reads) manageableInvite(ctx context.Context, me *storage.User, realm *storage.Realm, id int64, multiuse bool) (*storage.Invite, error) {
+	inv, err := r.st.GetInvite(ctx, realm.ID, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errNoSuchInvitation
 	} else if err != nil {
@@ -627,7 +627,7 @@ func (s *Service) revokeInvite(ctx context.Context, c Caller, id int64, multiuse
 		return nil, err
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
-		inv, err := s.manageableInvite(ctx, w, me, realm, id, multiuse)
+		inv, err := w.reads().manageableInvite(ctx, me, realm, id, multiuse)
 		if err != nil {
 			return err
 		}
@@ -654,7 +654,7 @@ func (s *Service) ResendEmailInvite(ctx context.Context, c Caller, req InviteIDR
 	if err := requireMemberOrAdmin(me); err != nil {
 		return nil, err
 	}
-	inv, err := s.manageableInvite(ctx, s.store, me, realm, req.InviteID, false)
+	inv, err := s.reads().manageableInvite(ctx, me, realm, req.InviteID, false)
 	if err != nil {
 		return nil, s.internal(ctx, "resend invite", err)
 	}

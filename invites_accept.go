@@ -121,7 +121,7 @@ func (s *Service) AcceptInvitation(ctx context.Context, realmID int64, req Accep
 	if err := s.checkPassword(req.Password); err != nil {
 		return nil, err
 	}
-	if err := s.emailFree(ctx, s.store, realm.ID, email, 0); err != nil {
+	if err := s.reads().emailFree(ctx, realm.ID, email, 0); err != nil {
 		return nil, err
 	}
 	hash, err := s.hasher.Hash(req.Password)

@@ -110,7 +110,7 @@ func (r reads) getLinkifiers(ctx context.Context, c Caller) (*GetLinkifiersRespo
 	if err != nil {
 		return nil, err
 	}
-	list, err := r.s.realmLinkifiers(ctx, r.st, realm.ID)
+	list, err := r.realmLinkifiers(ctx, realm.ID)
 	if err != nil {
 		return nil, r.s.internal(ctx, "list linkifiers", err)
 	}
@@ -365,13 +365,13 @@ func re2ErrorText(err error) string {
 
 // emitLinkifiers tells everyone the organization's new linkifier list.
 func (s *Service) emitLinkifiers(ctx context.Context, w *writeTx, realmID int64) error {
-	return emitWholeList(ctx, w, realmID, s.realmLinkifiers, func(l []Linkifier) EventBody { return RealmLinkifiersEvent{RealmLinkifiers: l} })
+	return emitWholeList(ctx, w, realmID, reads.realmLinkifiers, func(l []Linkifier) EventBody { return RealmLinkifiersEvent{RealmLinkifiers: l} })
 }
 
 // realmLinkifiers lists the organization's linkifiers in order, as
 // GetLinkifiers, register and the event show them.
-func (s *Service) realmLinkifiers(ctx context.Context, st storage.Store, realmID int64) ([]Linkifier, error) {
-	rows, err := st.ListLinkifiers(ctx, realmID)
+func (r reads) realmLinkifiers(ctx context.Context, realmID int64) ([]Linkifier, error) {
+	rows, err := r.st.ListLinkifiers(ctx, realmID)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/teamchat/chat/internal/cache"
 	"github.com/teamchat/chat/markdown"
-	"github.com/teamchat/chat/storage"
 )
 
 // linkifierCache keeps each organization's compiled linkifiers, which
@@ -24,10 +23,10 @@ func newLinkifierCache(callers *recordCache, now func() time.Time) *linkifierCac
 // compiledLinkifiers returns the organization's linkifiers, compiled, in
 // the order they apply. A stored pattern that no longer compiles is left
 // out (the reference's renderer lets it match nothing). What is not
-// cached is read from st (a write transaction reads through itself).
-func (r reads) compiledLinkifiers(ctx context.Context, st storage.Store, realmID int64) ([]*markdown.Linkifier, error) {
+// cached is read from r's store (a write transaction reads through itself).
+func (r reads) compiledLinkifiers(ctx context.Context, realmID int64) ([]*markdown.Linkifier, error) {
 	return r.links.Load(realmID, realmID, func() ([]*markdown.Linkifier, error) {
-		rows, err := st.ListLinkifiers(ctx, realmID)
+		rows, err := r.st.ListLinkifiers(ctx, realmID)
 		if err != nil {
 			return nil, err
 		}

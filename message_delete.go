@@ -73,7 +73,7 @@ func (s *Service) DeleteMessage(ctx context.Context, c Caller, req DeleteMessage
 
 // deleteMessagesIn deletes the message in w and tells who could see it.
 func (s *Service) deleteMessagesIn(ctx context.Context, w *writeTx, realm *storage.Realm, actor *storage.User, m *storage.Message) error {
-	aud, err := s.messageAudience(ctx, w, realm, m)
+	aud, err := w.reads().messageAudience(ctx, realm, m)
 	if err != nil {
 		return err
 	}

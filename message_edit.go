@@ -477,7 +477,7 @@ func (s *Service) applyEdit(ctx context.Context, w *writeTx, e *edit) ([]int64, 
 	var aud Audience
 	var err error
 	if m.StreamID == nil {
-		aud, err = s.messageAudience(ctx, w, e.realm, m)
+		aud, err = w.reads().messageAudience(ctx, e.realm, m)
 	} else {
 		ev.StreamName, ev.StreamID = e.from.Name, &e.from.ID
 		if e.moved() {
@@ -487,7 +487,7 @@ func (s *Service) applyEdit(ctx context.Context, w *writeTx, e *edit) ([]int64, 
 			if e.topic != nil {
 				topic = *e.topic
 			}
-			linkifiers, err := s.reads().compiledLinkifiers(ctx, w, e.realm.ID)
+			linkifiers, err := w.reads().compiledLinkifiers(ctx, e.realm.ID)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -499,7 +499,7 @@ func (s *Service) applyEdit(ctx context.Context, w *writeTx, e *edit) ([]int64, 
 				return nil, nil, err
 			}
 		}
-		aud, err = s.messageAudience(ctx, w, e.realm, m)
+		aud, err = w.reads().messageAudience(ctx, e.realm, m)
 		if e.to != e.from && err == nil {
 			aud.Subscribers = append(aud.Subscribers, e.to.ID)
 		}
@@ -546,7 +546,7 @@ func (s *Service) updateMentionFlags(ctx context.Context, w *writeTx, e *edit) e
 		}
 		return nil
 	}
-	readers, err := s.channelReaders(ctx, w, o)
+	readers, err := w.reads().channelReaders(ctx, o)
 	if err != nil {
 		return err
 	}

@@ -295,7 +295,7 @@ func (r reads) fetchedViews(ctx context.Context, realm *storage.Realm, me *stora
 	channelIDs := []int64{}
 	convs := map[int64][]int64{}
 	lo, hi := rows[0].ID, rows[len(rows)-1].ID
-	linkifiers, err := r.compiledLinkifiers(ctx, r.st, realm.ID)
+	linkifiers, err := r.compiledLinkifiers(ctx, realm.ID)
 	if err != nil {
 		return nil, err
 	}

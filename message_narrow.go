@@ -332,11 +332,11 @@ func (r reads) filterTerm(ctx context.Context, realm *storage.Realm, me *storage
 // channelReadScope is what the user may read of one channel they take
 // part in: its whole history when it is shared with subscribers, else the
 // spans they were subscribed for.
-func channelReadScope(ctx context.Context, st storage.Store, realmID, userID int64, ch *storage.Stream) (storage.MessageScope, error) {
+func (r reads) channelReadScope(ctx context.Context, realmID, userID int64, ch *storage.Stream) (storage.MessageScope, error) {
 	if ch.HistoryPublicToSubscribers {
 		return storage.MessageScope{FullChannels: []int64{ch.ID}}, nil
 	}
-	periods, err := st.ListSubscriptionPeriods(ctx, realmID, userID, ch.ID)
+	periods, err := r.st.ListSubscriptionPeriods(ctx, realmID, userID, ch.ID)
 	if err != nil {
 		return storage.MessageScope{}, err
 	}

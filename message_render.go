@@ -60,7 +60,7 @@ const maxEmojiLookups = 50
 
 // loadCustomEmoji looks up the ":name:" words that may be custom emoji,
 // one query per distinct name (a message names few).
-func (d *mentionData) loadCustomEmoji(ctx context.Context, st storage.Store, content string) error {
+func (d *mentionData) loadCustomEmoji(ctx context.Context, content string) error {
 	d.emoji = map[string]string{}
 	seen := map[string]bool{}
 	for _, m := range emojiNameRE.FindAllStringSubmatch(content, -1) {
@@ -69,7 +69,7 @@ func (d *mentionData) loadCustomEmoji(ctx context.Context, st storage.Store, con
 			continue
 		}
 		seen[name] = true
-		e, err := st.GetRealmEmojiByName(ctx, d.realm.ID, name)
+		e, err := d.rd.st.GetRealmEmojiByName(ctx, d.realm.ID, name)
 		if errors.Is(err, storage.ErrNotFound) {
 			continue
 		} else if err != nil {
@@ -84,7 +84,7 @@ func (d *mentionData) loadCustomEmoji(ctx context.Context, st storage.Store, con
 func (r reads) loadMentionData(ctx context.Context, realm *storage.Realm, me *storage.User, scope *groupScope, content string) (*mentionData, error) {
 	d := &mentionData{rd: r, ctx: ctx, realm: realm, me: me, byName: map[string]*storage.User{}, byID: map[int64]*storage.User{},
 		groups: map[string]*storage.UserGroup{}, channels: map[string]*storage.Stream{}}
-	if err := d.loadCustomEmoji(ctx, r.st, content); err != nil {
+	if err := d.loadCustomEmoji(ctx, content); err != nil {
 		return nil, err
 	}
 	names, ids := []string{}, []int64{}
@@ -258,7 +258,7 @@ func (d *mentionData) TopicOldestMessageID(channelID int64, topic string) (int64
 	if ch == nil || d.err != nil {
 		return 0, false
 	}
-	scope, err := channelReadScope(d.ctx, d.rd.st, d.realm.ID, d.me.ID, ch)
+	scope, err := d.rd.channelReadScope(d.ctx, d.realm.ID, d.me.ID, ch)
 	if err != nil {
 		d.err = err
 		return 0, false
@@ -310,7 +310,7 @@ func (r reads) renderOutgoing(ctx context.Context, o *outgoing) error {
 	if err != nil {
 		return r.s.internal(ctx, "send message", err)
 	}
-	if o.linkifiers, err = r.compiledLinkifiers(ctx, r.st, o.realm.ID); err != nil {
+	if o.linkifiers, err = r.compiledLinkifiers(ctx, o.realm.ID); err != nil {
 		return r.s.internal(ctx, "send message", err)
 	}
 	res, err := markdown.RenderMessage(m.Content, d, markdown.Options{RealmURL: o.realm.URL,
@@ -390,7 +390,7 @@ func (r reads) renderOutgoing(ctx context.Context, o *outgoing) error {
 // recipients, the channel's active subscribers. Mentioned generic bots get
 // a row even when not subscribed, as in the reference. Everyone else's
 // state of the message is the default, stored nowhere.
-func (s *Service) channelReaders(ctx context.Context, st storage.Store, o *outgoing) ([]storage.UserMessage, error) {
+func (r reads) channelReaders(ctx context.Context, o *outgoing) ([]storage.UserMessage, error) {
 	m := &o.msg
 	candidates := []int64{}
 	for id := range o.mentions.users {
@@ -409,7 +409,7 @@ func (s *Service) channelReaders(ctx context.Context, st storage.Store, o *outgo
 	if len(candidates) == 0 {
 		return nil, nil
 	}
-	eligible, err := st.ActiveSubscribersAmong(ctx, o.realm.ID, *m.StreamID, candidates)
+	eligible, err := r.st.ActiveSubscribersAmong(ctx, o.realm.ID, *m.StreamID, candidates)
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +418,7 @@ func (s *Service) channelReaders(ctx context.Context, st storage.Store, o *outgo
 		isEligible[id] = true
 	}
 	if len(o.mentions.users) > 0 {
-		bots, err := st.FindUsers(ctx, o.realm.ID, storage.UserFilter{IDs: mapKeys(o.mentions.users), Bot: new(true), Active: new(true)})
+		bots, err := r.st.FindUsers(ctx, o.realm.ID, storage.UserFilter{IDs: mapKeys(o.mentions.users), Bot: new(true), Active: new(true)})
 		if err != nil {
 			return nil, err
 		}
@@ -455,17 +455,17 @@ func (s *Service) channelReaders(ctx context.Context, st storage.Store, o *outgo
 // send follows the topic, as they asked
 // (automatically_follow_topics_where_mentioned), unless they muted or
 // already follow it.
-func (s *Service) followWhereMentioned(ctx context.Context, st storage.Store, o *outgoing, readers []storage.UserMessage) ([]int64, error) {
+func (r reads) followWhereMentioned(ctx context.Context, o *outgoing, readers []storage.UserMessage) ([]int64, error) {
 	var mentioned []int64
-	for _, r := range readers {
-		if r.Flags&storage.FlagMentioned != 0 {
-			mentioned = append(mentioned, r.UserID)
+	for _, resp := range readers {
+		if resp.Flags&storage.FlagMentioned != 0 {
+			mentioned = append(mentioned, resp.UserID)
 		}
 	}
 	if len(mentioned) == 0 {
 		return nil, nil
 	}
-	users, err := st.FindUsers(ctx, o.realm.ID, storage.UserFilter{IDs: mentioned, Bot: new(false), Active: new(true)})
+	users, err := r.st.FindUsers(ctx, o.realm.ID, storage.UserFilter{IDs: mentioned, Bot: new(false), Active: new(true)})
 	if err != nil {
 		return nil, err
 	}
@@ -475,7 +475,7 @@ func (s *Service) followWhereMentioned(ctx context.Context, st storage.Store, o 
 		if !settingsOf(u).AutomaticallyFollowTopicsWhereMentioned {
 			continue
 		}
-		policy, err := storedTopicPolicy(ctx, st, o.realm.ID, u.ID, o.channel.ID, o.msg.Topic)
+		policy, err := r.storedTopicPolicy(ctx, o.realm.ID, u.ID, o.channel.ID, o.msg.Topic)
 		if err != nil {
 			return nil, err
 		}

@@ -14,8 +14,8 @@ import (
 
 // storedTopicPolicy is the user's visibility policy of the topic as st
 // has it: TopicPolicyNone without one.
-func storedTopicPolicy(ctx context.Context, st storage.Store, realmID, userID, streamID int64, topic string) (int, error) {
-	ut, err := st.GetUserTopic(ctx, realmID, userID, streamID, topic)
+func (r reads) storedTopicPolicy(ctx context.Context, realmID, userID, streamID int64, topic string) (int, error) {
+	ut, err := r.st.GetUserTopic(ctx, realmID, userID, streamID, topic)
 	switch {
 	case err == nil:
 		return ut.VisibilityPolicy, nil
@@ -29,7 +29,7 @@ func storedTopicPolicy(ctx context.Context, st storage.Store, realmID, userID, s
 // (TopicPolicyNone without one), through the cache except inside a
 // transaction (which reads its own).
 func (r reads) topicPolicy(ctx context.Context, realmID, userID, streamID int64, topic string) (int, error) {
-	load := func() (int, error) { return storedTopicPolicy(ctx, r.st, realmID, userID, streamID, topic) }
+	load := func() (int, error) { return r.storedTopicPolicy(ctx, realmID, userID, streamID, topic) }
 	if r.tx {
 		return load()
 	}
@@ -121,7 +121,7 @@ func (s *Service) autoTopicPolicy(ctx context.Context, r reads, o *outgoing) (in
 	}
 	if policy != TopicPolicyFollowed && current == TopicPolicyNone &&
 		(follow == autoOnInitiation || muted && unmute == autoOnInitiation) {
-		initiated, err := s.startsTopic(ctx, r.st, o)
+		initiated, err := r.startsTopic(ctx, o)
 		if err != nil {
 			return 0, err
 		}
@@ -140,14 +140,14 @@ func (s *Service) autoTopicPolicy(ctx context.Context, r reads, o *outgoing) (in
 // startsTopic reports whether the message is the first of its topic that
 // its sender can see: any older one of the channel when its history is
 // open to them, else any they received.
-func (s *Service) startsTopic(ctx context.Context, st storage.Store, o *outgoing) (bool, error) {
+func (r reads) startsTopic(ctx context.Context, o *outgoing) (bool, error) {
 	m := &o.msg
-	scope, err := channelReadScope(ctx, st, o.realm.ID, o.me.ID, o.channel)
+	scope, err := r.channelReadScope(ctx, o.realm.ID, o.me.ID, o.channel)
 	if err != nil {
 		return false, err
 	}
 	topic := m.Topic
-	older, _, err := st.ListMessageWindow(ctx, storage.MessageWindow{RealmID: o.realm.ID, UserID: o.me.ID, Scope: scope,
+	older, _, err := r.st.ListMessageWindow(ctx, storage.MessageWindow{RealmID: o.realm.ID, UserID: o.me.ID, Scope: scope,
 		Filter: storage.MessageFilter{StreamID: &o.channel.ID, Topic: &topic}, Anchor: largerThanMaxMessageID, IDsOnly: true})
 	return len(older) == 0, err
 }

@@ -728,7 +728,7 @@ func (s *Service) planStore(ctx context.Context, o *outgoing) (*storePlan, error
 	plan := &storePlan{}
 	var err error
 	if m.StreamID != nil {
-		if plan.readers, err = s.channelReaders(ctx, s.store, o); err != nil {
+		if plan.readers, err = s.reads().channelReaders(ctx, o); err != nil {
 			return nil, err
 		}
 	} else {
@@ -753,7 +753,7 @@ func (s *Service) planStore(ctx context.Context, o *outgoing) (*storePlan, error
 		}
 	}
 	if m.StreamID != nil {
-		follow, err := s.followWhereMentioned(ctx, s.store, o, plan.readers)
+		follow, err := s.reads().followWhereMentioned(ctx, o, plan.readers)
 		if err != nil {
 			return nil, err
 		}

@@ -38,8 +38,8 @@ type MuteUserRequest struct {
 }
 
 // mutedUsers lists st's mutes of userID as clients see them.
-func mutedUsers(ctx context.Context, st storage.Store, realmID, userID int64) ([]MutedUserView, error) {
-	mutes, err := st.ListUserMutes(ctx, realmID, userID)
+func (r reads) mutedUsers(ctx context.Context, realmID, userID int64) ([]MutedUserView, error) {
+	mutes, err := r.st.ListUserMutes(ctx, realmID, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +51,8 @@ func mutedUsers(ctx context.Context, st storage.Store, realmID, userID int64) ([
 }
 
 // muteSet reads the users userID muted, as a set.
-func muteSet(ctx context.Context, st storage.Store, realmID, userID int64) (map[int64]bool, error) {
-	mutes, err := st.ListUserMutes(ctx, realmID, userID)
+func (r reads) muteSet(ctx context.Context, realmID, userID int64) (map[int64]bool, error) {
+	mutes, err := r.st.ListUserMutes(ctx, realmID, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func (s *Service) UnmuteUser(ctx context.Context, c Caller, req MuteUserRequest)
 }
 
 func (s *Service) emitMutedUsers(ctx context.Context, w *writeTx, realmID, userID int64) error {
-	list, err := mutedUsers(ctx, w, realmID, userID)
+	list, err := w.reads().mutedUsers(ctx, realmID, userID)
 	if err != nil {
 		return err
 	}

@@ -458,7 +458,7 @@ func (s *Service) notifyEdit(ctx context.Context, w *writeTx, e *edit) error {
 		rows = append(rows, storage.PendingNotification{RealmID: e.realm.ID, MessageID: m.ID, Kind: storage.NotificationFanout,
 			Trigger: fanoutEdit, DueAt: now, CreatedAt: now})
 	}
-	readers, err := s.channelReaders(ctx, w, o)
+	readers, err := w.reads().channelReaders(ctx, o)
 	if err != nil {
 		return err
 	}

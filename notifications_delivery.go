@@ -194,7 +194,7 @@ func (s *Service) decideNotifications(ctx context.Context, realm *storage.Realm,
 			policy, ok := policies[key]
 			if !ok {
 				var err error
-				if policy, err = storedTopicPolicy(ctx, s.store, realm.ID, user.ID, *m.StreamID, m.Topic); err != nil {
+				if policy, err = s.reads().storedTopicPolicy(ctx, realm.ID, user.ID, *m.StreamID, m.Topic); err != nil {
 					return nil, nil, err
 				}
 				policies[key] = policy

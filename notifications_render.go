@@ -222,7 +222,7 @@ func (r reads) mentionContext(ctx context.Context, realm *storage.Realm, user *s
 	if err != nil {
 		return nil, err
 	}
-	scope, err := channelReadScope(ctx, r.st, realm.ID, user.ID, ch)
+	scope, err := r.channelReadScope(ctx, realm.ID, user.ID, ch)
 	if err != nil {
 		return nil, err
 	}

@@ -147,8 +147,8 @@ func serviceView(svc storage.BotService) botService {
 }
 
 // botServices lists the services of these bots, by bot.
-func botServices(ctx context.Context, st storage.Store, realmID int64, botIDs []int64) (map[int64][]any, error) {
-	list, err := st.ListBotServices(ctx, realmID, botIDs)
+func (r reads) botServices(ctx context.Context, realmID int64, botIDs []int64) (map[int64][]any, error) {
+	list, err := r.st.ListBotServices(ctx, realmID, botIDs)
 	if err != nil {
 		return nil, err
 	}

@@ -202,13 +202,13 @@ func (s *Service) RemovePlayground(ctx context.Context, c Caller, req RemovePlay
 
 // emitPlaygrounds tells everyone the organization's new playground list.
 func (s *Service) emitPlaygrounds(ctx context.Context, w *writeTx, realmID int64) error {
-	return emitWholeList(ctx, w, realmID, s.realmPlaygrounds, func(l []Playground) EventBody { return RealmPlaygroundsEvent{RealmPlaygrounds: l} })
+	return emitWholeList(ctx, w, realmID, reads.realmPlaygrounds, func(l []Playground) EventBody { return RealmPlaygroundsEvent{RealmPlaygrounds: l} })
 }
 
 // realmPlaygrounds lists the organization's playgrounds by ID, as
 // register's realm_playgrounds and the event show them.
-func (s *Service) realmPlaygrounds(ctx context.Context, st storage.Store, realmID int64) ([]Playground, error) {
-	rows, err := st.ListPlaygrounds(ctx, realmID)
+func (r reads) realmPlaygrounds(ctx context.Context, realmID int64) ([]Playground, error) {
+	rows, err := r.st.ListPlaygrounds(ctx, realmID)
 	if err != nil {
 		return nil, err
 	}

@@ -132,7 +132,7 @@ func (s *Service) UpdateStatus(ctx context.Context, c Caller, req UpdateStatusRe
 	case req.EmojiName != nil:
 		name := *req.EmojiName
 		if req.EmojiCode == nil || req.ReactionType == nil {
-			defCode, defType, err := s.emojiByName(ctx, s.store, realm.ID, name)
+			defCode, defType, err := s.reads().emojiByName(ctx, realm.ID, name)
 			if err != nil {
 				return nil, s.internal(ctx, "update status", err)
 			}
@@ -144,7 +144,7 @@ func (s *Service) UpdateStatus(ctx context.Context, c Caller, req UpdateStatusRe
 		if req.ReactionType != nil {
 			typ = requestedType(*req.ReactionType)
 		}
-		if err := s.checkEmoji(ctx, s.store, realm.ID, name, code, typ); err != nil {
+		if err := s.reads().checkEmoji(ctx, realm.ID, name, code, typ); err != nil {
 			return nil, s.internal(ctx, "update status", err)
 		}
 	case ptrValue(req.EmojiCode) != "" || ptrValue(req.ReactionType) != "":

@@ -67,7 +67,7 @@ func (r reads) getProfileFields(ctx context.Context, c Caller) (*GetProfileField
 	if err != nil {
 		return nil, err
 	}
-	fields, err := realmProfileFields(ctx, r.st, realm.ID)
+	fields, err := r.realmProfileFields(ctx, realm.ID)
 	if err != nil {
 		return nil, r.s.internal(ctx, "get profile fields", err)
 	}
@@ -86,8 +86,8 @@ func profileFieldViews(rows []storage.ProfileField) []ProfileField {
 
 // realmProfileFields lists the organization's custom profile fields, as
 // GET /realm/profile_fields and the event show them.
-func realmProfileFields(ctx context.Context, st storage.Store, realmID int64) ([]ProfileField, error) {
-	rows, err := st.ListProfileFields(ctx, realmID)
+func (r reads) realmProfileFields(ctx context.Context, realmID int64) ([]ProfileField, error) {
+	rows, err := r.st.ListProfileFields(ctx, realmID)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func realmProfileFields(ctx context.Context, st storage.Store, realmID int64) ([
 
 // emitProfileFields tells everyone the organization's new field list.
 func emitProfileFields(ctx context.Context, w *writeTx, realmID int64) error {
-	return emitWholeList(ctx, w, realmID, realmProfileFields, func(l []ProfileField) EventBody { return CustomProfileFieldsEvent{Fields: l} })
+	return emitWholeList(ctx, w, realmID, reads.realmProfileFields, func(l []ProfileField) EventBody { return CustomProfileFieldsEvent{Fields: l} })
 }
 
 // CreateProfileFieldRequest is the input of CreateProfileField.
@@ -325,8 +325,8 @@ type ProfileDataUpdate struct {
 
 // checkProfileData validates values for a user and returns the values to
 // store and the field IDs whose values to remove.
-func (s *Service) checkProfileData(ctx context.Context, st storage.Store, realmID int64, target *storage.User, updates []ProfileDataUpdate) ([]storage.ProfileFieldValue, []int64, error) {
-	fields, err := st.ListProfileFields(ctx, realmID)
+func (r reads) checkProfileData(ctx context.Context, realmID int64, target *storage.User, updates []ProfileDataUpdate) ([]storage.ProfileFieldValue, []int64, error) {
+	fields, err := r.st.ListProfileFields(ctx, realmID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -341,7 +341,7 @@ func (s *Service) checkProfileData(ctx context.Context, st storage.Store, realmI
 		if !ok {
 			return nil, nil, noSuch("Field id %d not found.", up.ID)
 		}
-		value, err := s.checkProfileValue(ctx, st, realmID, f, up.Value)
+		value, err := r.checkProfileValue(ctx, realmID, f, up.Value)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -361,7 +361,7 @@ func (s *Service) checkProfileData(ctx context.Context, st storage.Store, realmI
 
 // checkProfileValue validates one value by its field's type and returns it
 // as stored ("" means remove).
-func (s *Service) checkProfileValue(ctx context.Context, st storage.Store, realmID int64, f storage.ProfileField, raw any) (string, error) {
+func (r reads) checkProfileValue(ctx context.Context, realmID int64, f storage.ProfileField, raw any) (string, error) {
 	if raw == nil {
 		return "", nil
 	}
@@ -374,7 +374,7 @@ func (s *Service) checkProfileValue(ctx context.Context, st storage.Store, realm
 			return "", nil
 		}
 		for _, id := range ids {
-			u, err := st.GetUser(ctx, realmID, id)
+			u, err := r.st.GetUser(ctx, realmID, id)
 			if errors.Is(err, storage.ErrNotFound) || err == nil && !u.IsActive {
 				return "", noSuch("Invalid user ID: %d", id)
 			} else if err != nil {

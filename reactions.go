@@ -100,7 +100,7 @@ func (s *Service) AddReaction(ctx context.Context, c Caller, req AddReactionRequ
 		w.forgetMessages(m.ID) // its cached reactions
 		code, typ, name := "", "", req.EmojiName
 		if req.EmojiCode == nil || req.ReactionType == nil {
-			c, t, err := s.emojiByName(ctx, w, realm.ID, req.EmojiName)
+			c, t, err := w.reads().emojiByName(ctx, realm.ID, req.EmojiName)
 			if err != nil {
 				return err
 			}
@@ -128,7 +128,7 @@ func (s *Service) AddReaction(ctx context.Context, c Caller, req AddReactionRequ
 			}
 		}
 		if !vote {
-			if err := s.checkEmoji(ctx, w, realm.ID, name, code, typ); err != nil {
+			if err := w.reads().checkEmoji(ctx, realm.ID, name, code, typ); err != nil {
 				return err
 			}
 		}
@@ -144,7 +144,7 @@ func (s *Service) AddReaction(ctx context.Context, c Caller, req AddReactionRequ
 		} else if err != nil {
 			return err
 		}
-		aud, err := s.messageAudience(ctx, w, realm, m)
+		aud, err := w.reads().messageAudience(ctx, realm, m)
 		if err != nil {
 			return err
 		}
@@ -181,7 +181,7 @@ func (s *Service) RemoveReaction(ctx context.Context, c Caller, req RemoveReacti
 		case req.EmojiCode != nil:
 			code = *req.EmojiCode
 		case req.EmojiName != nil:
-			if code, _, err = s.emojiByName(ctx, w, realm.ID, *req.EmojiName); err != nil {
+			if code, _, err = w.reads().emojiByName(ctx, realm.ID, *req.EmojiName); err != nil {
 				return err
 			}
 		default:
@@ -203,7 +203,7 @@ func (s *Service) RemoveReaction(ctx context.Context, c Caller, req RemoveReacti
 		if err := w.DeleteReaction(ctx, realm.ID, m.ID, me.ID, typ, code); err != nil {
 			return err
 		}
-		aud, err := s.messageAudience(ctx, w, realm, m)
+		aud, err := w.reads().messageAudience(ctx, realm, m)
 		if err != nil {
 			return err
 		}
@@ -223,22 +223,22 @@ func (s *Service) RemoveReaction(ctx context.Context, c Caller, req RemoveReacti
 // starred or reacted to it from outside). In a channel whose history is
 // protected, only the subscribers who received it: they are listed,
 // which costs the channel's subscribers (such channels are private).
-func (s *Service) messageAudience(ctx context.Context, st storage.Store, realm *storage.Realm, m *storage.Message) (Audience, error) {
+func (r reads) messageAudience(ctx context.Context, realm *storage.Realm, m *storage.Message) (Audience, error) {
 	if m.ConversationID != nil {
-		members, err := st.ConversationMembers(ctx, realm.ID, *m.ConversationID)
+		members, err := r.st.ConversationMembers(ctx, realm.ID, *m.ConversationID)
 		return Audience{Users: members}, err
 	}
-	ch, err := s.reads().channelByID(ctx, realm.ID, *m.StreamID)
+	ch, err := r.channelByID(ctx, realm.ID, *m.StreamID)
 	if err != nil {
 		return Audience{}, err
 	}
 	if !ch.HistoryPublicToSubscribers {
-		ids, err := st.SubscribersWhoReceived(ctx, realm.ID, ch.ID, m.ID)
+		ids, err := r.st.SubscribersWhoReceived(ctx, realm.ID, ch.ID, m.ID)
 		return Audience{Users: ids}, err
 	}
 	aud := Audience{Subscribers: []int64{ch.ID}}
 	if !ch.InviteOnly {
-		rows, err := st.MessageRowUsers(ctx, realm.ID, m.ID)
+		rows, err := r.st.MessageRowUsers(ctx, realm.ID, m.ID)
 		if err != nil {
 			return Audience{}, err
 		}
@@ -249,8 +249,8 @@ func (s *Service) messageAudience(ctx context.Context, st storage.Store, realm *
 
 // emojiByName is the reference's get_emoji_data: the organization's
 // active custom emoji first, then the extra emoji, then Unicode names.
-func (s *Service) emojiByName(ctx context.Context, st storage.Store, realmID int64, name string) (code, typ string, err error) {
-	custom, err := st.GetRealmEmojiByName(ctx, realmID, name)
+func (r reads) emojiByName(ctx context.Context, realmID int64, name string) (code, typ string, err error) {
+	custom, err := r.st.GetRealmEmojiByName(ctx, realmID, name)
 	if err == nil {
 		return custom.Code(), ReactionRealm, nil
 	} else if !errors.Is(err, storage.ErrNotFound) {
@@ -267,10 +267,10 @@ func (s *Service) emojiByName(ctx context.Context, st storage.Store, realmID int
 
 // checkEmoji is the reference's check_emoji_request: name, code and type
 // must agree, and a custom emoji must be active.
-func (s *Service) checkEmoji(ctx context.Context, st storage.Store, realmID int64, name, code, typ string) error {
+func (r reads) checkEmoji(ctx context.Context, realmID int64, name, code, typ string) error {
 	switch typ {
 	case ReactionRealm:
-		custom, err := st.GetRealmEmojiByCode(ctx, realmID, code)
+		custom, err := r.st.GetRealmEmojiByCode(ctx, realmID, code)
 		if errors.Is(err, storage.ErrNotFound) {
 			return BadRequest("Invalid custom emoji.")
 		} else if err != nil {

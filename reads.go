@@ -126,10 +126,10 @@ func (r reads) usersByID(ctx context.Context, realm *storage.Realm, ids []int64)
 // own mutes and unmutes.
 func (r reads) mutedSenders(ctx context.Context, realmID, userID int64) (map[int64]bool, error) {
 	if r.tx {
-		return muteSet(ctx, r.st, realmID, userID)
+		return r.muteSet(ctx, realmID, userID)
 	}
 	return r.c.mutes.Load(realmID, userID, func() (map[int64]bool, error) {
-		return muteSet(ctx, r.st, realmID, userID)
+		return r.muteSet(ctx, realmID, userID)
 	})
 }
 

@@ -175,20 +175,20 @@ func splitRanges(ranges []storage.ReadRange, points []int64) []storage.ReadRange
 // markChannelIDsRead marks the channel messages ids (received, unread)
 // read: the region from the range before them to the range after them
 // becomes one range, cut only at the unread messages that stay unread.
-func (s *Service) markChannelIDsRead(ctx context.Context, st storage.Store, realmID, userID, streamID int64, periods []storage.SubscriptionPeriod, ids []int64) error {
+func (s *Service) markChannelIDsRead(ctx context.Context, w *writeTx, realmID, userID, streamID int64, periods []storage.SubscriptionPeriod, ids []int64) error {
 	ids = uniqueSorted(ids)
 	if len(ids) == 0 {
 		return nil
 	}
 	first, last := ids[0], ids[len(ids)-1]
-	prev, next, err := st.ChannelNeighbours(ctx, realmID, streamID, first, last)
+	prev, next, err := w.ChannelNeighbours(ctx, realmID, streamID, first, last)
 	if err != nil {
 		return err
 	}
 	if next == 0 {
 		next = last
 	}
-	ranges, err := st.ListReadRanges(ctx, realmID, userID, streamID, max(prev, 1), next)
+	ranges, err := w.ListReadRanges(ctx, realmID, userID, streamID, max(prev, 1), next)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func (s *Service) markChannelIDsRead(ctx context.Context, st storage.Store, real
 		lo, hi = min(lo, r.FirstID), max(hi, r.LastID)
 	}
 	gaps := subtractRanges(receivedSpans(periods, streamID, first, last), ranges)
-	unread, err := st.ListChannelMessagesIn(ctx, realmID, gaps, nil, maxUnreadScan)
+	unread, err := w.ListChannelMessagesIn(ctx, realmID, gaps, nil, maxUnreadScan)
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func (s *Service) markChannelIDsRead(ctx context.Context, st storage.Store, real
 		}
 		next2 = mergeTouching(next2)
 	}
-	return st.ReplaceReadRanges(ctx, realmID, userID, streamID, lo, hi, next2)
+	return w.ReplaceReadRanges(ctx, realmID, userID, streamID, lo, hi, next2)
 }
 
 // mergeTouching merges ranges that overlap or whose IDs are adjacent.
@@ -236,17 +236,17 @@ func mergeTouching(ranges []storage.ReadRange) []storage.ReadRange {
 }
 
 // markChannelIDsUnread cuts the ids out of the ranges that cover them.
-func (s *Service) markChannelIDsUnread(ctx context.Context, st storage.Store, realmID, userID, streamID int64, ids []int64) error {
+func (s *Service) markChannelIDsUnread(ctx context.Context, w *writeTx, realmID, userID, streamID int64, ids []int64) error {
 	ids = uniqueSorted(ids)
 	if len(ids) == 0 {
 		return nil
 	}
-	ranges, err := st.ListReadRanges(ctx, realmID, userID, streamID, ids[0], ids[len(ids)-1])
+	ranges, err := w.ListReadRanges(ctx, realmID, userID, streamID, ids[0], ids[len(ids)-1])
 	if err != nil || len(ranges) == 0 {
 		return err
 	}
 	lo, hi := ranges[0].FirstID, ranges[len(ranges)-1].LastID
-	return st.ReplaceReadRanges(ctx, realmID, userID, streamID, lo, hi, splitRanges(ranges, ids))
+	return w.ReplaceReadRanges(ctx, realmID, userID, streamID, lo, hi, splitRanges(ranges, ids))
 }
 
 // channelAccess is the reference's has_message_access for a channel

@@ -56,15 +56,15 @@ func (r reads) getCustomEmoji(ctx context.Context, c Caller) (*GetCustomEmojiRes
 	if err != nil {
 		return nil, err
 	}
-	all, err := r.s.customEmoji(ctx, r.st, realm.ID)
+	all, err := r.customEmoji(ctx, realm.ID)
 	if err != nil {
 		return nil, r.s.internal(ctx, "get custom emoji", err)
 	}
 	return &GetCustomEmojiResponse{Emoji: all}, nil
 }
 
-func (s *Service) customEmoji(ctx context.Context, st storage.Store, realmID int64) (map[string]CustomEmoji, error) {
-	list, err := st.ListRealmEmoji(ctx, realmID)
+func (r reads) customEmoji(ctx context.Context, realmID int64) (map[string]CustomEmoji, error) {
+	list, err := r.st.ListRealmEmoji(ctx, realmID)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ var (
 )
 
 func (s *Service) emitRealmEmoji(ctx context.Context, w *writeTx, realmID int64) error {
-	all, err := s.customEmoji(ctx, w, realmID)
+	all, err := w.reads().customEmoji(ctx, realmID)
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func (r reads) getRealmSettings(ctx context.Context, c Caller) (*GetRealmSetting
 		RealmMandatoryTopics:                        realm.MandatoryTopics,
 	}
 	for i, set := range realmGroupSettings {
-		v, err := r.s.realmGroupSetting(ctx, r.st, realm, *set.field(realm))
+		v, err := r.realmGroupSetting(ctx, realm, *set.field(realm))
 		if err != nil {
 			return nil, r.s.internal(ctx, "get realm settings", err)
 		}
@@ -160,12 +160,12 @@ var (
 )
 
 // realmGroupSetting is the wire value of a realm permission (0: administrators).
-func (s *Service) realmGroupSetting(ctx context.Context, st storage.Store, realm *storage.Realm, id int64) (GroupSettingValue, error) {
+func (r reads) realmGroupSetting(ctx context.Context, realm *storage.Realm, id int64) (GroupSettingValue, error) {
 	if id == 0 {
-		admins, err := systemGroupID(ctx, st, realm.ID, GroupAdministrators)
+		admins, err := r.systemGroupID(ctx, realm.ID, GroupAdministrators)
 		return GroupSettingValue{GroupID: &admins}, err
 	}
-	return s.groupSettingValue(ctx, st, realm.ID, id)
+	return r.groupSettingValue(ctx, realm.ID, id)
 }
 
 // UpdateRealmRequest is the input of UpdateRealm; every field is optional.
@@ -356,12 +356,12 @@ func (s *Service) changeRealmGroupSettings(ctx context.Context, w *writeTx, real
 		if up == nil {
 			continue
 		}
-		current, err := s.realmGroupSetting(ctx, w, realm, *set.field(realm))
+		current, err := w.reads().realmGroupSetting(ctx, realm, *set.field(realm))
 		if err != nil {
 			return nil, nil, err
 		}
 		var stored GroupSettingValue
-		id, err := s.updateGroupSetting(ctx, w, realm.ID, set.name, current, up, func(v GroupSettingValue) (int64, error) {
+		id, err := w.reads().updateGroupSetting(ctx, realm.ID, set.name, current, up, func(v GroupSettingValue) (int64, error) {
 			scope := newGroupScope(nil)
 			if v.GroupID != nil {
 				if err := scope.load(ctx, w, realm.ID, *v.GroupID); err != nil {

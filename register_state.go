@@ -250,7 +250,7 @@ func (r reads) botState(sc *stateCtx, st map[string]any) error {
 }
 
 func (r reads) alertWordState(sc *stateCtx, st map[string]any) error {
-	words, err := r.s.listAlertWords(sc.ctx, r.st, sc.me)
+	words, err := r.listAlertWords(sc.ctx, sc.me)
 	st["alert_words"] = words
 	return err
 }
@@ -262,7 +262,7 @@ func (r reads) userStatusState(sc *stateCtx, st map[string]any) error {
 }
 
 func (r reads) mutedUserState(sc *stateCtx, st map[string]any) error {
-	list, err := mutedUsers(sc.ctx, r.st, sc.me.RealmID, sc.me.ID)
+	list, err := r.mutedUsers(sc.ctx, sc.me.RealmID, sc.me.ID)
 	st["muted_users"] = list
 	return err
 }
@@ -353,7 +353,7 @@ func absentFeatureState(_ reads, sc *stateCtx, st map[string]any) error {
 }
 
 func (r reads) playgroundState(sc *stateCtx, st map[string]any) error {
-	list, err := r.s.realmPlaygrounds(sc.ctx, r.st, sc.me.RealmID)
+	list, err := r.realmPlaygrounds(sc.ctx, sc.me.RealmID)
 	st["realm_playgrounds"] = list
 	return err
 }
@@ -364,7 +364,7 @@ func (r reads) linkifierState(sc *stateCtx, st map[string]any) error {
 	list := []Linkifier{}
 	if sc.opts.linkifierURLTemplate {
 		var err error
-		if list, err = r.s.realmLinkifiers(sc.ctx, r.st, sc.me.RealmID); err != nil {
+		if list, err = r.realmLinkifiers(sc.ctx, sc.me.RealmID); err != nil {
 			return err
 		}
 	}

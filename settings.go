@@ -197,7 +197,7 @@ func (s *Service) UpdateSettings(ctx context.Context, c Caller, req UpdateSettin
 		if newEmail, err = s.checkNewEmail(*req.Email); err != nil {
 			return nil, err
 		}
-		if err := s.emailFree(ctx, s.store, realm.ID, newEmail, me.ID); err != nil {
+		if err := s.reads().emailFree(ctx, realm.ID, newEmail, me.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -305,13 +305,13 @@ func (s *Service) checkOwnPassword(ctx context.Context, realmID int64, u *storag
 }
 
 // emailFree checks that no other user of the realm has the email.
-func (s *Service) emailFree(ctx context.Context, st storage.Store, realmID int64, email string, self int64) error {
-	other, err := st.GetUserByEmail(ctx, realmID, email)
+func (r reads) emailFree(ctx context.Context, realmID int64, email string, self int64) error {
+	other, err := r.st.GetUserByEmail(ctx, realmID, email)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return nil
 	case err != nil:
-		return s.internal(ctx, "check email", err)
+		return r.s.internal(ctx, "check email", err)
 	case other.ID != self:
 		return clash("Email is already in use.")
 	}
@@ -410,7 +410,7 @@ func (s *Service) ConfirmEmailChange(ctx context.Context, realmID int64, req Con
 		if !u.IsActive {
 			return errUserDeactivated
 		}
-		if err := s.emailFree(ctx, st, realmID, change.NewEmail, u.ID); err != nil {
+		if err := w.reads().emailFree(ctx, realmID, change.NewEmail, u.ID); err != nil {
 			return err
 		}
 		old := *u

@@ -252,7 +252,7 @@ func (s *Service) createChannel(ctx context.Context, w *writeTx, cc *channelCtx,
 		return nil, err
 	}
 	for i, set := range channelSettings {
-		id, err := s.channelGroupSetting(ctx, w, cc, set, *subscribeSettingField[i](&req))
+		id, err := w.reads().channelGroupSetting(ctx, cc, set, *subscribeSettingField[i](&req))
 		if err != nil {
 			return nil, err
 		}
@@ -332,10 +332,10 @@ func (s *Service) newChannel(cc *channelCtx, name string, spec ChannelSpec, req 
 // subscribeUser subscribes u to ch; false means u already was. colors
 // counts the user's subscriptions across calls of one request, so that
 // they are listed once per user to pick the next color.
-func (s *Service) subscribeUser(ctx context.Context, st storage.Store, u *storage.User, ch *storage.Stream, colors map[int64]int) (bool, error) {
+func (s *Service) subscribeUser(ctx context.Context, w *writeTx, u *storage.User, ch *storage.Stream, colors map[int64]int) (bool, error) {
 	n, ok := colors[u.ID]
 	if !ok {
-		existing, err := st.ListUserSubscriptions(ctx, u.RealmID, u.ID)
+		existing, err := w.ListUserSubscriptions(ctx, u.RealmID, u.ID)
 		if err != nil {
 			return false, err
 		}
@@ -344,7 +344,7 @@ func (s *Service) subscribeUser(ctx context.Context, st storage.Store, u *storag
 	sub := &storage.Subscription{RealmID: u.RealmID, UserID: u.ID, StreamID: ch.ID, Active: true,
 		Color: subscriptionColors[n%len(subscriptionColors)]}
 	// No message has been sent yet in any channel: the period starts at 0.
-	if err := st.Subscribe(ctx, sub, s.nowUnix()); err != nil {
+	if err := w.Subscribe(ctx, sub, s.nowUnix()); err != nil {
 		if errors.Is(err, storage.ErrConflict) {
 			colors[u.ID] = n
 			return false, nil

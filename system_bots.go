@@ -99,10 +99,10 @@ func (s *Service) notificationBot(ctx context.Context, realm *storage.Realm) (*s
 }
 
 // activeSystemBots counts the realm's active internal bots, through st.
-func activeSystemBots(ctx context.Context, st storage.Store, realmID int64) (int, error) {
+func (r reads) activeSystemBots(ctx context.Context, realmID int64) (int, error) {
 	n := 0
 	for _, k := range systemBotKinds {
-		u, err := st.GetUserByEmail(ctx, realmID, k.email())
+		u, err := r.st.GetUserByEmail(ctx, realmID, k.email())
 		if errors.Is(err, storage.ErrNotFound) {
 			continue
 		} else if err != nil {

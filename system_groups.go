@@ -137,8 +137,8 @@ func (s *Service) isFullMember(realm *storage.Realm, u *storage.User) bool {
 }
 
 // systemGroupID returns the ID of a system group of the realm.
-func systemGroupID(ctx context.Context, st storage.Store, realmID int64, name string) (int64, error) {
-	g, err := st.GetGroupByName(ctx, realmID, name)
+func (r reads) systemGroupID(ctx context.Context, realmID int64, name string) (int64, error) {
+	g, err := r.st.GetGroupByName(ctx, realmID, name)
 	if err != nil {
 		return 0, err
 	}
@@ -181,7 +181,7 @@ func (s *Service) PromoteFullMembers(ctx context.Context, realmID int64) (int, e
 		if err != nil {
 			return err
 		}
-		full, err := systemGroupID(ctx, w, realmID, GroupFullMembers)
+		full, err := w.reads().systemGroupID(ctx, realmID, GroupFullMembers)
 		if err != nil {
 			return err
 		}

@@ -125,7 +125,7 @@ func (r reads) unreadState(ctx context.Context, realm *storage.Realm, me *storag
 			active[p.StreamID] = true
 		}
 	}
-	gaps, err := r.s.unreadGaps(ctx, r.st, realm.ID, me.ID, periods, mapKeys(active))
+	gaps, err := r.unreadGaps(ctx, realm.ID, me.ID, periods, mapKeys(active))
 	if err != nil {
 		return nil, err
 	}
@@ -188,17 +188,17 @@ func (r reads) unreadState(ctx context.Context, realm *storage.Realm, me *storag
 
 // unreadGaps is the parts of the reader's received spans of the channels
 // that no read range covers.
-func (s *Service) unreadGaps(ctx context.Context, st storage.Store, realmID, userID int64, periods []storage.SubscriptionPeriod, channels []int64) ([]storage.IDSpan, error) {
+func (r reads) unreadGaps(ctx context.Context, realmID, userID int64, periods []storage.SubscriptionPeriod, channels []int64) ([]storage.IDSpan, error) {
 	if len(channels) == 0 {
 		return nil, nil
 	}
-	ranges, err := st.ListReadRangesOf(ctx, realmID, userID, channels, 0, noUpperID)
+	ranges, err := r.st.ListReadRangesOf(ctx, realmID, userID, channels, 0, noUpperID)
 	if err != nil {
 		return nil, err
 	}
 	byChannel := map[int64][]storage.ReadRange{}
-	for _, r := range ranges {
-		byChannel[r.StreamID] = append(byChannel[r.StreamID], r)
+	for _, resp := range ranges {
+		byChannel[resp.StreamID] = append(byChannel[resp.StreamID], resp)
 	}
 	var gaps []storage.IDSpan
 	for _, ch := range uniqueSorted(channels) {
@@ -214,9 +214,9 @@ type muteState struct {
 	topics   map[int64]map[string]int
 }
 
-func (r reads) loadMuteState(ctx context.Context, st storage.Store, realmID, userID int64) (*muteState, error) {
+func (r reads) loadMuteState(ctx context.Context, realmID, userID int64) (*muteState, error) {
 	ms := &muteState{channels: map[int64]bool{}, topics: map[int64]map[string]int{}}
-	subs, err := st.ListUserSubscriptions(ctx, realmID, userID)
+	subs, err := r.st.ListUserSubscriptions(ctx, realmID, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func (r reads) loadMuteState(ctx context.Context, st storage.Store, realmID, use
 			ms.channels[sub.StreamID] = true
 		}
 	}
-	topics, err := st.ListUserTopics(ctx, realmID, userID)
+	topics, err := r.st.ListUserTopics(ctx, realmID, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func unreadMention(m *unreadMessage, muted bool) bool {
 func (r reads) aggregateUnreads(ctx context.Context, realm *storage.Realm, me *storage.User, raw *rawUnreads, allowEmptyTopic bool) (*UnreadMessages, error) {
 	out := &UnreadMessages{PMs: []UnreadDirect{}, Streams: []UnreadChannelTopic{}, Huddles: []UnreadGroupDirect{},
 		Mentions: []int64{}, OldUnreadsMissing: raw.missing}
-	mutes, err := r.loadMuteState(ctx, r.st, realm.ID, me.ID)
+	mutes, err := r.loadMuteState(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -390,12 +390,12 @@ func joinIDs(ids []int64) string {
 
 // unreadDetails describes messages just marked unread for the client's
 // unread counts (the event's message_details).
-func (s *Service) unreadDetails(ctx context.Context, st storage.Store, realm *storage.Realm, me *storage.User, rs *readerState, ids []int64) (map[string]UnreadMessageDetails, error) {
+func (r reads) unreadDetails(ctx context.Context, realm *storage.Realm, me *storage.User, rs *readerState, ids []int64) (map[string]UnreadMessageDetails, error) {
 	out := map[string]UnreadMessageDetails{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	mutes, err := s.reads().loadMuteState(ctx, st, realm.ID, me.ID)
+	mutes, err := r.loadMuteState(ctx, realm.ID, me.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -406,7 +406,7 @@ func (s *Service) unreadDetails(ctx context.Context, st storage.Store, realm *st
 		}
 	}
 	if len(convs) > 0 {
-		if convs, err = st.ConversationMembersOf(ctx, realm.ID, mapKeys(convs)); err != nil {
+		if convs, err = r.st.ConversationMembersOf(ctx, realm.ID, mapKeys(convs)); err != nil {
 			return nil, err
 		}
 	}
@@ -536,20 +536,20 @@ func (s *Service) markChannelRead(ctx context.Context, realm *storage.Realm, me 
 
 // markChannelReadIn marks the channel (or topic) read in st and returns
 // the IDs that were unread, ascending. A whole channel becomes one range.
-func (s *Service) markChannelReadIn(ctx context.Context, st storage.Store, realmID, userID, streamID int64, topic *string) ([]int64, error) {
-	periods, err := st.ListUserPeriods(ctx, realmID, userID)
+func (s *Service) markChannelReadIn(ctx context.Context, w *writeTx, realmID, userID, streamID int64, topic *string) ([]int64, error) {
+	periods, err := w.ListUserPeriods(ctx, realmID, userID)
 	if err != nil {
 		return nil, err
 	}
-	gaps, err := s.unreadGaps(ctx, st, realmID, userID, periods, []int64{streamID})
+	gaps, err := w.reads().unreadGaps(ctx, realmID, userID, periods, []int64{streamID})
 	if err != nil {
 		return nil, err
 	}
-	unread, err := st.ListChannelMessagesIn(ctx, realmID, gaps, topic, noUpperLimit)
+	unread, err := w.ListChannelMessagesIn(ctx, realmID, gaps, topic, noUpperLimit)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := st.ListUnreadRows(ctx, realmID, userID, &streamID, noUpperLimit)
+	rows, err := w.ListUnreadRows(ctx, realmID, userID, &streamID, noUpperLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -563,16 +563,16 @@ func (s *Service) markChannelReadIn(ctx context.Context, st storage.Store, realm
 		}
 	}
 	if len(rowIDs) > 0 {
-		if err := st.UpdateUserMessageFlags(ctx, realmID, userID, rowIDs, storage.FlagRead, 0); err != nil {
+		if err := w.UpdateUserMessageFlags(ctx, realmID, userID, rowIDs, storage.FlagRead, 0); err != nil {
 			return nil, err
 		}
 	}
 	if topic != nil {
-		if err := s.markChannelIDsRead(ctx, st, realmID, userID, streamID, periods, ids); err != nil {
+		if err := s.markChannelIDsRead(ctx, w, realmID, userID, streamID, periods, ids); err != nil {
 			return nil, err
 		}
 	} else if len(gaps) > 0 {
-		if err := coverChannel(ctx, st, realmID, userID, streamID); err != nil {
+		if err := w.reads().coverChannel(ctx, realmID, userID, streamID); err != nil {
 			return nil, err
 		}
 	}
@@ -580,12 +580,12 @@ func (s *Service) markChannelReadIn(ctx context.Context, st storage.Store, realm
 }
 
 // coverChannel makes one read range of the user cover the whole channel.
-func coverChannel(ctx context.Context, st storage.Store, realmID, userID, streamID int64) error {
-	maxID, err := st.MaxMessageID(ctx)
+func (r reads) coverChannel(ctx context.Context, realmID, userID, streamID int64) error {
+	maxID, err := r.st.MaxMessageID(ctx)
 	if err != nil || maxID == 0 {
 		return err
 	}
-	return st.ResetReadRanges(ctx, realmID, userID, []int64{streamID}, maxID)
+	return r.st.ResetReadRanges(ctx, realmID, userID, []int64{streamID}, maxID)
 }
 
 // flaggedIDs lists the rows' message IDs.
@@ -600,15 +600,15 @@ func flaggedIDs(rows []storage.FlaggedMessage) []int64 {
 // leaveChannelRead marks the channel read for a user who leaves it, as
 // the reference does on unsubscribing (without listing the messages: the
 // client drops the channel's unread counts with the subscription).
-func leaveChannelRead(ctx context.Context, st storage.Store, realmID, userID, streamID int64) error {
-	rows, err := st.ListUnreadRows(ctx, realmID, userID, &streamID, noUpperLimit)
+func leaveChannelRead(ctx context.Context, w *writeTx, realmID, userID, streamID int64) error {
+	rows, err := w.ListUnreadRows(ctx, realmID, userID, &streamID, noUpperLimit)
 	if err != nil {
 		return err
 	}
-	if err := st.UpdateUserMessageFlags(ctx, realmID, userID, flaggedIDs(rows), storage.FlagRead, 0); err != nil {
+	if err := w.UpdateUserMessageFlags(ctx, realmID, userID, flaggedIDs(rows), storage.FlagRead, 0); err != nil {
 		return err
 	}
-	return coverChannel(ctx, st, realmID, userID, streamID)
+	return w.reads().coverChannel(ctx, realmID, userID, streamID)
 }
 
 // noUpperLimit lists without a cap.

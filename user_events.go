@@ -102,8 +102,8 @@ func newBotEventView(u *storage.User) botEventView {
 
 // isAdminID reports whether the user is an active administrator (false
 // when it cannot be told).
-func isAdminID(ctx context.Context, st storage.Store, realmID, userID int64) bool {
-	u, err := st.GetUser(ctx, realmID, userID)
+func (r reads) isAdminID(ctx context.Context, realmID, userID int64) bool {
+	u, err := r.st.GetUser(ctx, realmID, userID)
 	return err == nil && u.IsActive && isAdmin(u)
 }
 

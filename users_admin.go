@@ -115,7 +115,7 @@ func (s *Service) updateUser(ctx context.Context, realm *storage.Realm, me, targ
 			case !isAdmin(me):
 				return errAdminRequired
 			}
-			if last, err := isLastOwner(ctx, w, realm.ID, target); err != nil {
+			if last, err := w.reads().isLastOwner(ctx, realm.ID, target); err != nil {
 				return err
 			} else if last {
 				return errSoleOwnerRole
@@ -136,12 +136,12 @@ func (s *Service) updateUser(ctx context.Context, realm *storage.Realm, me, targ
 		var setValues []storage.ProfileFieldValue
 		var removeValues []int64
 		if up.ProfileData != nil {
-			if setValues, removeValues, err = s.checkProfileData(ctx, w, realm.ID, target, *up.ProfileData); err != nil {
+			if setValues, removeValues, err = w.reads().checkProfileData(ctx, realm.ID, target, *up.ProfileData); err != nil {
 				return err
 			}
 		}
 		if up.NewEmail != nil {
-			if err := s.emailFree(ctx, w, realm.ID, email, target.ID); err != nil {
+			if err := w.reads().emailFree(ctx, realm.ID, email, target.ID); err != nil {
 				return err
 			}
 			if email != target.Email {
@@ -228,12 +228,12 @@ func reload(ctx context.Context, st storage.Store, realmID, meID, targetID int64
 
 // isLastOwner reports whether u is the realm's only active human owner.
 // Run inside a write, it sees every committed role change.
-func isLastOwner(ctx context.Context, st storage.Store, realmID int64, u *storage.User) (bool, error) {
+func (r reads) isLastOwner(ctx context.Context, realmID int64, u *storage.User) (bool, error) {
 	if u.Role != RoleOwner || !u.IsActive || u.IsBot {
 		return false, nil
 	}
 	role, yes, no := RoleOwner, true, false
-	n, err := st.CountUsers(ctx, realmID, storage.UserFilter{Role: &role, Active: &yes, Bot: &no})
+	n, err := r.st.CountUsers(ctx, realmID, storage.UserFilter{Role: &role, Active: &yes, Bot: &no})
 	return n <= 1, err
 }
 
@@ -268,8 +268,8 @@ func (s *Service) DeactivateUser(ctx context.Context, c Caller, req DeactivateUs
 	if target.Role == RoleOwner && me.Role != RoleOwner {
 		return nil, errOwnerRequired
 	}
-	if err := s.deactivate(ctx, realm.ID, target, func(ctx context.Context, st storage.Store, target *storage.User) error {
-		me, target, err := reload(ctx, st, realm.ID, me.ID, target.ID)
+	if err := s.deactivate(ctx, realm.ID, target, func(ctx context.Context, w *writeTx, target *storage.User) error {
+		me, target, err := reload(ctx, w, realm.ID, me.ID, target.ID)
 		if err != nil {
 			return err
 		}
@@ -282,7 +282,7 @@ func (s *Service) DeactivateUser(ctx context.Context, c Caller, req DeactivateUs
 		if !target.IsActive {
 			return BadRequest("User is deactivated")
 		}
-		if last, err := isLastOwner(ctx, st, realm.ID, target); err != nil {
+		if last, err := w.reads().isLastOwner(ctx, realm.ID, target); err != nil {
 			return err
 		} else if last {
 			return clash("Cannot deactivate the only organization owner")
@@ -301,23 +301,23 @@ func (s *Service) DeactivateOwnUser(ctx context.Context, c Caller) (*EmptyRespon
 	if err != nil {
 		return nil, err
 	}
-	if err := s.deactivate(ctx, realm.ID, me, func(ctx context.Context, st storage.Store, me *storage.User) error {
+	if err := s.deactivate(ctx, realm.ID, me, func(ctx context.Context, w *writeTx, me *storage.User) error {
 		if !me.IsActive {
 			return errUserDeactivated
 		}
 		yes := true
-		active, err := st.CountUsers(ctx, realm.ID, storage.UserFilter{Active: &yes})
+		active, err := w.CountUsers(ctx, realm.ID, storage.UserFilter{Active: &yes})
 		if err != nil {
 			return err
 		}
-		bots, err := activeSystemBots(ctx, st, realm.ID)
+		bots, err := w.reads().activeSystemBots(ctx, realm.ID)
 		if err != nil {
 			return err
 		}
 		if active-bots == 1 {
 			return errLastUser(false)
 		}
-		if last, err := isLastOwner(ctx, st, realm.ID, me); err != nil {
+		if last, err := w.reads().isLastOwner(ctx, realm.ID, me); err != nil {
 			return err
 		} else if last {
 			return errLastUser(true)
@@ -332,7 +332,7 @@ func (s *Service) DeactivateOwnUser(ctx context.Context, c Caller) (*EmptyRespon
 // deactivate marks u deactivated with every bot below it: the bots it owns,
 // the bots those bots own, and so on, so that no bot outlives its owner.
 // check runs first, inside the same write, on a fresh copy of u.
-func (s *Service) deactivate(ctx context.Context, realmID int64, u *storage.User, check func(context.Context, storage.Store, *storage.User) error) error {
+func (s *Service) deactivate(ctx context.Context, realmID int64, u *storage.User, check func(context.Context, *writeTx, *storage.User) error) error {
 	err := s.write(ctx, realmID, func(w *writeTx) error {
 		fresh, err := w.GetUser(ctx, realmID, u.ID)
 		if err != nil {
