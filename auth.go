@@ -158,7 +158,7 @@ func (r reads) authenticate(ctx context.Context, realmID int64, email, apiKey st
 	if errors.Is(err, storage.ErrNotFound) {
 		// An unknown email: the organization's state still decides the
 		// answer, and the key is compared anyway so timing tells nothing.
-		if resp, err := r.st.GetRealm(ctx, realmID); err == nil && resp.Deactivated {
+		if realm, err := r.st.GetRealm(ctx, realmID); err == nil && realm.Deactivated {
 			return Caller{}, errRealmDeactivated
 		} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
 			return Caller{}, r.s.internal(ctx, "authenticate", err)
@@ -195,11 +195,11 @@ func (r reads) actor(ctx context.Context, c Caller) (*storage.User, *storage.Rea
 	}
 	if errors.Is(err, storage.ErrNotFound) {
 		// Tell an unknown organization from an unknown user.
-		if resp, err := r.st.GetRealm(ctx, c.RealmID); errors.Is(err, storage.ErrNotFound) {
+		if realm, err := r.st.GetRealm(ctx, c.RealmID); errors.Is(err, storage.ErrNotFound) {
 			return nil, nil, Unauthorized("Invalid organization")
 		} else if err != nil {
 			return nil, nil, r.s.internal(ctx, "load realm", err)
-		} else if resp.Deactivated {
+		} else if realm.Deactivated {
 			return nil, nil, errRealmDeactivated
 		}
 		return nil, nil, Unauthorized("Invalid user")

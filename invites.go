@@ -563,13 +563,13 @@ func (r reads) getInvites(ctx context.Context, c Caller) (*GetInvitesResponse, e
 		return nil, r.s.internal(ctx, "get invites", err)
 	}
 	out := &GetInvitesResponse{Invites: make([]Invite, 0, len(rows))}
-	for _, resp := range rows {
-		v := Invite{ID: resp.ID, InvitedByUserID: resp.ReferrerID, Invited: resp.Created, ExpiryDate: resp.ExpiresAt,
-			InvitedAs: resp.InvitedAs, IsMultiuse: resp.IsMultiuse}
-		if resp.IsMultiuse {
-			v.LinkURL = inviteLink(realm, resp.Key)
+	for _, row := range rows {
+		v := Invite{ID: row.ID, InvitedByUserID: row.ReferrerID, Invited: row.Created, ExpiryDate: row.ExpiresAt,
+			InvitedAs: row.InvitedAs, IsMultiuse: row.IsMultiuse}
+		if row.IsMultiuse {
+			v.LinkURL = inviteLink(realm, row.Key)
 		} else {
-			v.Email, v.NotifyReferrerOnJoin = resp.Email, new(resp.NotifyReferrerOnJoin)
+			v.Email, v.NotifyReferrerOnJoin = row.Email, new(row.NotifyReferrerOnJoin)
 		}
 		out.Invites = append(out.Invites, v)
 	}

@@ -31,8 +31,8 @@ func (r reads) compiledLinkifiers(ctx context.Context, realmID int64) ([]*markdo
 			return nil, err
 		}
 		list := make([]*markdown.Linkifier, 0, len(rows))
-		for _, resp := range rows {
-			if l, err := markdown.CompileLinkifier(resp.Pattern, resp.URLTemplate); err == nil {
+		for _, row := range rows {
+			if l, err := markdown.CompileLinkifier(row.Pattern, row.URLTemplate); err == nil {
 				list = append(list, l)
 			}
 		}

@@ -127,8 +127,8 @@ func (r reads) reactionsByID(ctx context.Context, realmID int64, ids []int64) (m
 		return nil, err
 	}
 	loaded := make(map[int64][]storage.Reaction, len(missing))
-	for _, resp := range rows {
-		loaded[resp.MessageID] = append(loaded[resp.MessageID], resp)
+	for _, row := range rows {
+		loaded[row.MessageID] = append(loaded[row.MessageID], row)
 	}
 	r.msgs.putReactions(realmID, missing, loaded)
 	for _, id := range missing {

@@ -340,13 +340,13 @@ func (r reads) fetchedViews(ctx context.Context, realm *storage.Realm, me *stora
 	}
 	byMessage := map[int64][]Reaction{}
 	for id, rs := range reactions {
-		for _, resp := range rs {
-			byMessage[id] = append(byMessage[id], Reaction{EmojiName: resp.EmojiName, EmojiCode: resp.EmojiCode, ReactionType: resp.ReactionType, UserID: resp.UserID})
+		for _, x := range rs {
+			byMessage[id] = append(byMessage[id], Reaction{EmojiName: x.EmojiName, EmojiCode: x.EmojiCode, ReactionType: x.ReactionType, UserID: x.UserID})
 		}
 	}
 	rowFlags := make(map[int64]int64, len(userRows))
-	for _, resp := range userRows {
-		rowFlags[resp.MessageID] = resp.Flags
+	for _, row := range userRows {
+		rowFlags[row.MessageID] = row.Flags
 	}
 	if periods == nil {
 		if periods, err = r.userPeriods(ctx, realm.ID, me.ID); err != nil {
@@ -363,8 +363,8 @@ func (r reads) fetchedViews(ctx context.Context, realm *storage.Realm, me *stora
 		if err != nil {
 			return nil, err
 		}
-		for _, resp := range all {
-			ranges[resp.StreamID] = append(ranges[resp.StreamID], resp)
+		for _, rg := range all {
+			ranges[rg.StreamID] = append(ranges[rg.StreamID], rg)
 		}
 	}
 	clientGravatar := opts.clientGravatar == nil || *opts.clientGravatar

@@ -127,15 +127,15 @@ func errNarrowNotYet(t narrow.Term) error {
 // channels. The store filters every operator, negated or not.
 func (r reads) compileNarrow(ctx context.Context, me *storage.User, realm *storage.Realm, raw *string, use narrowUse) (*fetchQuery, error) {
 	var terms []narrow.Term
-	resp := &narrowResolver{ctx: ctx, rd: r, realm: realm, me: me}
+	res := &narrowResolver{ctx: ctx, rd: r, realm: realm, me: me}
 	if raw != nil && strings.TrimSpace(*raw) != "" {
 		parsed, err := narrow.Parse(*raw)
 		if err != nil {
 			return nil, narrowError(err)
 		}
-		terms, err = narrow.Resolve(parsed, resp, narrow.Options{NoWith: use.personal})
-		if resp.err != nil {
-			return nil, r.s.internal(ctx, "get messages", resp.err)
+		terms, err = narrow.Resolve(parsed, res, narrow.Options{NoWith: use.personal})
+		if res.err != nil {
+			return nil, r.s.internal(ctx, "get messages", res.err)
 		}
 		if err != nil {
 			return nil, narrowError(err)
@@ -162,7 +162,7 @@ func (r reads) compileNarrow(ctx context.Context, me *storage.User, realm *stora
 		}
 		switch {
 		case t.Operator == "channel":
-			channel = resp.channels[t.ChannelID]
+			channel = res.channels[t.ChannelID]
 			if channel == nil {
 				ch, err := r.channelByID(ctx, realm.ID, t.ChannelID)
 				if err != nil {

@@ -457,9 +457,9 @@ func (r reads) channelReaders(ctx context.Context, o *outgoing) ([]storage.UserM
 // already follow it.
 func (r reads) followWhereMentioned(ctx context.Context, o *outgoing, readers []storage.UserMessage) ([]int64, error) {
 	var mentioned []int64
-	for _, resp := range readers {
-		if resp.Flags&storage.FlagMentioned != 0 {
-			mentioned = append(mentioned, resp.UserID)
+	for _, reader := range readers {
+		if reader.Flags&storage.FlagMentioned != 0 {
+			mentioned = append(mentioned, reader.UserID)
 		}
 	}
 	if len(mentioned) == 0 {

@@ -339,14 +339,14 @@ func (r reads) presences(ctx context.Context, realm *storage.Realm, q presenceQu
 	if q.lastUpdateID == nil {
 		last = -1
 	}
-	for _, resp := range rows {
-		last = max(last, resp.LastUpdateID)
-		active, connected := presenceDefaults(presenceTimes{Active: resp.LastActive, Connected: resp.LastConnected}, resp.DateJoined)
+	for _, row := range rows {
+		last = max(last, row.LastUpdateID)
+		active, connected := presenceDefaults(presenceTimes{Active: row.LastActive, Connected: row.LastConnected}, row.DateJoined)
 		if q.slim {
-			out[strconv.FormatInt(resp.UserID, 10)] = ModernPresence{ActiveTimestamp: active, IdleTimestamp: connected}
+			out[strconv.FormatInt(row.UserID, 10)] = ModernPresence{ActiveTimestamp: active, IdleTimestamp: connected}
 			continue
 		}
-		u := storage.User{ID: resp.UserID, Email: resp.Email, Settings: resp.Settings}
+		u := storage.User{ID: row.UserID, Email: row.Email, Settings: row.Settings}
 		out[apiEmail(realm, &u)] = legacyPresenceEntry(active, connected)
 	}
 	return out, last, nil

@@ -545,10 +545,10 @@ func (r reads) recentDirectConversations(ctx context.Context, me *storage.User) 
 	}
 	var order []int64
 	newest := map[int64]int64{}
-	for _, resp := range refs {
-		if _, ok := newest[resp.ConversationID]; !ok {
-			order = append(order, resp.ConversationID)
-			newest[resp.ConversationID] = resp.MessageID
+	for _, ref := range refs {
+		if _, ok := newest[ref.ConversationID]; !ok {
+			order = append(order, ref.ConversationID)
+			newest[ref.ConversationID] = ref.MessageID
 		}
 	}
 	members, err := r.st.ConversationMembersOf(ctx, me.RealmID, order)

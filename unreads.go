@@ -197,8 +197,8 @@ func (r reads) unreadGaps(ctx context.Context, realmID, userID int64, periods []
 		return nil, err
 	}
 	byChannel := map[int64][]storage.ReadRange{}
-	for _, resp := range ranges {
-		byChannel[resp.StreamID] = append(byChannel[resp.StreamID], resp)
+	for _, rg := range ranges {
+		byChannel[rg.StreamID] = append(byChannel[rg.StreamID], rg)
 	}
 	var gaps []storage.IDSpan
 	for _, ch := range uniqueSorted(channels) {

@@ -152,8 +152,8 @@ func (r reads) getUserTopics(ctx context.Context, c Caller) (*GetUserTopicsRespo
 		return nil, r.s.internal(ctx, "get user topics", err)
 	}
 	out := &GetUserTopicsResponse{UserTopics: make([]UserTopic, 0, len(rows))}
-	for _, resp := range rows {
-		out.UserTopics = append(out.UserTopics, UserTopic{StreamID: resp.StreamID, TopicName: resp.TopicName, LastUpdated: resp.LastUpdated, VisibilityPolicy: resp.VisibilityPolicy})
+	for _, row := range rows {
+		out.UserTopics = append(out.UserTopics, UserTopic{StreamID: row.StreamID, TopicName: row.TopicName, LastUpdated: row.LastUpdated, VisibilityPolicy: row.VisibilityPolicy})
 	}
 	return out, nil
 }
