@@ -37,7 +37,7 @@ type MuteUserRequest struct {
 	MutedUserID int64 `json:"muted_user_id"`
 }
 
-// mutedUsers lists st's mutes of userID as clients see them.
+// mutedUsers lists the mutes of userID (as r reads them) as clients see them.
 func (r reads) mutedUsers(ctx context.Context, realmID, userID int64) ([]MutedUserView, error) {
 	mutes, err := r.st.ListUserMutes(ctx, realmID, userID)
 	if err != nil {

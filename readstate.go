@@ -26,7 +26,7 @@ type readerState struct {
 	subscribed map[int64]bool
 }
 
-// readerState reads, in st, the messages, the reader's rows of them,
+// readerState reads, through r, the messages, the reader's rows of them,
 // their periods and the read ranges of the messages' channels.
 func (r reads) readerState(ctx context.Context, realm *storage.Realm, me *storage.User, ids []int64) (*readerState, error) {
 	rs := &readerState{msgs: map[int64]*messageState{}, subscribed: map[int64]bool{}}

@@ -98,7 +98,7 @@ func (s *Service) notificationBot(ctx context.Context, realm *storage.Realm) (*s
 	return s.systemBot(ctx, realm, notificationBotKind)
 }
 
-// activeSystemBots counts the realm's active internal bots, through st.
+// activeSystemBots counts the realm's active internal bots, through r.
 func (r reads) activeSystemBots(ctx context.Context, realmID int64) (int, error) {
 	n := 0
 	for _, k := range systemBotKinds {
