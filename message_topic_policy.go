@@ -12,8 +12,8 @@ import (
 // how a user's policy is read (through the Service's cache outside a
 // transaction) and forgotten when a transaction changes it.
 
-// storedTopicPolicy is the user's visibility policy of the topic as st
-// has it: TopicPolicyNone without one.
+// storedTopicPolicy is the user's visibility policy of the topic as r
+// reads it: TopicPolicyNone without one.
 func (r reads) storedTopicPolicy(ctx context.Context, realmID, userID, streamID int64, topic string) (int, error) {
 	ut, err := r.st.GetUserTopic(ctx, realmID, userID, streamID, topic)
 	switch {
