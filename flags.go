@@ -24,8 +24,8 @@ var apiFlags = []struct {
 }{
 	{storage.FlagRead, "read"}, {storage.FlagStarred, "starred"}, {storage.FlagCollapsed, "collapsed"},
 	{storage.FlagMentioned, "mentioned"}, {storage.FlagStreamWildcardMentioned, "stream_wildcard_mentioned"},
-	{storage.FlagTopicWildcardMentioned, "topic_wildcard_mentioned"}, {1 << 6, "group_mentioned"},
-	{1 << 7, "force_expand"}, {1 << 8, "force_collapse"},
+	{storage.FlagTopicWildcardMentioned, "topic_wildcard_mentioned"}, {storage.FlagGroupMentioned, "group_mentioned"},
+	{storage.FlagForceExpand, "force_expand"}, {storage.FlagForceCollapse, "force_collapse"},
 	{storage.FlagHasAlertWord, "has_alert_word"}, {storage.FlagHistorical, "historical"},
 }
 

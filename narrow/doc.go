@@ -15,7 +15,9 @@
 //     data through a Resolver (channel names and user emails to IDs,
 //     the `with` target, spectator rules), in the reference's order so
 //     that the first error is the reference's.
-//   - Match evaluates resolved terms against one message in memory;
+//   - Match evaluates resolved terms against one message in memory (the
+//     oracle the server's compiled queries are tested against; the
+//     server itself does not call it);
 //     IncludeHistory says whether the narrow reads shared channel
 //     history; IsWebPublicNarrow and SpectatorCompatible are the
 //     spectator rules.

@@ -37,7 +37,8 @@ type Message struct {
 // (the same bits as the store's UserMessage flags).
 type Flags uint32
 
-// The flags Match reads.
+// The flags Match reads. This package needs no storage, so it names
+// the bits it reads itself; a test holds them equal to the store's.
 const (
 	FlagRead                    Flags = 1 << 0
 	FlagStarred                 Flags = 1 << 1
@@ -84,6 +85,15 @@ const mentionFlags = FlagMentioned | FlagStreamWildcardMentioned | FlagTopicWild
 // name or ID, sender by email or ID, dm by IDs); a dm or user operand
 // given by email that was not resolved matches nothing. `with` and
 // `near` terms do not filter; Resolve replaces `with`.
+//
+// Match is an oracle: the server never calls it. The server answers
+// narrows with the store's queries (compiled from the terms), and its
+// events path filters with MatchEvent; Match is the reference's meaning
+// written out one message at a time, so that tests can check those
+// queries against it (the module's differential test fetches each narrow
+// it makes from the Service and compares the answer with Match applied to
+// every message). It reads only its arguments, so a test may use it on
+// messages it made up.
 func Match(terms []Term, m Message, u UserView) bool {
 	for _, t := range terms {
 		ok, negatable := matchTerm(t, m, u)

@@ -71,7 +71,12 @@ type UserMessage struct {
 	Flags     int64 `bun:"flags"`
 }
 
-// The bits of UserMessage.Flags, in the reference's order.
+// The bits of UserMessage.Flags, in the reference's order: the one list
+// of message flags (the API's names for them are chat's; the store's
+// queries write masks of them as numbers, to match its partial indexes).
+// FlagGroupMentioned, FlagForceExpand and FlagForceCollapse are the
+// reference's too, and never set by its send path or ours; FlagPrivate is
+// internal (not in the API's flag lists).
 const (
 	FlagRead                    int64 = 1 << 0
 	FlagStarred                 int64 = 1 << 1
@@ -79,6 +84,9 @@ const (
 	FlagMentioned               int64 = 1 << 3
 	FlagStreamWildcardMentioned int64 = 1 << 4
 	FlagTopicWildcardMentioned  int64 = 1 << 5
+	FlagGroupMentioned          int64 = 1 << 6
+	FlagForceExpand             int64 = 1 << 7
+	FlagForceCollapse           int64 = 1 << 8
 	FlagHasAlertWord            int64 = 1 << 9
 	FlagHistorical              int64 = 1 << 10
 	FlagPrivate                 int64 = 1 << 11

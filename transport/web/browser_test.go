@@ -288,7 +288,8 @@ func testReading(t *testing.T, s *site) {
 	tb.wait(`document.getElementById("message-list").textContent.includes("hello you two")`)
 	tb.wait(`document.querySelector(%s) !== null`, fmt.Sprintf(`#dm-list a[data-dm="%d,%d"]`, writer.ID, third.ID))
 
-	// The channel directory: join, create, leave.
+	// The channel directory: join, create, leave (the button is kept across
+	// redraws: after joining, its click leaves, as its label says).
 	tb.click(`#channels-heading a[href="#channels"]`)
 	tb.wait(`!document.getElementById("channels-view").hidden`)
 	join := fmt.Sprintf(`#all-channels li[data-stream-id="%d"] button`, announcements)

@@ -2,9 +2,9 @@
 // star, and from its menu quote it, copy its link and mark it unread
 // (from it on, in its conversation); edit and delete their own.
 
-import { h } from './dom.js';
+import { h, reconcile } from './dom.js';
 import { messageLink, apiNarrowOf } from './narrow.js';
-import { Picker, emojiElement } from './emoji.js';
+import { Picker, emojiElement, customSrc } from './emoji.js';
 import { toggleMenu } from './menu.js';
 
 export class MessageActions {
@@ -56,16 +56,22 @@ export class MessageActions {
       if (!groups.has(key)) groups.set(key, { ...r, users: [] });
       groups.get(key).users.push(r.user_id ?? (r.user && r.user.id));
     }
-    box.replaceChildren(...[...groups.values()].map((g) => {
+    reconcile(box, [...groups.values()].map((g) => {
       const mine = g.users.includes(this.model.me);
       const names = g.users.map((id) => (id === this.model.me ? 'you' : this.model.userName(id))).join(', ');
-      return h('button', {
-        type: 'button', class: 'reaction', 'aria-pressed': mine ? 'true' : 'false',
-        'data-emoji': g.emoji_name, 'data-focus': `reaction:${g.emoji_code}`, title: `${names} reacted with :${g.emoji_name}:`,
-        'aria-label': `${g.emoji_name}: ${g.users.length} (${names}). ${mine ? 'Remove your reaction' : 'Add yours'}`,
-        onclick: () => this.react(m.id, g.emoji_name, g.emoji_code, g.reaction_type, mine),
-      }, emojiElement({ type: g.reaction_type, code: g.emoji_code, name: g.emoji_name }, this.model), ' ', h('span', { class: 'count' }, String(g.users.length)));
+      const d = { type: g.reaction_type, code: g.emoji_code, name: g.emoji_name, count: g.users.length, names, mine };
+      if (d.type === 'realm_emoji') d.src = customSrc(this.model.customEmoji(d.code)); // its image may change
+      return { key: `${d.type}:${d.code}`, sig: JSON.stringify(d), build: () => this.reaction(m.id, d) };
     }));
+  }
+
+  reaction(id, d) {
+    return h('button', {
+      type: 'button', class: 'reaction', 'aria-pressed': d.mine ? 'true' : 'false',
+      'data-emoji': d.name, 'data-focus': `reaction:${d.code}`, title: `${d.names} reacted with :${d.name}:`,
+      'aria-label': `${d.name}: ${d.count} (${d.names}). ${d.mine ? 'Remove your reaction' : 'Add yours'}`,
+      onclick: () => this.react(id, d.name, d.code, d.type, d.mine),
+    }, emojiElement({ type: d.type, code: d.code, name: d.name }, this.model), ' ', h('span', { class: 'count' }, String(d.count)));
   }
 
   async react(id, name, code, type, remove) {

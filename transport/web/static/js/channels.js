@@ -2,7 +2,7 @@
 // to or leave, and a form to create one (POST /users/me/subscriptions
 // with a new name creates the channel).
 
-import { $, h, clear } from './dom.js';
+import { $, h, reconcile } from './dom.js';
 import { hashFor } from './narrow.js';
 
 export class Channels {
@@ -17,30 +17,27 @@ export class Channels {
   }
 
   render() {
-    const list = $('all-channels');
-    const focused = document.activeElement && list.contains(document.activeElement) ? document.activeElement.dataset.key : null;
-    clear(list);
     const all = [...this.model.streams.values()].filter((s) => !s.is_archived).sort((a, b) => a.name.localeCompare(b.name));
-    if (!all.length) list.append(h('li', { class: 'muted' }, 'There are no channels yet.'));
-    for (const s of all) {
-      const subscribed = this.model.subs.has(s.stream_id);
-      list.append(h('li', { 'data-stream-id': s.stream_id },
-        h('div', {},
-          h('a', { href: hashFor({ kind: 'channel', streamId: s.stream_id }, { channelName: s.name }), class: 'channel-name' },
-            (s.invite_only ? '🔒 ' : '#') + s.name),
-          s.description ? h('p', { class: 'muted' }, s.description) : null),
-        h('button', {
-          type: 'button',
-          class: subscribed ? '' : 'primary',
-          'data-key': `sub${s.stream_id}`,
-          'aria-label': `${subscribed ? 'Unsubscribe from' : 'Subscribe to'} ${s.name}`,
-          onclick: () => this.toggle(s, subscribed),
-        }, subscribed ? 'Unsubscribe' : 'Subscribe')));
-    }
-    if (focused) {
-      const again = list.querySelector(`[data-key="${CSS.escape(focused)}"]`);
-      if (again) again.focus();
-    }
+    const items = all.map((s) => {
+      const data = { id: s.stream_id, name: s.name, private: !!s.invite_only, description: s.description || '', subscribed: this.model.subs.has(s.stream_id) };
+      return { key: `s${s.stream_id}`, sig: JSON.stringify(data), build: () => this.item(s, data) };
+    });
+    if (!all.length) items.push({ key: 'none', sig: '', build: () => h('li', { class: 'muted' }, 'There are no channels yet.') });
+    reconcile($('all-channels'), items);
+  }
+
+  item(s, d) {
+    return h('li', { 'data-stream-id': d.id },
+      h('div', {},
+        h('a', { href: hashFor({ kind: 'channel', streamId: d.id }, { channelName: d.name }), class: 'channel-name' },
+          (d.private ? '🔒 ' : '#') + d.name),
+        d.description ? h('p', { class: 'muted' }, d.description) : null),
+      h('button', {
+        type: 'button',
+        class: d.subscribed ? '' : 'primary',
+        'aria-label': `${d.subscribed ? 'Unsubscribe from' : 'Subscribe to'} ${d.name}`,
+        onclick: () => this.toggle(s, d.subscribed),
+      }, d.subscribed ? 'Unsubscribe' : 'Subscribe'));
   }
 
   async toggle(s, subscribed) {

@@ -10,7 +10,7 @@
 // person types, the others in the conversation are told (POST /typing),
 // as the reference's timing asks.
 
-import { $, h, clear } from './dom.js';
+import { $, h, reconcile } from './dom.js';
 import { hashFor, sameTopic } from './narrow.js';
 import { Typeahead, rank } from './typeahead.js';
 import { Drafts } from './drafts.js';
@@ -197,15 +197,12 @@ export class Compose {
     hint.textContent = !this.dm && t && !known ? 'New topic' : '';
   }
 
-  // fillChannels lists the subscribed channels in the picker.
+  // fillChannels lists the subscribed channels in the picker (the options
+  // of unchanged channels stay, the choice too).
   fillChannels() {
     const subs = [...this.model.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
-    const sig = subs.map((s) => `${s.stream_id}:${s.name}`).join('\n');
-    if (sig === this.channelsSig) return; // the same channels: the options stay
-    this.channelsSig = sig;
     const keep = this.channel.value;
-    clear(this.channel);
-    for (const s of subs) this.channel.append(h('option', { value: s.stream_id }, s.name));
+    reconcile(this.channel, subs.map((s) => ({ key: `c${s.stream_id}`, sig: s.name, build: () => h('option', { value: s.stream_id }, s.name) })));
     if (keep && [...this.channel.options].some((o) => o.value === keep)) this.channel.value = keep;
   }
 

@@ -9,6 +9,10 @@ const policy = window.trustedTypes
   ? window.trustedTypes.createPolicy('teamchat-message', { createHTML: (html) => html })
   : { createHTML: (html) => html };
 
+// listeners are the listeners h attached, by element, so that morph can
+// move them with the rest of what build made.
+const listeners = new WeakMap();
+
 // h builds an element: attrs are set as attributes (on* keys are not
 // attributes but listeners), children are nodes or text.
 export function h(tag, attrs = {}, ...children) {
@@ -17,6 +21,8 @@ export function h(tag, attrs = {}, ...children) {
     if (value === undefined || value === null || value === false) continue;
     if (key.startsWith('on') && typeof value === 'function') {
       el.addEventListener(key.slice(2), value);
+      if (!listeners.has(el)) listeners.set(el, []);
+      listeners.get(el).push([key.slice(2), value]);
     } else if (key === 'dataset') {
       Object.assign(el.dataset, value);
     } else {
@@ -118,15 +124,27 @@ export function timeElement(seconds, twentyFour) {
     today ? format({ hour: '2-digit', minute: '2-digit', ...cycle }).format(d) : full);
 }
 
+// avatar is a user's picture: the uploaded one (beside the page), or
+// their initials on a colour of their own.
+export function avatar(u, size = '') {
+  const url = u && typeof u.avatar_url === 'string' ? u.avatar_url : '';
+  if (/^\/user_avatars\/\d+\/avatars\/\d+-\d+$/.test(url)) {
+    return h('img', { class: `avatar ${size}`.trim(), src: url.slice(1), alt: '', 'aria-hidden': 'true' });
+  }
+  const el = h('span', { class: `avatar ${size}`.trim(), 'aria-hidden': 'true' }, initials(u ? u.full_name : '?'));
+  el.style.setProperty('--hue', String(hue(u ? u.user_id : 0)));
+  return el;
+}
+
 // initials of a name, for the avatar circle.
-export function initials(name) {
+function initials(name) {
   const parts = String(name).trim().split(/\s+/).filter(Boolean);
   const letters = parts.length > 1 ? [parts[0], parts[parts.length - 1]] : parts;
   return letters.map((p) => [...p][0] || '').join('').toUpperCase() || '?';
 }
 
 // hue of a user's avatar circle, stable per user ID.
-export function hue(id) {
+function hue(id) {
   return (Number(id) * 137) % 360;
 }
 
@@ -134,15 +152,19 @@ export function clear(el) {
   el.replaceChildren();
 }
 
-// reconcile makes parent's children the items' elements, in order, keeping
-// the element of every item whose key and signature are unchanged (so a
-// list redrawn after an event keeps its focus, hover and identity) and
-// building the others. An item whose signature changed is built and its
-// element updated to match in place (morph), so that a link whose unread
-// count changes between a person's mousedown and mouseup is still the
-// same element and the click is not lost. Items are plain markup: a
-// listener attached by build survives a morph with its old closure, so
-// items with listeners must keep a constant signature.
+// reconcile is how a list is redrawn: it makes parent's children the
+// items' elements ({key, sig, build}, keys unique in the list), in order,
+// keeping the element of every item whose key and signature are unchanged
+// (so a list redrawn after an event keeps its focus, hover and identity)
+// and building the others. An item whose signature changed is built and
+// its element updated to match in place (morph), so that a link whose
+// unread count changes between a person's mousedown and mouseup is still
+// the same element and the click is not lost. The signature must change
+// whenever what build makes does; the listeners build attached with h move
+// with the rest (a kept element calls the new closures), but nothing build
+// sets outside the markup does. What the person set in a kept element (a
+// ticked box) stays, so a list that must start afresh is cleared first. A
+// part built once (a dialog as it opens) is built with h and replaceChildren.
 export function reconcile(parent, items) {
   // Where the focus is, to put it back if its item is rebuilt.
   const active = document.activeElement;
@@ -171,12 +193,17 @@ export function reconcile(parent, items) {
 
 const FOCUSABLE = 'a[href], button, input, select, textarea';
 
-// morph updates el (of the same tag as want) to want's attributes and
-// children, keeping every element whose tag matches at its place, and
-// returns el.
+// morph updates el (of the same tag as want) to want's attributes,
+// listeners (those h attached) and children, keeping every element whose
+// tag matches at its place, and returns el.
 function morph(el, want) {
   for (const a of [...el.attributes]) if (!want.hasAttribute(a.name)) el.removeAttribute(a.name);
   for (const a of want.attributes) if (el.getAttribute(a.name) !== a.value) el.setAttribute(a.name, a.value);
+  for (const [type, fn] of listeners.get(el) || []) el.removeEventListener(type, fn);
+  const on = listeners.get(want) || [];
+  for (const [type, fn] of on) el.addEventListener(type, fn);
+  if (on.length) listeners.set(el, on);
+  else listeners.delete(el);
   const have = [...el.childNodes];
   const wanted = [...want.childNodes];
   wanted.forEach((w, i) => {

@@ -5,7 +5,7 @@
 // do it from the "Invite people" dialog: by email (POST /invites) or with a
 // reusable link (POST /invites/multiuse, administrators by default).
 
-import { $, h, clear } from './dom.js';
+import { $, h } from './dom.js';
 import { ApiError } from './api.js';
 
 // The roles, most powerful first, as the API numbers them.
@@ -77,19 +77,16 @@ export class InviteDialog {
   open(onClose) {
     if (onClose) this.dialog.addEventListener('close', onClose, { once: true });
     const mine = this.model.role || 400;
+    // Built afresh at each opening: nothing chosen last time stays.
     for (const select of document.querySelectorAll('.invite-role')) {
-      clear(select);
-      for (const [n, name] of ROLES) {
-        if (n >= mine) select.append(h('option', { value: n, selected: n === 400 }, name));
-      }
+      select.replaceChildren(...ROLES.filter(([n]) => n >= mine).map(([n, name]) => h('option', { value: n, selected: n === 400 }, name)));
     }
-    const channels = $('invite-channels');
-    clear(channels);
-    for (const sub of [...this.model.subs.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+    const subs = [...this.model.subs.values()].sort((a, b) => a.name.localeCompare(b.name));
+    $('invite-channels').replaceChildren(...subs.map((sub) => {
       const id = `invite-channel-${sub.stream_id}`;
-      channels.append(h('li', {}, h('input', { type: 'checkbox', id, value: sub.stream_id }), h('label', { for: id }, `#${sub.name}`)));
-    }
-    if (!channels.children.length) channels.append(h('li', { class: 'muted' }, 'You are in no channels yet.'));
+      return h('li', {}, h('input', { type: 'checkbox', id, value: sub.stream_id }), h('label', { for: id }, `#${sub.name}`));
+    }));
+    if (!subs.length) $('invite-channels').append(h('li', { class: 'muted' }, 'You are in no channels yet.'));
     for (const id of ['invite-email-result', 'invite-email-error', 'invite-link-error']) $(id).textContent = '';
     $('invite-link-result').hidden = true;
     $('invite-link-form').hidden = !this.model.isAdmin;

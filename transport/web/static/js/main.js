@@ -2,10 +2,10 @@
 // views and the page's address.
 
 import { Api, ApiError, loadSession, saveSession, forgetSession } from './api.js';
-import { $, h, clear, narrowHash } from './dom.js';
+import { $, h, clear, reconcile, narrowHash } from './dom.js';
 import { EventLoop } from './events.js';
 import { Model } from './model.js';
-import { parseHash, hashFor, dmKey } from './narrow.js';
+import { parseHash, hashFor } from './narrow.js';
 import { renderSidebar } from './sidebar.js';
 import { MessageList } from './messages.js';
 import { Compose } from './compose.js';
@@ -20,14 +20,14 @@ import { DesktopNotifications } from './notifications.js';
 import { installShortcuts } from './shortcuts.js';
 import { matches } from './narrow.js';
 import { Settings, applyTheme } from './settings.js';
+import { Presence } from './presence.js';
+import { TypingLine } from './typing.js';
 
 const api = new Api();
 const model = new Model();
 let loop = null;
 let view = parseHash(location.hash);
 let registered = false;
-let presenceTimer = null;
-let typingTimer = null;
 let noticeTimer = null;
 
 // notify shows an error that has no better place (and logs it, so the
@@ -88,6 +88,8 @@ const invites = new InviteDialog(api, model);
 const views = new Views(api, model, { notify });
 const desktop = new DesktopNotifications(model, { isShown: (m) => matches(view, m, model.me) && !$('messages-view').hidden });
 const settings = new Settings(api, model, { notify, desktop, confirm, invites });
+const presence = new Presence(api, model, { onChange: () => sidebar() });
+const typing = new TypingLine(model, () => view);
 installShortcuts({ messages, compose, openDM: () => openDMDialog(), nextUnread: () => nextUnread() });
 
 for (const button of document.querySelectorAll('#confirm-dialog button')) {
@@ -154,8 +156,8 @@ function enterApp(session) {
 function logout(reason = '') {
   if (loop) loop.stop();
   loop = null;
-  clearInterval(presenceTimer);
-  clearInterval(typingTimer);
+  presence.stop();
+  typing.clear();
   compose.stopTyping();
   forgetSession();
   api.setCredentials('');
@@ -167,7 +169,6 @@ function logout(reason = '') {
   views.reset();
   desktop.hide();
   for (const id of ['channel-list', 'dm-list', 'people-list', 'all-channels']) clear($(id));
-  $('typing').textContent = '';
   document.title = 'teamchat';
   delete document.documentElement.dataset.theme;
   showLogin(reason);
@@ -200,9 +201,7 @@ function onRegister(state) {
       else $('main').focus();
     }
     desktop.offer();
-    pingPresence();
-    clearInterval(presenceTimer);
-    presenceTimer = setInterval(pingPresence, model.pingEvery);
+    presence.start();
   }
 }
 
@@ -218,7 +217,7 @@ function onEvent(ev) {
   if (out.emoji) messages.refresh(messages.ids);
   if (out.people) invites.update();
   if (out.readChanged) messages.readChanged(out.readChanged);
-  if (out.typing) renderTyping();
+  if (out.typing) typing.render();
   if (out.channels) {
     if (view.kind === 'channels') channels.render();
     compose.fillChannels();
@@ -241,50 +240,6 @@ function sidebar() {
   renderSidebar(model, view, { onNewDM: openDMDialog });
   const n = model.counts().total;
   document.title = `${n ? `(${n}) ` : ''}${model.realmName || 'teamchat'}`;
-}
-
-// Presence: "active" while the person used the page in the last five
-// minutes and it is in view, "idle" otherwise.
-let lastInput = Date.now();
-let inputSincePing = true;
-for (const type of ['keydown', 'pointerdown', 'pointermove', 'wheel', 'focus']) {
-  window.addEventListener(type, () => {
-    lastInput = Date.now();
-    inputSincePing = true;
-  }, { passive: true, capture: true });
-}
-
-async function pingPresence() {
-  const active = document.visibilityState === 'visible' && Date.now() - lastInput < 5 * 60 * 1000;
-  const fresh = inputSincePing;
-  inputSincePing = false;
-  try {
-    const body = await api.post('/users/me/presence', {
-      status: active ? 'active' : 'idle',
-      new_user_input: fresh,
-      slim_presence: true,
-    });
-    model.noteServerTime(body.server_timestamp);
-    if (body.presences) model.applyPresence(body.presences);
-    sidebar();
-  } catch {
-    // The event loop reports connection trouble.
-  }
-}
-
-// The typing line of the open conversation; entries expire on their own.
-function renderTyping() {
-  let prefix = null;
-  if (view.kind === 'topic') prefix = `s:${view.streamId}:${view.topic.toLowerCase()}`;
-  if (view.kind === 'channel') prefix = `s:${view.streamId}:`;
-  if (view.kind === 'dm') prefix = 'd:' + dmKey(view.userIds);
-  const names = prefix ? model.typingIn(prefix) : [];
-  const text = names.length === 0 ? ''
-    : names.length === 1 ? `${names[0]} is typing…`
-      : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]} are typing…`;
-  if ($('typing').textContent !== text) $('typing').textContent = text;
-  clearInterval(typingTimer);
-  if (names.length) typingTimer = setInterval(renderTyping, 1000);
 }
 
 // nextUnread opens the next topic with unread messages after the open
@@ -334,7 +289,7 @@ function route() {
   else if (view.kind === 'settings') settings.show(view.section);
   else messages.open(view);
   if (view.kind === 'channel' || view.kind === 'topic') loadTopics(view.streamId);
-  renderTyping();
+  typing.render();
   sidebar();
 }
 
@@ -376,27 +331,30 @@ function openDMDialog() {
   const filter = $('dm-filter');
   filter.value = '';
   dmChosen.clear();
+  clear(choices); // no box ticked at the last opening stays ticked
   const draw = () => {
     const q = filter.value.trim().toLowerCase();
-    clear(choices);
     const people = [...model.users.values()].filter((u) => u.is_active !== false && u.user_id !== model.me)
       .filter((u) => !q || u.full_name.toLowerCase().includes(q) || (u.email || '').toLowerCase().includes(q))
       .sort((a, b) => a.full_name.localeCompare(b.full_name));
-    for (const u of people) {
-      const id = `dm-choice-${u.user_id}`;
-      choices.append(h('li', {},
-        h('input', {
-          type: 'checkbox', id, value: u.user_id, checked: dmChosen.has(u.user_id),
-          onchange: (e) => (e.target.checked ? dmChosen.add(u.user_id) : dmChosen.delete(u.user_id)),
-        }),
-        h('label', { for: id }, u.full_name)));
-    }
-    if (!people.length) choices.append(h('li', { class: 'muted' }, 'Nobody matches.'));
+    const items = people.map((u) => ({ key: `u${u.user_id}`, sig: u.full_name, build: () => dmChoice(u) }));
+    if (!people.length) items.push({ key: 'none', sig: '', build: () => h('li', { class: 'muted' }, 'Nobody matches.') });
+    reconcile(choices, items);
   };
   filter.oninput = draw;
   draw();
   dialog.showModal();
   filter.focus();
+}
+
+function dmChoice(u) {
+  const id = `dm-choice-${u.user_id}`;
+  return h('li', {},
+    h('input', {
+      type: 'checkbox', id, value: u.user_id, checked: dmChosen.has(u.user_id),
+      onchange: (e) => (e.target.checked ? dmChosen.add(u.user_id) : dmChosen.delete(u.user_id)),
+    }),
+    h('label', { for: id }, u.full_name));
 }
 
 $('dm-form').addEventListener('submit', (e) => {

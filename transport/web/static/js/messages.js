@@ -3,12 +3,11 @@
 // reactions as they arrive, marks messages read as they are seen, and
 // offers reacting, editing and deleting.
 
-import { $, h, clear, setMessageHTML, timeElement, keepFocus } from './dom.js';
+import { $, h, clear, setMessageHTML, timeElement, keepFocus, avatar } from './dom.js';
 import { decorateEmoji } from './emoji.js';
 import { MessageActions } from './actions.js';
 import { showProfile } from './profile.js';
 import { apiNarrow, hashFor, matches, dmPeople, dmKey } from './narrow.js';
-import { avatar } from './sidebar.js';
 
 const PAGE = 50;
 

@@ -2,9 +2,8 @@
 // whether they are online, when they joined), with a direct message and
 // muting at hand. Opened from a message's sender.
 
-import { h } from './dom.js';
+import { h, avatar } from './dom.js';
 import { hashFor } from './narrow.js';
-import { avatar } from './sidebar.js';
 import { roleName } from './join.js';
 import { openPopover, closePopover } from './menu.js';
 

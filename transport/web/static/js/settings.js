@@ -5,9 +5,8 @@
 // are made (PATCH /settings), and the settings event brings them back,
 // here and in the person's other tabs.
 
-import { $, h } from './dom.js';
+import { $, h, avatar } from './dom.js';
 import { hashFor } from './narrow.js';
-import { avatar } from './sidebar.js';
 import { Admin } from './admin.js';
 import { roleName } from './join.js';
 

@@ -1,7 +1,7 @@
 // The sidebar: channels with their unread counts (and the open channel's
 // topics), direct conversations, and people with who is online.
 
-import { $, h, reconcile, initials, hue } from './dom.js';
+import { $, h, reconcile, avatar } from './dom.js';
 import { hashFor, dmKey, sameTopic } from './narrow.js';
 import { sprite } from './emoji.js';
 
@@ -93,15 +93,4 @@ function navLink(href, { current, dataset }, content, unread) {
   return h('a', { href, class: 'nav-item', 'aria-current': current ? 'page' : null, dataset },
     content,
     unread ? h('span', { class: 'badge' }, h('span', { class: 'count' }, String(unread)), h('span', { class: 'visually-hidden' }, ' unread')) : null);
-}
-
-export function avatar(u, size = '') {
-  // An uploaded picture (beside the page); else initials on a colour.
-  const url = u && typeof u.avatar_url === 'string' ? u.avatar_url : '';
-  if (/^\/user_avatars\/\d+\/avatars\/\d+-\d+$/.test(url)) {
-    return h('img', { class: `avatar ${size}`.trim(), src: url.slice(1), alt: '', 'aria-hidden': 'true' });
-  }
-  const el = h('span', { class: `avatar ${size}`.trim(), 'aria-hidden': 'true' }, initials(u ? u.full_name : '?'));
-  el.style.setProperty('--hue', String(hue(u ? u.user_id : 0)));
-  return el;
 }

@@ -5,7 +5,7 @@
 // {items: [{key, label, detail, icon, apply}], from, to} or null, where
 // apply() returns the text that replaces field.value.slice(from, to).
 
-import { h } from './dom.js';
+import { h, reconcile } from './dom.js';
 
 let seq = 0;
 
@@ -49,11 +49,16 @@ export class Typeahead {
   }
 
   render() {
-    this.list.replaceChildren(...this.items.map((it, i) => h('li', {
-      id: `${this.id}-${i}`, role: 'option', 'aria-selected': i === this.active ? 'true' : 'false',
-      class: 'typeahead-item', 'data-key': it.key,
-      onclick: () => this.take(i),
-    }, it.icon || null, h('span', { class: 'label' }, it.label), it.detail ? h('span', { class: 'detail muted' }, it.detail) : null)));
+    // Keyed by place too, so that the keys are unique whatever the suggestions' are.
+    reconcile(this.list, this.items.map((it, i) => ({
+      key: `${i}:${it.key}`,
+      sig: JSON.stringify([it.label, it.detail, i === this.active]),
+      build: () => h('li', {
+        id: `${this.id}-${i}`, role: 'option', 'aria-selected': i === this.active ? 'true' : 'false',
+        class: 'typeahead-item', 'data-key': it.key,
+        onclick: () => this.take(i),
+      }, it.icon || null, h('span', { class: 'label' }, it.label), it.detail ? h('span', { class: 'detail muted' }, it.detail) : null),
+    })));
     this.list.hidden = false;
     this.field.setAttribute('aria-expanded', 'true');
     this.field.setAttribute('aria-activedescendant', `${this.id}-${this.active}`);

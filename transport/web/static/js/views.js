@@ -5,7 +5,7 @@
 // newest first, from the messages loaded (the newest few hundred are
 // fetched when the view first opens) and those that arrive.
 
-import { $, h, timeElement } from './dom.js';
+import { $, h, reconcile, timeElement } from './dom.js';
 import { hashFor, dmKey } from './narrow.js';
 
 const RECENT_FETCH = 400;
@@ -47,33 +47,46 @@ export class Views {
     if (dms.size) {
       const rows = [...dms].sort((a, b) => b[1] - a[1]).map(([key]) => {
         const ids = key.split(',').map(Number);
-        const names = ids.map((id) => m.userName(id)).join(', ');
-        return this.row(hashFor({ kind: 'dm', userIds: ids }), names, c.dm(key), `Mark the conversation with ${names} as read`,
-          () => this.markDM(key), `dm:${key}`);
+        return { key, ids, names: ids.map((id) => m.userName(id)).join(', '), count: c.dm(key) };
       });
-      parts.push(h('section', { class: 'inbox-group', 'aria-label': 'Direct messages' },
-        h('h3', {}, 'Direct messages'), h('ul', {}, rows)));
+      parts.push({ key: 'dm', sig: JSON.stringify(rows), build: () => this.dmGroup(rows) });
     }
     const channels = [...topics.keys()].map((id) => m.subs.get(id)).sort((a, b) => a.name.localeCompare(b.name));
     for (const s of channels) {
-      const list = [...topics.get(s.stream_id).values()].sort((a, b) => b.maxId - a.maxId);
-      parts.push(h('section', { class: 'inbox-group', 'aria-label': `#${s.name}` },
-        h('h3', {},
-          h('a', { href: hashFor({ kind: 'channel', streamId: s.stream_id }, { channelName: s.name }) }, `#${s.name}`),
-          h('span', { class: 'badge' }, h('span', { class: 'count' }, String(c.channel(s.stream_id))), h('span', { class: 'visually-hidden' }, ' unread')),
-          h('button', { type: 'button', class: 'link-button', 'data-focus': `c:${s.stream_id}`, 'aria-label': `Mark #${s.name} as read`, onclick: () => this.markChannel(s.stream_id) }, 'Mark as read')),
-        h('ul', {}, list.map((t) => this.row(
-          hashFor({ kind: 'topic', streamId: s.stream_id, topic: t.name }, { channelName: s.name }),
-          t.name, c.topic(s.stream_id, t.name), `Mark ${t.name} as read`,
-          () => this.markTopic(s.stream_id, t.name), `t:${s.stream_id}:${t.name}`,
-          m.policyOf(s.stream_id, t.name) === 3)))));
+      const group = {
+        id: s.stream_id, name: s.name, count: c.channel(s.stream_id),
+        topics: [...topics.get(s.stream_id).values()].sort((a, b) => b.maxId - a.maxId)
+          .map((t) => ({ name: t.name, count: c.topic(s.stream_id, t.name), followed: m.policyOf(s.stream_id, t.name) === 3 })),
+      };
+      parts.push({ key: `c${s.stream_id}`, sig: JSON.stringify(group), build: () => this.channelGroup(group) });
     }
-    if (!parts.length) parts.push(h('p', { class: 'muted empty' }, 'There are no unread messages. You are all caught up!'));
-    box.replaceChildren(...parts);
-    if (focusKey) {
+    if (!parts.length) parts.push({ key: 'none', sig: '', build: () => h('p', { class: 'muted empty' }, 'There are no unread messages. You are all caught up!') });
+    reconcile(box, parts);
+    // A changed group is updated in place, row by row, so the focused
+    // row may now be another conversation's: the focus goes back to its own.
+    if (focusKey && document.activeElement.dataset.focus !== focusKey) {
       const again = box.querySelector(`[data-focus="${CSS.escape(focusKey)}"]`);
       if (again) again.focus();
     }
+  }
+
+  dmGroup(rows) {
+    return h('section', { class: 'inbox-group', 'aria-label': 'Direct messages' },
+      h('h3', {}, 'Direct messages'),
+      h('ul', {}, rows.map((r) => this.row(hashFor({ kind: 'dm', userIds: r.ids }), r.names, r.count,
+        `Mark the conversation with ${r.names} as read`, () => this.markDM(r.key), `dm:${r.key}`))));
+  }
+
+  channelGroup(g) {
+    return h('section', { class: 'inbox-group', 'aria-label': `#${g.name}` },
+      h('h3', {},
+        h('a', { href: hashFor({ kind: 'channel', streamId: g.id }, { channelName: g.name }) }, `#${g.name}`),
+        h('span', { class: 'badge' }, h('span', { class: 'count' }, String(g.count)), h('span', { class: 'visually-hidden' }, ' unread')),
+        h('button', { type: 'button', class: 'link-button', 'data-focus': `c:${g.id}`, 'aria-label': `Mark #${g.name} as read`, onclick: () => this.markChannel(g.id) }, 'Mark as read')),
+      h('ul', {}, g.topics.map((t) => this.row(
+        hashFor({ kind: 'topic', streamId: g.id, topic: t.name }, { channelName: g.name }),
+        t.name, t.count, `Mark ${t.name} as read`,
+        () => this.markTopic(g.id, t.name), `t:${g.id}:${t.name}`, t.followed))));
   }
 
   row(href, label, count, markLabel, mark, key, followed = false) {
@@ -135,30 +148,31 @@ export class Views {
     }
     for (const d of m.dms.values()) convs.push({ userIds: d.userIds, maxId: d.maxId });
     convs.sort((a, b) => b.maxId - a.maxId);
+    const today = new Date().toDateString(); // a time shows as a date from tomorrow on
     const rows = convs.slice(0, 60).map((x) => {
       const last = m.messages.get(x.maxId);
-      const who = last ? last.sender_full_name : '';
-      let place;
-      let count;
+      const r = { who: last ? last.sender_full_name : '', at: last ? last.timestamp : 0, muted: !x.userIds && m.topicMuted(x.streamId, x.topic) };
       if (x.userIds) {
-        const names = x.userIds.map((id) => m.userName(id)).join(', ');
-        place = h('a', { href: hashFor({ kind: 'dm', userIds: x.userIds }) }, names);
-        count = c.dm(dmKey(x.userIds));
+        Object.assign(r, { conv: `d${dmKey(x.userIds)}`, userIds: x.userIds, names: x.userIds.map((id) => m.userName(id)).join(', '), count: c.dm(dmKey(x.userIds)) });
       } else {
-        const name = m.channelName(x.streamId);
-        place = h('span', {},
-          h('a', { href: hashFor({ kind: 'channel', streamId: x.streamId }, { channelName: name }), class: 'recent-channel' }, `#${name}`),
-          h('span', { 'aria-hidden': 'true' }, ' › '),
-          h('a', { href: hashFor({ kind: 'topic', streamId: x.streamId, topic: x.topic }, { channelName: name }), class: 'recent-topic' }, x.topic));
-        count = c.topic(x.streamId, x.topic);
+        Object.assign(r, { conv: `s${x.streamId}:${x.topic}`, streamId: x.streamId, topic: x.topic, channel: m.channelName(x.streamId), count: c.topic(x.streamId, x.topic) });
       }
-      const muted = !x.userIds && m.topicMuted(x.streamId, x.topic);
-      return h('li', { class: `recent-row${muted ? ' muted-item' : ''}`, 'data-conv': x.userIds ? `d${dmKey(x.userIds)}` : `s${x.streamId}:${x.topic}` },
-        place,
-        count ? h('span', { class: 'badge' }, h('span', { class: 'count' }, String(count)), h('span', { class: 'visually-hidden' }, ' unread')) : null,
-        h('span', { class: 'recent-last muted' }, who, ' ', last ? timeElement(last.timestamp) : null));
+      return { key: r.conv, sig: JSON.stringify([r, today]), build: () => recentRow(r) };
     });
-    $('recent-list').replaceChildren(...rows);
+    reconcile($('recent-list'), rows);
     $('recent-empty').hidden = rows.length > 0 || !this.recentLoaded;
   }
+}
+
+function recentRow(r) {
+  const place = r.userIds
+    ? h('a', { href: hashFor({ kind: 'dm', userIds: r.userIds }) }, r.names)
+    : h('span', {},
+      h('a', { href: hashFor({ kind: 'channel', streamId: r.streamId }, { channelName: r.channel }), class: 'recent-channel' }, `#${r.channel}`),
+      h('span', { 'aria-hidden': 'true' }, ' › '),
+      h('a', { href: hashFor({ kind: 'topic', streamId: r.streamId, topic: r.topic }, { channelName: r.channel }), class: 'recent-topic' }, r.topic));
+  return h('li', { class: `recent-row${r.muted ? ' muted-item' : ''}`, 'data-conv': r.conv },
+    place,
+    r.count ? h('span', { class: 'badge' }, h('span', { class: 'count' }, String(r.count)), h('span', { class: 'visually-hidden' }, ' unread')) : null,
+    h('span', { class: 'recent-last muted' }, r.who, ' ', r.at ? timeElement(r.at) : null));
 }
