@@ -427,8 +427,8 @@ func (s *Service) fetchedViews(ctx context.Context, realm *storage.Realm, me *st
 		}
 	}
 	clientGravatar := opts.clientGravatar == nil || *opts.clientGravatar
-	avatars := map[int64]*string{} // by sender
-	emails := map[int64]string{}   // as the API shows them, by user
+	avatars := map[int64]*string{}      // by sender
+	emails := map[int64]string{}        // as the API shows them, by user
 	linksOf := map[string][]TopicLink{} // by topic
 	emailOf := func(u *storage.User) string {
 		e, ok := emails[u.ID]

@@ -66,18 +66,7 @@ func TestSQLiteWindowStatePlan(t *testing.T) {
 	require.Len(t, stmts, 3, "the window, the rows, the ranges")
 	var plans []string
 	for _, st := range stmts {
-		rows, err := s.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+st.text, st.args...)
-		require.NoError(t, err)
-		var details []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			require.NoError(t, rows.Scan(&id, &parent, &unused, &detail))
-			details = append(details, detail)
-		}
-		require.NoError(t, rows.Err())
-		rows.Close()
-		plans = append(plans, strings.Join(details, "\n"))
+		plans = append(plans, explain(t, s, st.text, st.args...))
 	}
 	for i, want := range []string{"COVERING INDEX messages_stream_cover_idx (realm_id=? AND stream_id=? AND id<?)",
 		"sqlite_autoindex_user_messages_1 (realm_id=? AND user_id=? AND message_id=?)",
