@@ -194,7 +194,8 @@ func (s *Service) window(ctx context.Context, realmID, userID int64, q *fetchQue
 }
 
 // windowWith is window, with the reader's state of each message (by ID)
-// read in the same statement when withState is set (nil otherwise).
+// read with it when withState is set (nil otherwise): one statement on
+// PostgreSQL (see storage.ListMessageWindowState).
 func (s *Service) windowWith(ctx context.Context, realmID, userID int64, q *fetchQuery, anchor int64, numBefore, numAfter int, includeAnchor, withState bool, resp *GetMessagesResponse) ([]storage.Message, map[int64]storage.WindowMessage, error) {
 	anchoredLeft := anchor == 0
 	anchoredRight := anchor >= largerThanMaxMessageID
