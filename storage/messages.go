@@ -175,9 +175,10 @@ type MessageStore interface {
 	// caller whether more exist.
 	ListMessageWindow(ctx context.Context, w MessageWindow) (older, newer []Message, err error)
 	// ListMessageWindowState is ListMessageWindow for the messages' IDs
-	// (w.IDsOnly is implied) with the reader's state of each, read in the
-	// same statement: what a window shown to its reader needs of the
-	// store besides the messages themselves.
+	// (w.IDsOnly is implied) with the reader's state of each: what a
+	// window shown to its reader needs of the store besides the messages
+	// themselves, read with the window (in the same statement where a
+	// statement costs a round trip).
 	ListMessageWindowState(ctx context.Context, w MessageWindow) (older, newer []WindowMessage, err error)
 	// FirstUnreadMessage returns the ID of the oldest message of
 	// w.Scope matching w.Filter that w.UserID has not read (0 when there
