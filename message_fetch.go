@@ -145,6 +145,7 @@ func (r reads) getMessages(ctx context.Context, c Caller, req GetMessagesRequest
 	}
 	resp := &GetMessagesResponse{Messages: []FetchedMessage{}}
 	var rows []storage.Message
+	var state map[int64]storage.WindowMessage // the reader's, read with a window
 	if ids != nil {
 		ids = uniqueSorted(ids)
 		if len(ids) > 0 {
@@ -165,7 +166,7 @@ func (r reads) getMessages(ctx context.Context, c Caller, req GetMessagesRequest
 			anchor = &first
 		}
 		resp.Anchor = anchor
-		rows, err = r.window(ctx, realm.ID, me.ID, q, *anchor, numBefore, numAfter, includeAnchor, resp)
+		rows, state, err = r.windowWith(ctx, realm.ID, me.ID, q, *anchor, numBefore, numAfter, includeAnchor, true, resp)
 		if err != nil {
 			return nil, r.s.internal(ctx, "get messages", err)
 		}
@@ -175,7 +176,7 @@ func (r reads) getMessages(ctx context.Context, c Caller, req GetMessagesRequest
 		return nil, r.s.internal(ctx, "get messages", err)
 	}
 	views, err := r.fetchedViews(ctx, realm, me, rows, viewOptions{periods: q.periods, applyMarkdown: req.ApplyMarkdown,
-		allowEmptyTopic: req.AllowEmptyTopicName, clientGravatar: req.ClientGravatar})
+		allowEmptyTopic: req.AllowEmptyTopicName, clientGravatar: req.ClientGravatar, state: state})
 	if err != nil {
 		return nil, r.s.internal(ctx, "get messages", err)
 	}
@@ -193,6 +194,14 @@ func (r reads) getMessages(ctx context.Context, c Caller, req GetMessagesRequest
 // window fetches both sides of the anchor and sets the found_* facts as
 // the reference's post_process_limited_query does.
 func (r reads) window(ctx context.Context, realmID, userID int64, q *fetchQuery, anchor int64, numBefore, numAfter int, includeAnchor bool, resp *GetMessagesResponse) ([]storage.Message, error) {
+	rows, _, err := r.windowWith(ctx, realmID, userID, q, anchor, numBefore, numAfter, includeAnchor, false, resp)
+	return rows, err
+}
+
+// windowWith is window, with the reader's state of each message (by ID)
+// read with it when withState is set (nil otherwise): one statement on
+// PostgreSQL (see storage.ListMessageWindowState).
+func (r reads) windowWith(ctx context.Context, realmID, userID int64, q *fetchQuery, anchor int64, numBefore, numAfter int, includeAnchor, withState bool, resp *GetMessagesResponse) ([]storage.Message, map[int64]storage.WindowMessage, error) {
 	anchoredLeft := anchor == 0
 	anchoredRight := anchor >= largerThanMaxMessageID
 	if anchoredRight {
@@ -203,9 +212,26 @@ func (r reads) window(ctx context.Context, realmID, userID int64, q *fetchQuery,
 	if numBefore == 0 && numAfter == 0 {
 		w.Before = 0 // the anchor alone
 	}
-	older, newer, err := r.st.ListMessageWindow(ctx, w)
-	if err != nil {
-		return nil, err
+	var older, newer []storage.Message
+	var state map[int64]storage.WindowMessage
+	if withState {
+		olderState, newerState, err := r.st.ListMessageWindowState(ctx, w)
+		if err != nil {
+			return nil, nil, err
+		}
+		state = make(map[int64]storage.WindowMessage, len(olderState)+len(newerState))
+		older, newer = make([]storage.Message, len(olderState)), make([]storage.Message, len(newerState))
+		for i, m := range olderState {
+			older[i].ID, state[m.ID] = m.ID, m
+		}
+		for i, m := range newerState {
+			newer[i].ID, state[m.ID] = m.ID, m
+		}
+	} else {
+		var err error
+		if older, newer, err = r.st.ListMessageWindow(ctx, w); err != nil {
+			return nil, nil, err
+		}
 	}
 	var before, at []storage.Message
 	for _, m := range older {
@@ -231,7 +257,7 @@ func (r reads) window(ctx context.Context, realmID, userID int64, q *fetchQuery,
 	resp.FoundAnchor = len(at) == 1
 	resp.FoundOldest = anchoredLeft || len(before) < numBefore
 	resp.FoundNewest = anchoredRight || len(after) < numAfter
-	return slices.Concat(before, at, after), nil
+	return slices.Concat(before, at, after), state, nil
 }
 
 // firstUnread is the oldest unread message of the query, or the newest
@@ -282,6 +308,9 @@ func channelFlags(m *storage.Message, row int64, hasRow, received, readRange boo
 type viewOptions struct {
 	periods                                        []storage.SubscriptionPeriod
 	applyMarkdown, allowEmptyTopic, clientGravatar *bool
+	// state is the reader's state of each message, read with the window
+	// (nil: read it here).
+	state map[int64]storage.WindowMessage
 }
 
 func (r reads) fetchedViews(ctx context.Context, realm *storage.Realm, me *storage.User, rows []storage.Message, opts viewOptions) ([]FetchedMessage, error) {
@@ -330,9 +359,11 @@ func (r reads) fetchedViews(ctx context.Context, realm *storage.Realm, me *stora
 	for _, ch := range streams {
 		names[ch.ID] = ch.Name
 	}
-	userRows, err := r.st.ListUserMessages(ctx, realm.ID, me.ID, ids)
-	if err != nil {
-		return nil, err
+	var userRows []storage.UserMessage
+	if opts.state == nil {
+		if userRows, err = r.st.ListUserMessages(ctx, realm.ID, me.ID, ids); err != nil {
+			return nil, err
+		}
 	}
 	reactions, err := r.reactionsByID(ctx, realm.ID, ids)
 	if err != nil {
@@ -358,7 +389,7 @@ func (r reads) fetchedViews(ctx context.Context, realm *storage.Realm, me *stora
 		return nil, err
 	}
 	ranges := map[int64][]storage.ReadRange{}
-	if len(channelIDs) > 0 {
+	if len(channelIDs) > 0 && opts.state == nil {
 		all, err := r.st.ListReadRangesOf(ctx, realm.ID, me.ID, channelIDs, lo, hi)
 		if err != nil {
 			return nil, err
@@ -368,8 +399,9 @@ func (r reads) fetchedViews(ctx context.Context, realm *storage.Realm, me *stora
 		}
 	}
 	clientGravatar := opts.clientGravatar == nil || *opts.clientGravatar
-	avatars := map[int64]*string{} // by sender
-	emails := map[int64]string{}   // as the API shows them, by user
+	avatars := map[int64]*string{}      // by sender
+	emails := map[int64]string{}        // as the API shows them, by user
+	linksOf := map[string][]TopicLink{} // by topic
 	emailOf := func(u *storage.User) string {
 		e, ok := emails[u.ID]
 		if !ok {
@@ -387,8 +419,14 @@ func (r reads) fetchedViews(ctx context.Context, realm *storage.Realm, me *stora
 		var participants []*storage.User
 		var flags int64
 		row, hasRow := rowFlags[m.ID]
+		inRange := false
+		if st, ok := opts.state[m.ID]; ok {
+			row, hasRow, inRange = st.Flags, st.HasRow, st.InReadRange
+		} else if m.StreamID != nil {
+			inRange = rangesCover(ranges[*m.StreamID], m.ID)
+		}
 		if m.StreamID != nil {
-			flags = channelFlags(m, row, hasRow, periodsCover(periods, *m.StreamID, m.ID), rangesCover(ranges[*m.StreamID], m.ID))
+			flags = channelFlags(m, row, hasRow, periodsCover(periods, *m.StreamID, m.ID), inRange)
 			if muted[m.SenderID] {
 				flags |= storage.FlagRead // read for a muter
 			}
@@ -409,7 +447,12 @@ func (r reads) fetchedViews(ctx context.Context, realm *storage.Realm, me *stora
 			avatars[sender.ID] = avatar
 		}
 		v := FetchedMessage{MessageView: messageView(realm, sender, m, names[ptrValue(m.StreamID)], participants, avatar, emailOf), Flags: flagNames(flags)}
-		v.TopicLinks = topicLinks(linkifiers, m.Topic)
+		links, ok := linksOf[m.Topic]
+		if !ok { // a window's messages share few topics
+			links = topicLinks(linkifiers, m.Topic)
+			linksOf[m.Topic] = links
+		}
+		v.TopicLinks = links
 		if rs := byMessage[m.ID]; rs != nil {
 			v.Reactions = rs
 		}

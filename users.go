@@ -445,7 +445,10 @@ var visibilityRank = map[int]int{EmailVisibleEveryone: 0, EmailVisibleMembers: 1
 // organization's setting (a cap for everyone) and the user's own
 // email_address_visibility setting.
 func emailVisibility(realm *storage.Realm, u *storage.User) int {
-	own := settingsOf(u).EmailAddressVisibility
+	own := DefaultSettings.EmailAddressVisibility
+	if u.Settings != "" && u.Settings != "{}" { // not copying the defaults for every sender of a window
+		own = settingsOf(u).EmailAddressVisibility
+	}
 	if visibilityRank[realm.EmailAddressVisibility] > visibilityRank[own] {
 		return realm.EmailAddressVisibility
 	}

@@ -182,6 +182,12 @@ type MessageStore interface {
 	// with greater IDs (ascending). The extra one on each side tells the
 	// caller whether more exist.
 	ListMessageWindow(ctx context.Context, w MessageWindow) (older, newer []Message, err error)
+	// ListMessageWindowState is ListMessageWindow for the messages' IDs
+	// (w.IDsOnly is implied) with the reader's state of each: what a
+	// window shown to its reader needs of the store besides the messages
+	// themselves, read with the window (in the same statement where a
+	// statement costs a round trip).
+	ListMessageWindowState(ctx context.Context, w MessageWindow) (older, newer []WindowMessage, err error)
 	// FirstUnreadMessage returns the ID of the oldest message of
 	// w.Scope matching w.Filter that w.UserID has not read (0 when there
 	// is none): a channel message no read range covers, a historical row
@@ -322,6 +328,19 @@ type MessageWindow struct {
 	IDsOnly bool
 }
 
+// WindowMessage is a message of a window with its reader's state of it.
+type WindowMessage struct {
+	ID int64
+	// StreamID is the channel message's channel (nil: a direct message).
+	StreamID *int64
+	// Flags are the reader's row's flags, when HasRow says they have one.
+	Flags  int64
+	HasRow bool
+	// InReadRange says one of the reader's read ranges of the channel
+	// covers the channel message (false for a direct message).
+	InReadRange bool
+}
+
 // MessageScope is what the reader may see: whole channels (shared
 // history), spans of channels (what they received while subscribed), and
 // their direct messages. An empty scope matches nothing.
@@ -394,7 +413,9 @@ type MessageFilter struct {
 }
 
 // ReadRange says that the channel's messages with IDs from FirstID to
-// LastID (both included) are read by the user.
+// LastID (both included) are read by the user. A user's ranges of a
+// channel never overlap: AddReadRange merges what it touches, and the
+// callers of ReplaceReadRanges replace every range they change whole.
 type ReadRange struct {
 	RealmID  int64 `bun:"realm_id"`
 	UserID   int64 `bun:"user_id,pk"`

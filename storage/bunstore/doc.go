@@ -74,7 +74,12 @@
 //     among each arm's first messages, so its cost is about two seeks per
 //     arm and the window. Windows of searches, of conditions few messages
 //     meet, and of negations that may fail a whole arm (in:home) keep one
-//     query;
+//     query; either way a window's scope keeps only the arms its filter
+//     can match (scopeOf);
+//   - a window shown to its reader comes with the reader's rows and read
+//     ranges in the same statement (window_state.go): the reader's rows as
+//     row comparisons led by the user, which only the primary key can take
+//     (the message's index would read every user's row of the message);
 //   - an equality on every column of an index's prefix, the near ID bound
 //     plain, the far one a row comparison led by the last equality column
 //     ((m.stream_id, m.id) > (sid, lo)), which only an index with that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -428,8 +429,11 @@ func (s *Store) ListUserPeriods(ctx context.Context, realmID, userID int64) ([]s
 func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow, p *params) (q *bun.SelectQuery, idCol string) {
 	q = s.r.NewSelect().Model(rows).Where("m.realm_id = ?", p.v(w.RealmID))
 	idCol = "m.id"
-	sc := w.Scope
+	sc, whole := scopeOf(w.Scope, w.Filter)
 	q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+		if whole {
+			return q.Where("1 = 1") // the filter's channel is in scope whole
+		}
 		// An empty scope matches nothing.
 		q = q.WhereOr("1 = 0")
 		if len(sc.FullChannels) > 0 {
@@ -458,6 +462,35 @@ func (s *Store) windowQuery(w storage.MessageWindow, rows *[]messageRow, p *para
 	})
 	q, idCol = s.applyFilter(q, w, w.Filter, true, p)
 	return q, idCol
+}
+
+// scopeOf is the part of sc that messages matching f can be in: for a
+// filter of one channel, that channel's arms (the channel alone, when it
+// is in sc whole: whole then says the scope adds no condition to the
+// filter's), and no direct messages; for a filter of direct messages, no channel's arms. Every
+// arm left out would be a condition to test on each row (SQLite) and a
+// list to build (the reader's conversations, their historical rows) on
+// every run, for nothing.
+func scopeOf(sc storage.MessageScope, f storage.MessageFilter) (_ storage.MessageScope, whole bool) {
+	switch {
+	case f.StreamID != nil:
+		sid := *f.StreamID
+		if slices.Contains(sc.FullChannels, sid) {
+			return storage.MessageScope{FullChannels: []int64{sid}}, true
+		}
+		out := storage.MessageScope{PublicChannels: sc.PublicChannels, Historical: sc.Historical}
+		for _, sp := range sc.Spans {
+			if sp.StreamID == sid {
+				out.Spans = append(out.Spans, sp)
+			}
+		}
+		return out, false
+	case f.DirectOnly || f.ConversationID != nil:
+		return storage.MessageScope{Direct: sc.Direct}, false
+	case f.ChannelOnly || f.PublicChannelsOnly || f.WebPublicChannelsOnly:
+		sc.Direct = false
+	}
+	return sc, false
 }
 
 // applyFilter adds f's conditions to q. top says q is the window's own
@@ -637,15 +670,13 @@ func (s *Store) ListMessageWindow(ctx context.Context, w storage.MessageWindow) 
 // listWindowOne is ListMessageWindow with one query per side.
 func (s *Store) listWindowOne(ctx context.Context, w storage.MessageWindow) (older, newer []storage.Message, err error) {
 	op := fmt.Sprintf("message window of user %d in realm %d", w.UserID, w.RealmID)
+	cols := ""
+	if w.IDsOnly {
+		cols = "m.id" // from the index alone where one covers the query
+	}
 	var rows []messageRow
 	p := s.windowParams(w)
-	q, idCol := s.windowQuery(w, &rows, p)
-	if w.IDsOnly {
-		q = q.ColumnExpr("m.id") // from the index alone where one covers the query
-	}
-	q = q.Where("? <= ?", bun.Safe(idCol), p.v(w.Anchor)).OrderExpr("? DESC", bun.Safe(idCol)).Limit(max(w.Before, 0) + 1)
-	err = s.scan(ctx, q, p, &rows)
-	if err != nil {
+	if err := s.scan(ctx, s.windowSideQuery(w, true, p, &rows, cols), p, &rows); err != nil {
 		return nil, nil, wrapErr(op, err)
 	}
 	for i := len(rows) - 1; i >= 0; i-- {
@@ -654,13 +685,7 @@ func (s *Store) listWindowOne(ctx context.Context, w storage.MessageWindow) (old
 	if w.After > 0 {
 		var rows []messageRow
 		p := s.windowParams(w)
-		q, idCol := s.windowQuery(w, &rows, p)
-		if w.IDsOnly {
-			q = q.ColumnExpr("m.id")
-		}
-		q = q.Where("? > ?", bun.Safe(idCol), p.v(w.Anchor)).OrderExpr("? ASC", bun.Safe(idCol)).Limit(w.After + 1)
-		err := s.scan(ctx, q, p, &rows)
-		if err != nil {
+		if err := s.scan(ctx, s.windowSideQuery(w, false, p, &rows, cols), p, &rows); err != nil {
 			return nil, nil, wrapErr(op, err)
 		}
 		for _, r := range rows {
@@ -668,6 +693,21 @@ func (s *Store) listWindowOne(ctx context.Context, w storage.MessageWindow) (old
 		}
 	}
 	return nonNil(older), nonNil(newer), nil
+}
+
+// windowSideQuery is the query of one side of w: the older side (up to
+// w.Before+1 messages with IDs at most the anchor, newest first) or the
+// newer one (up to w.After+1 above it, oldest first), with the columns
+// cols ("": the model's).
+func (s *Store) windowSideQuery(w storage.MessageWindow, older bool, p *params, rows *[]messageRow, cols string) *bun.SelectQuery {
+	q, idCol := s.windowQuery(w, rows, p)
+	if cols != "" {
+		q = q.ColumnExpr(cols)
+	}
+	if older {
+		return q.Where("? <= ?", bun.Safe(idCol), p.v(w.Anchor)).OrderExpr("? DESC", bun.Safe(idCol)).Limit(max(w.Before, 0) + 1)
+	}
+	return q.Where("? > ?", bun.Safe(idCol), p.v(w.Anchor)).OrderExpr("? ASC", bun.Safe(idCol)).Limit(w.After + 1)
 }
 
 // TopicSenders reads the topic through messages_stream_topic_idx.

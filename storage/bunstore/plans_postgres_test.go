@@ -120,6 +120,14 @@ func hotPlanCases(o *planOrg) []planCase {
 			require.NotEmpty(t, append(older, newer...))
 		}
 	}
+	windowState := func(user int64, sc storage.MessageScope, f storage.MessageFilter, anchor int64, before, after int) func(*testing.T, context.Context, *Store) {
+		return func(t *testing.T, ctx context.Context, s *Store) {
+			older, newer, err := s.ListMessageWindowState(ctx, storage.MessageWindow{RealmID: o.realmID, UserID: user, Scope: sc, Filter: f,
+				Anchor: anchor, Before: before, After: after})
+			require.NoError(t, err)
+			require.NotEmpty(t, append(older, newer...))
+		}
+	}
 	c1, c2 := o.channels[0], o.channels[1]
 	topic := "Topic 5"
 	recent := make([]int64, 0, 51)
@@ -159,6 +167,13 @@ func hotPlanCases(o *planOrg) []planCase {
 		{name: "historical messages of an outsider", run: window(o.outsider, storage.MessageScope{Spans: spansOf(o.channels[:1]), Direct: true, Historical: true},
 			storage.MessageFilter{StreamID: &c2}, newest, 50, 0, false),
 			indexes: []string{"user_messages_historical_idx"}, maxRows: 200},
+		{name: "a channel, newest 50, with the reader's state", run: windowState(o.owner, storage.MessageScope{FullChannels: []int64{c1}, Spans: all.Spans, Direct: true, Historical: true},
+			storage.MessageFilter{StreamID: &c1}, newest, 50, 0),
+			indexes: []string{"messages_stream_cover_idx", "user_messages_pkey", "read_ranges_pkey"}, maxRows: 300},
+		{name: "all messages, newest 50, with the reader's state", run: windowState(o.owner, all, storage.MessageFilter{}, newest, 50, 0),
+			indexes: []string{"messages_stream_cover_idx", "messages_conversation_idx", "user_messages_pkey", "read_ranges_pkey"}, maxRows: perArm + 200},
+		{name: "all messages around an anchor, with the reader's state", run: windowState(o.owner, all, storage.MessageFilter{}, 30000, 25, 25),
+			indexes: []string{"messages_stream_cover_idx", "user_messages_pkey", "read_ranges_pkey"}, maxRows: perArm + 200},
 		{name: "first unread", run: func(t *testing.T, ctx context.Context, s *Store) {
 			id, err := s.FirstUnreadMessage(ctx, storage.MessageWindow{RealmID: o.realmID, UserID: o.owner, Scope: all, Anchor: newest})
 			require.NoError(t, err)

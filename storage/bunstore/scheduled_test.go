@@ -112,12 +112,12 @@ func TestScheduledQueriesUseIndexes(t *testing.T) {
 }
 
 // explain returns the query plan of q, as text.
-func explain(t *testing.T, s *Store, q string) string {
+func explain(t *testing.T, s *Store, q string, args ...any) string {
 	t.Helper()
 	ctx := context.Background()
 	var out []string
 	if s.Dialect() == DialectSQLite {
-		rows, err := s.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q)
+		rows, err := s.reader.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
 		require.NoError(t, err)
 		defer rows.Close()
 		for rows.Next() {
@@ -134,7 +134,7 @@ func explain(t *testing.T, s *Store, q string) string {
 	defer func() { _ = tx.Rollback() }()
 	_, err = tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off")
 	require.NoError(t, err)
-	rows, err := tx.QueryContext(ctx, "EXPLAIN "+q)
+	rows, err := tx.QueryContext(ctx, "EXPLAIN "+q, args...)
 	require.NoError(t, err)
 	defer rows.Close()
 	for rows.Next() {

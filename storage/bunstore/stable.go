@@ -117,6 +117,42 @@ func (s *Store) scan(ctx context.Context, q stableQuery, p *params, dest ...any)
 	return s.readerDB().ScanRows(ctx, rows, dest...)
 }
 
+// scanRows runs the query text (built with p) and calls fn on each of
+// its rows: for the hottest reads, whose few columns cost less to scan by
+// hand than through bun's models.
+func (s *Store) scanRows(ctx context.Context, text string, p *params, fn func(*sql.Rows) error) error {
+	var rows *sql.Rows
+	var err error
+	switch {
+	case p.ph == nil:
+		// Values inline (in a transaction, through it): through bun,
+		// whose hooks see it.
+		rows, err = s.r.QueryContext(ctx, "?", bun.Safe(text))
+	default:
+		db := s.readerDB()
+		var stmt *sql.Stmt
+		if stmt, err = s.stmts.get(ctx, db, text); err != nil {
+			return err
+		}
+		if stmt != nil {
+			rows, err = stmt.QueryContext(ctx, p.args...)
+		} else {
+			rows, err = db.DB.QueryContext(ctx, text, p.args...)
+		}
+		s.hooks.ran(text, text, p.args)
+	}
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // stmtCache keeps the prepared statements of a root Store by text.
 type stmtCache struct {
 	mu    sync.RWMutex

@@ -122,6 +122,10 @@ type windowSide struct {
 	// on the far side (from below when desc, else from above): see
 	// lateralArm.
 	floor string
+	// stream, when set, is the expression of the channel's ID that a
+	// query of IDs returns beside them (m.stream_id, or NULL for the
+	// arm of direct messages, which no index of theirs holds).
+	stream string
 }
 
 // sqlCond is a condition with its arguments.
@@ -133,6 +137,19 @@ type sqlCond struct {
 // listArms reads one side of w.
 func (s *Store) listArms(ctx context.Context, w storage.MessageWindow, side windowSide) ([]messageRow, error) {
 	p := s.windowParams(w)
+	var rows []messageRow
+	text := s.armsQuery(w, side, p)
+	if text == "" {
+		return rows, nil
+	}
+	err := s.scan(ctx, s.r.NewRaw("?", bun.Safe(text)), p, &rows)
+	return rows, err
+}
+
+// armsQuery is the query of one side of w read arm by arm ("" when no
+// arm can hold a message).
+func (s *Store) armsQuery(w storage.MessageWindow, side windowSide, p *params) string {
+	w.Scope, _ = scopeOf(w.Scope, w.Filter)
 	var arms []string
 	if a := s.channelArm(w, side, p); a != "" {
 		arms = append(arms, a)
@@ -143,18 +160,15 @@ func (s *Store) listArms(ctx context.Context, w storage.MessageWindow, side wind
 	if a := s.directArm(w, side, p); a != "" {
 		arms = append(arms, a)
 	}
-	var rows []messageRow
 	if len(arms) == 0 || side.limit <= 0 {
-		return rows, nil
+		return ""
 	}
 	order := " ASC"
 	if side.desc {
 		order = " DESC"
 	}
-	text := "SELECT DISTINCT ON (x.id) x.* FROM (" + strings.Join(arms, " UNION ALL ") + ") AS x ORDER BY x.id" + order +
+	return "SELECT DISTINCT ON (x.id) x.* FROM (" + strings.Join(arms, " UNION ALL ") + ") AS x ORDER BY x.id" + order +
 		" LIMIT " + strconv.Itoa(side.limit)
-	err := s.scan(ctx, s.r.NewRaw("?", bun.Safe(text)), p, &rows)
-	return rows, err
 }
 
 // armQuery is a query of w's messages (or their IDs) with side's
@@ -168,6 +182,9 @@ func (s *Store) armQuery(w storage.MessageWindow, f storage.MessageFilter, side 
 	}
 	if w.IDsOnly {
 		q = q.ColumnExpr("m.id")
+		if side.stream != "" {
+			q = q.ColumnExpr(side.stream)
+		}
 	}
 	for _, c := range append(conds, side.extra...) {
 		q = q.Where(c.expr, c.args...)
@@ -226,7 +243,7 @@ func (s *Store) lateralArm(side windowSide, from, where string, many bool, arm f
 		return "(SELECT y.* FROM " + from + " CROSS JOIN LATERAL (" + arm(side, false) + ") AS y" + where + ")"
 	}
 	first := side
-	first.limit = 1
+	first.limit, first.stream = 1, ""
 	order := "ASC"
 	if side.desc {
 		order = "DESC"
@@ -368,6 +385,9 @@ func (s *Store) directArm(w storage.MessageWindow, side windowSide, p *params) s
 	}
 	inner := f
 	inner.ConversationID, inner.DirectOnly = nil, false
+	if side.stream != "" {
+		side.stream = "NULL::bigint AS stream_id"
+	}
 	val := func(v int64) func() any { return func() any { return p.v(v) } }
 	dcmConv := func() any { return bun.Safe("dcm.conversation_id") }
 	arm := func(side windowSide, idsOnly bool) string {

@@ -20,6 +20,7 @@ var messageTests = []test{
 	{"Message/SubscriptionBounds", testMessageSubscriptionBounds},
 	{"Message/ReadRanges", testMessageReadRanges},
 	{"Message/Window", testMessageWindow},
+	{"Message/WindowState", testMessageWindowState},
 	{"Message/Search", testMessageSearch},
 	{"Message/StateFilters", testMessageStateFilters},
 	{"Message/TopicSenders", testMessageTopicSenders},

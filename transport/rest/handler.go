@@ -88,6 +88,8 @@ type Handler struct {
 	svc     *chat.Service
 	router  *router
 	realmID int64
+	// auth is the host's Authenticator (WithAuthenticator); nil: HTTP
+	// Basic (basicAuth).
 	auth    Authenticator
 	limiter *rateLimiter[chat.Caller]
 	// addrLimiter limits unauthenticated requests per client address;
@@ -124,9 +126,6 @@ func NewHandler(svc *chat.Service, opts ...Option) *Handler {
 	if h.addrLimiter != nil {
 		h.addrLimiter.now = h.now
 	}
-	if h.auth == nil {
-		h.auth = h.basicAuth
-	}
 	return h
 }
 
@@ -143,11 +142,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.bodyTimeout))
 	}
 	if h.tel.on {
-		h.serveObserved(w, r, func(rec *statusRecorder, r *http.Request) { h.serve(rec, r) })
+		h.serveObserved(w, r, start)
 		return
 	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	h.serve(rec, r)
+	h.serve(rec, r, r.Context())
 	h.logRequest(r, rec, start)
 }
 
@@ -164,7 +163,10 @@ func (h *Handler) logRequest(r *http.Request, rec *statusRecorder, start time.Ti
 	h.log.LogAttrs(r.Context(), slog.LevelDebug, "request", attrs...)
 }
 
-func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
+// serve answers r in ctx: r's context, or the one of the request's
+// server span when the span is not recorded (serveObserved), which
+// r does not carry.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request, ctx context.Context) {
 	// Clients configured with a trailing slash request //api/v1/...: collapse
 	// repeated slashes instead of redirecting (a redirect breaks POSTs).
 	path := collapseSlashes(r.URL.EscapedPath())
@@ -172,7 +174,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		if rec, ok := w.(*statusRecorder); ok {
 			rec.route = path[:len(uploadsPrefix)] + "{path...}" // both prefixes are as long
 		}
-		h.serveFile(w, r, path)
+		h.serveFile(w, withContext(r, ctx), path)
 		return
 	}
 	if path != apiPrefix && !strings.HasPrefix(path, apiPrefix+"/") {
@@ -223,7 +225,6 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	if ep.auth != userRequired && h.limitedAddress(w, r) {
 		return
 	}
-	ctx := r.Context()
 	c := &call{h: h, r: r, path: params}
 	realmID, err := h.realm(ctx, r)
 	switch {
@@ -236,7 +237,7 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ep.auth == userRequired {
-		c.caller, err = h.auth(r, c.realmID)
+		c.caller, err = h.authenticate(ctx, r, c.realmID)
 		if err != nil {
 			// A request whose credentials fail is not authenticated: it
 			// counts against its address (guessing keys costs budget).
@@ -277,9 +278,26 @@ func (h *Handler) realm(ctx context.Context, r *http.Request) (int64, error) {
 	return h.svc.RealmForHost(ctx, r.Host)
 }
 
+// withContext is r with ctx as its context (r itself when it has it).
+func withContext(r *http.Request, ctx context.Context) *http.Request {
+	if r.Context() == ctx {
+		return r
+	}
+	return r.WithContext(ctx)
+}
+
+// authenticate identifies the caller of r, served in ctx: by the host's
+// Authenticator (given r with ctx), or by basicAuth.
+func (h *Handler) authenticate(ctx context.Context, r *http.Request, realmID int64) (chat.Caller, error) {
+	if h.auth != nil {
+		return h.auth(withContext(r, ctx), realmID)
+	}
+	return h.basicAuth(ctx, r, realmID)
+}
+
 // basicAuth is the default Authenticator: HTTP Basic with the user's email
 // and API key (facts §6.2).
-func (h *Handler) basicAuth(r *http.Request, realmID int64) (chat.Caller, error) {
+func (h *Handler) basicAuth(ctx context.Context, r *http.Request, realmID int64) (chat.Caller, error) {
 	header := r.Header.Get("Authorization")
 	if header == "" {
 		return chat.Caller{}, chat.Unauthorized("Not logged in: API authentication or user session required")
@@ -296,7 +314,7 @@ func (h *Handler) basicAuth(r *http.Request, realmID int64) (chat.Caller, error)
 	if !ok {
 		return chat.Caller{}, chat.Unauthorized("Invalid authorization header for basic auth")
 	}
-	return h.svc.Authenticate(r.Context(), realmID, email, key)
+	return h.svc.Authenticate(ctx, realmID, email, key)
 }
 
 func collapseSlashes(p string) string {

@@ -141,22 +141,15 @@ func TestRequestMetrics(t *testing.T) {
 	require.Equal(t, 401, serveOnce(handler, "GET", "/api/v1/users/me", nil, nil, nil).Code)
 	require.Equal(t, 404, serveOnce(handler, "GET", "/api/v1/no/such/route", &h.Owner, nil, nil).Code)
 
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, reader.Collect(context.Background(), &rm))
 	got := map[string]uint64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != "http.server.request.duration" {
-				continue
-			}
-			assert.Equal(t, "s", m.Unit)
-			for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
-				route, _ := dp.Attributes.Value("http.route")
-				status, _ := dp.Attributes.Value("http.response.status_code")
-				errType, _ := dp.Attributes.Value("error.type")
-				method, _ := dp.Attributes.Value("http.request.method")
-				got[method.AsString()+" "+route.AsString()+" "+status.Emit()+" "+errType.AsString()] += dp.Count
-			}
+	for _, m := range collected(t, reader, "http.server.request.duration") {
+		assert.Equal(t, "s", m.Unit)
+		for _, dp := range m.Data.(metricdata.Histogram[float64]).DataPoints {
+			route, _ := dp.Attributes.Value("http.route")
+			status, _ := dp.Attributes.Value("http.response.status_code")
+			errType, _ := dp.Attributes.Value("error.type")
+			method, _ := dp.Attributes.Value("http.request.method")
+			got[method.AsString()+" "+route.AsString()+" "+status.Emit()+" "+errType.AsString()] += dp.Count
 		}
 	}
 	assert.Equal(t, map[string]uint64{
@@ -166,3 +159,121 @@ func TestRequestMetrics(t *testing.T) {
 		"GET  404 not_found":                            1, // no route: no http.route
 	}, got)
 }
+
+// collected collects reader's metrics and returns those named name.
+func collected(t *testing.T, reader *sdkmetric.ManualReader, name string) []metricdata.Metrics {
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	var out []metricdata.Metrics
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// http.server.active_requests counts the requests in flight by method and
+// scheme: one while a request is served, none once it is answered.
+func TestActiveRequests(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	h := chattest.New(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	auth := func(r *http.Request, realmID int64) (chat.Caller, error) {
+		entered <- struct{}{}
+		<-release
+		return chat.Caller{RealmID: realmID, UserID: h.Owner.ID}, nil
+	}
+	handler := rest.NewHandler(h.Service, rest.WithRateLimit(0, 0), rest.WithAuthenticator(auth), rest.WithMeterProvider(mp))
+	active := func() map[string]int64 {
+		out := map[string]int64{}
+		for _, m := range collected(t, reader, "http.server.active_requests") {
+			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+				method, _ := dp.Attributes.Value("http.request.method")
+				scheme, _ := dp.Attributes.Value("url.scheme")
+				out[method.AsString()+" "+scheme.AsString()] += dp.Value
+			}
+		}
+		return out
+	}
+	assert.Empty(t, active(), "no request came yet")
+	done := make(chan int)
+	go func() { done <- serveOnce(handler, "GET", "/api/v1/users/me", nil, nil, nil).Code }()
+	<-entered
+	assert.Equal(t, map[string]int64{"GET http": 1}, active())
+	close(release)
+	require.Equal(t, 200, <-done)
+	assert.Equal(t, map[string]int64{"GET http": 0}, active())
+}
+
+// A request whose trace is not sampled makes no span anywhere (the
+// Service and the store learn from its context that the trace is not
+// recorded, and start no trace of their own), and the host's
+// Authenticator sees the server span's trace in the request's context,
+// sampled or not.
+func TestUnsampledRequestMakesNoSpans(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	// Server spans without a parent are left out; any other root span
+	// (one started without the request's context) would be recorded.
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(serverSpansDropped{})), sdktrace.WithSpanProcessor(rec))
+	prev := otel.GetTextMapPropagator()
+	otel.SetTextMapPropagator(propagation.TraceContext{})
+	t.Cleanup(func() { otel.SetTextMapPropagator(prev) })
+	h := chattest.New(t, chattest.WithServiceOptions(chat.WithTracerProvider(tp)))
+	if st, ok := h.Store.(*bunstore.Store); ok {
+		require.NoError(t, st.Instrument(tp, nil))
+	}
+	setup := len(rec.Ended()) // the harness's own calls, traced from no request
+	var seen []trace.SpanContext
+	auth := func(r *http.Request, realmID int64) (chat.Caller, error) {
+		seen = append(seen, trace.SpanContextFromContext(r.Context()))
+		return h.Service.Authenticate(r.Context(), realmID, h.Owner.Email, h.Owner.APIKey)
+	}
+	plain := rest.NewHandler(h.Service, rest.WithRateLimit(0, 0), rest.WithTracerProvider(tp))
+	w := serveOnce(plain, "POST", "/api/v1/users/me/subscriptions", &h.Owner, url.Values{"subscriptions": {`[{"name": "traced"}]`}}, nil)
+	require.Equal(t, 200, w.Code, w.Body.String())
+	for _, handler := range []http.Handler{
+		plain,
+		rest.NewHandler(h.Service, rest.WithRateLimit(0, 0), rest.WithTracerProvider(tp), rest.WithAuthenticator(auth)),
+	} {
+		w := serveOnce(handler, "POST", "/api/v1/messages", &h.Owner, url.Values{"type": {"channel"}, "to": {"traced"}, "topic": {"t"}, "content": {"hi"}}, nil)
+		require.Equal(t, 200, w.Code, w.Body.String())
+		require.Equal(t, 200, serveOnce(handler, "GET", "/api/v1/users/me", &h.Owner, nil, nil).Code)
+	}
+	assert.Empty(t, rec.Ended()[setup:], "nothing of an unsampled trace is recorded")
+	require.Len(t, seen, 2)
+	for _, sc := range seen {
+		assert.True(t, sc.IsValid(), "the Authenticator runs in the server span")
+		assert.False(t, sc.IsSampled())
+	}
+
+	// A sampled client trace is recorded, and the Authenticator runs in it.
+	clientTrace := "4bf92f3577b34da6a3ce929d0e0e4736"
+	handler := rest.NewHandler(h.Service, rest.WithRateLimit(0, 0), rest.WithTracerProvider(tp), rest.WithAuthenticator(auth))
+	w = serveOnce(handler, "GET", "/api/v1/users/me", &h.Owner, nil, http.Header{"Traceparent": {"00-" + clientTrace + "-00f067aa0ba902b7-01"}})
+	require.Equal(t, 200, w.Code, w.Body.String())
+	require.Len(t, seen, 3)
+	assert.Equal(t, clientTrace, seen[2].TraceID().String())
+	assert.True(t, seen[2].IsSampled())
+	names := map[string]bool{}
+	for _, s := range rec.Ended()[setup:] {
+		assert.Equal(t, clientTrace, s.SpanContext().TraceID().String())
+		names[s.Name()] = true
+	}
+	assert.True(t, names["GET /api/v1/users/me"] && names["chat.authenticate"], "%v", names)
+}
+
+// serverSpansDropped samples every root span but a server's.
+type serverSpansDropped struct{}
+
+func (serverSpansDropped) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	if p.Kind == trace.SpanKindServer {
+		return sdktrace.SamplingResult{Decision: sdktrace.Drop}
+	}
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample}
+}
+
+func (serverSpansDropped) Description() string { return "server spans dropped" }

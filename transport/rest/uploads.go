@@ -190,7 +190,7 @@ func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, path string)
 		file, err = h.svc.OpenTemporaryUpload(ctx, realmID, token)
 	} else {
 		var caller chat.Caller
-		if caller, err = h.auth(r, realmID); err == nil {
+		if caller, err = h.authenticate(ctx, r, realmID); err == nil {
 			file, err = h.svc.OpenUpload(ctx, caller, rest)
 		} else if h.limitedAddress(w, r) {
 			return
