@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+
+	"github.com/teamchat/chat/storage"
 )
 
 // sqliteOps: SQLite compares and sorts text by its bytes, and has one
@@ -31,13 +33,22 @@ var sqliteOps = &dialectOps{
 		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES (?, ?, ?)", id, topic, text).Exec(ctx)
 		return err
 	},
-	// SQLite walks the few VALUES rows and range-scans the index for each.
-	unreadQuery: func(values, cond string) (string, bool) {
-		return `WITH g (sid, lo, hi) AS (VALUES ` + values + `)
-			SELECT m.id, m.stream_id, m.topic, m.stream_wildcard FROM g
-			JOIN messages AS m ON m.realm_id = ? AND m.stream_id = g.sid AND m.id >= g.lo AND m.id <= g.hi
-				` + cond + `
-			ORDER BY m.id DESC LIMIT ?`, false
+	// A compound SELECT of one arm per span (SQLite has no LATERAL), each
+	// a range scan of the channel's index.
+	unreadAggregates: func(realmID int64, spans []storage.IDSpan, cond string, perSpan int) []unreadStatement {
+		var sb strings.Builder
+		args := make([]any, 0, 6*len(spans))
+		for i, sp := range spans {
+			if i > 0 {
+				sb.WriteString(" UNION ALL ")
+			}
+			sb.WriteString(`SELECT * FROM (SELECT ?, count(*) AS n, group_concat(CASE WHEN m.stream_wildcard THEN -m.id ELSE m.id END),
+				group_concat(m.topic, char(31)) FROM (SELECT m.id, m.topic, m.stream_wildcard FROM messages AS m
+				WHERE m.realm_id = ? AND m.stream_id = ? AND m.id >= ? AND m.id <= ? ` + cond + `
+				ORDER BY m.id DESC LIMIT ?) AS m) WHERE n > 0`)
+			args = append(args, i, realmID, sp.StreamID, sp.First, sp.Last, perSpan)
+		}
+		return []unreadStatement{{sb.String(), args}}
 	},
 	indexMessages: func(ctx context.Context, db bun.IDB, docs []searchDoc) error {
 		values, args := indexDocs(false, docs)

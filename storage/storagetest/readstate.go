@@ -14,6 +14,7 @@ var readStateTests = []test{
 	{"ReadStateRows", testReadStateRows},
 	{"ReadStateRanges", testReadStateRanges},
 	{"ReadStateChannelMessagesIn", testReadStateChannelMessagesIn},
+	{"ReadStateUnreadChannelMessagesRandom", testUnreadChannelMessagesRandom},
 	{"Reactions", testReactions},
 }
 
