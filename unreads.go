@@ -258,6 +258,10 @@ func unreadMention(m *unreadMessage, muted bool) bool {
 }
 
 // aggregateUnreads groups the raw unread messages as unread_msgs does.
+// A reader with 50,000 unread messages may have them in tens of thousands
+// of topics, so a topic's bucket is found once per exact spelling (the
+// Store hands each spelling over as one string) and its IDs are written
+// into one array shared by all buckets, counted first.
 func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me *storage.User, raw *rawUnreads, allowEmptyTopic bool) (*UnreadMessages, error) {
 	out := &UnreadMessages{PMs: []UnreadDirect{}, Streams: []UnreadChannelTopic{}, Huddles: []UnreadGroupDirect{},
 		Mentions: []int64{}, OldUnreadsMissing: raw.missing}
@@ -276,22 +280,7 @@ func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me
 			return nil, err
 		}
 	}
-	type topicKey struct {
-		stream int64
-		key    string
-	}
-	type exactKey struct {
-		stream int64
-		topic  string
-	}
-	topics := make(map[topicKey]*UnreadChannelTopic, 64)
-	// byExact finds a message's bucket (and whether its topic is muted)
-	// by its exact topic, which most share, without lower-casing each.
-	type exactBucket struct {
-		topic *UnreadChannelTopic
-		muted bool
-	}
-	byExact := make(map[exactKey]exactBucket, 64)
+	topics := newTopicBuckets(mutes, allowEmptyTopic, len(raw.msgs))
 	direct := map[int64]*UnreadDirect{}
 	groups := map[string]*UnreadGroupDirect{}
 	for i := len(raw.msgs) - 1; i >= 0; i-- { // oldest first: IDs ascend
@@ -299,26 +288,10 @@ func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me
 		muted := false
 		switch {
 		case m.streamID != 0:
-			ek := exactKey{m.streamID, m.topic}
-			eb, ok := byExact[ek]
-			if !ok {
-				name := m.topic
-				if name == "" && !allowEmptyTopic {
-					name = EmptyTopicDisplayName
-				}
-				k := topicKey{m.streamID, strings.ToLower(name)}
-				if topics[k] == nil {
-					topics[k] = &UnreadChannelTopic{StreamID: m.streamID, Topic: name}
-				}
-				eb = exactBucket{topic: topics[k], muted: mutes.any(m.streamID) && mutes.muted(m.streamID, m.topic)}
-				byExact[ek] = eb
-			}
-			bucket := eb.topic
-			muted = eb.muted
+			muted = topics.add(m)
 			if !muted {
 				out.Count++
 			}
-			bucket.UnreadMessageIDs = append(bucket.UnreadMessageIDs, m.id)
 		default:
 			out.Count++
 			members := convs[m.conversationID]
@@ -347,14 +320,7 @@ func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me
 			out.Mentions = append(out.Mentions, m.id)
 		}
 	}
-	for _, k := range sortedKeys(topics, func(a, b topicKey) int {
-		if a.stream != b.stream {
-			return cmp.Compare(a.stream, b.stream)
-		}
-		return strings.Compare(a.key, b.key)
-	}) {
-		out.Streams = append(out.Streams, *topics[k])
-	}
+	out.Streams = topics.list()
 	for _, k := range sortedKeys(direct, cmp.Compare[int64]) {
 		out.PMs = append(out.PMs, *direct[k])
 	}
@@ -362,6 +328,98 @@ func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me
 		out.Huddles = append(out.Huddles, *groups[k])
 	}
 	return out, nil
+}
+
+// topicBuckets groups channel messages by channel and topic, the topic
+// compared case-insensitively and shown as its oldest message spells it.
+type topicBuckets struct {
+	mutes           *muteState
+	allowEmptyTopic bool
+	byExact         map[exactTopic]int32 // a spelling's bucket
+	byKey           map[foldedTopic]int32
+	buckets         []topicBucket
+	of              []int32 // each message's bucket, in the order added
+	ids             []int64 // each message's ID, in the order added
+}
+
+type exactTopic struct {
+	stream int64
+	topic  string
+}
+
+type foldedTopic struct {
+	stream int64
+	key    string
+}
+
+type topicBucket struct {
+	stream     int64
+	name, key  string
+	muted      bool
+	n, written int
+}
+
+func newTopicBuckets(mutes *muteState, allowEmptyTopic bool, hint int) *topicBuckets {
+	size := min(max(hint/4, 64), 1<<15) // fewer rehashes as the topics come
+	return &topicBuckets{mutes: mutes, allowEmptyTopic: allowEmptyTopic, byExact: make(map[exactTopic]int32, size),
+		byKey: make(map[foldedTopic]int32, size), of: make([]int32, 0, hint), ids: make([]int64, 0, hint)}
+}
+
+// add puts a channel message (in ascending ID order) in its bucket and
+// says whether its topic is muted for the reader.
+func (t *topicBuckets) add(m *unreadMessage) bool {
+	ek := exactTopic{m.streamID, m.topic}
+	b, ok := t.byExact[ek]
+	if !ok {
+		name := m.topic
+		if name == "" && !t.allowEmptyTopic {
+			name = EmptyTopicDisplayName
+		}
+		k := foldedTopic{m.streamID, strings.ToLower(name)}
+		if b, ok = t.byKey[k]; !ok {
+			b = int32(len(t.buckets))
+			t.byKey[k] = b
+			t.buckets = append(t.buckets, topicBucket{stream: m.streamID, name: name, key: k.key,
+				muted: t.mutes.any(m.streamID) && t.mutes.muted(m.streamID, m.topic)})
+		}
+		t.byExact[ek] = b
+	}
+	t.buckets[b].n++
+	t.of = append(t.of, b)
+	t.ids = append(t.ids, m.id)
+	return t.buckets[b].muted
+}
+
+// list returns the buckets by channel and topic key, each with its IDs
+// ascending.
+func (t *topicBuckets) list() []UnreadChannelTopic {
+	out := make([]UnreadChannelTopic, len(t.buckets))
+	order := make([]int32, len(t.buckets))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		x, y := &t.buckets[a], &t.buckets[b]
+		if x.stream != y.stream {
+			return cmp.Compare(x.stream, y.stream)
+		}
+		return strings.Compare(x.key, y.key)
+	})
+	at := make([]int, len(t.buckets)) // each bucket's place in out
+	all := make([]int64, len(t.ids))  // one array for every bucket's IDs
+	next := 0
+	for i, b := range order {
+		at[b] = i
+		bk := &t.buckets[b]
+		out[i] = UnreadChannelTopic{StreamID: bk.stream, Topic: bk.name, UnreadMessageIDs: all[next : next+bk.n : next+bk.n]}
+		next += bk.n
+	}
+	for i, b := range t.of {
+		bk := &t.buckets[b]
+		out[at[b]].UnreadMessageIDs[bk.written] = t.ids[i]
+		bk.written++
+	}
+	return out
 }
 
 // sortedKeys returns the map's keys in cmp's order.

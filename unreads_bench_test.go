@@ -2,7 +2,10 @@ package chat_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
@@ -13,6 +16,8 @@ import (
 	"github.com/teamchat/chat/chattest"
 	"github.com/teamchat/chat/internal/seed"
 	"github.com/teamchat/chat/storage"
+	"github.com/teamchat/chat/storage/bunstore"
+	"github.com/teamchat/chat/transport/rest"
 )
 
 // BenchmarkUnreads measures the unread state of a reader with many unread
@@ -25,25 +30,30 @@ import (
 //
 //	TEAMCHAT_BENCH_MESSAGES=1000000 go test -run XXX -bench Unreads -benchtime 20x -timeout 30m .
 //
-// It reports GetUnreadMessages (the unread_msgs of /register, capped at
-// the newest 50,000) for both readers and MarkAllAsRead for the first,
-// each call starting from the same unread state (restored with the timer
-// stopped), as p50-ms and p99-ms with the unread messages returned; the
-// issue's target (each under 50 ms) is printed beside them. The store is
-// SQLite, or PostgreSQL with TEAMCHAT_TEST_STORE=postgres.
+// With TEAMCHAT_BENCH_UNREADS_DB the organization is seeded into that
+// database once and reused after (see seedUnreads).
+//
+// It reports, for both readers, GetUnreadMessages (the unread_msgs of
+// /register, capped at the newest 50,000) and POST /register with the
+// default event types (through the REST handler, without a network: the
+// whole initial state, encoded), and MarkAllAsRead for the first, each
+// call of which starts from the same unread state (restored with the
+// timer stopped); as p50-ms and p99-ms with the unread messages returned,
+// the issue's target (each under 50 ms) printed beside them. The store
+// is SQLite, or PostgreSQL with TEAMCHAT_TEST_STORE=postgres.
 func BenchmarkUnreads(b *testing.B) {
 	n := benchMessages(b)
 	o := seedUnreads(b, n)
 	ctx := context.Background()
-	reader := chat.Caller{RealmID: o.org.RealmID, UserID: o.org.Readers[0]}
-	few := chat.Caller{RealmID: o.org.RealmID, UserID: o.org.Readers[1]}
+	reader := chat.Caller{RealmID: o.realmID, UserID: o.readers[0]}
+	few := chat.Caller{RealmID: o.realmID, UserID: o.readers[1]}
 
 	getUnreads := func(b *testing.B, c chat.Caller, name string, want int) {
 		var last *chat.UnreadMessages
 		var all []time.Duration // as latencies measures them, for the target line
 		latencies(b, 1, func() {
 			t0 := time.Now()
-			resp, err := o.h.Service.GetUnreadMessages(ctx, c, chat.GetUnreadMessagesRequest{})
+			resp, err := o.svc.GetUnreadMessages(ctx, c, chat.GetUnreadMessagesRequest{})
 			all = append(all, time.Since(t0))
 			check(b, err)
 			last = resp
@@ -67,8 +77,46 @@ func BenchmarkUnreads(b *testing.B) {
 	b.Run("GetUnreadMessagesFew", func(b *testing.B) {
 		getUnreads(b, few, "GetUnreadMessagesFew", min(o.fewUnread, unreadCap))
 	})
+	// POST /register with the default event types through the REST
+	// handler (no network): the whole initial state, unread_msgs among
+	// it, encoded as clients get it.
+	handler := rest.NewHandler(o.svc, rest.WithRateLimit(0, 0), rest.WithRealm(o.realmID))
+	register := func(b *testing.B, reader int, name string, want int) {
+		email, key := seed.ReaderCredentials(reader)
+		var all []time.Duration
+		var body []byte
+		latencies(b, 1, func() {
+			req := httptest.NewRequest("POST", "http://seed.example.com/api/v1/register", nil)
+			req.SetBasicAuth(email, key)
+			w := httptest.NewRecorder()
+			t0 := time.Now()
+			handler.ServeHTTP(w, req)
+			all = append(all, time.Since(t0))
+			if w.Code != http.StatusOK {
+				b.Fatalf("%s: status %d: %.300s", name, w.Code, w.Body)
+			}
+			body = w.Body.Bytes()
+		})
+		var resp struct {
+			UnreadMsgs chat.UnreadMessages `json:"unread_msgs"`
+			QueueID    string              `json:"queue_id"`
+			RealmUsers []json.RawMessage   `json:"realm_users"`
+		}
+		check(b, json.Unmarshal(body, &resp))
+		if got := countUnreadIDs(&resp.UnreadMsgs); got != want || resp.QueueID == "" || len(resp.RealmUsers) == 0 {
+			b.Fatalf("%s: %d unread messages (want %d), queue %q, %d users", name, got, want, resp.QueueID, len(resp.RealmUsers))
+		}
+		b.ReportMetric(float64(len(body)), "bytes")
+		printUnreadsTarget(b, name, all, fmt.Sprintf("%d unread in the answer, %d bytes", want, len(body)))
+	}
+	b.Run("Register", func(b *testing.B) {
+		register(b, 0, "Register", min(o.unread, unreadCap))
+	})
+	b.Run("RegisterFew", func(b *testing.B) {
+		register(b, 1, "RegisterFew", min(o.fewUnread, unreadCap))
+	})
 	b.Run("MarkAllAsRead", func(b *testing.B) {
-		st := o.h.Store
+		st := o.store
 		periods, err := st.ListUserPeriods(ctx, reader.RealmID, reader.UserID)
 		check(b, err)
 		var channels []int64
@@ -112,7 +160,7 @@ func BenchmarkUnreads(b *testing.B) {
 		b.ResetTimer()
 		for range b.N {
 			t0 := time.Now()
-			resp, err := o.h.Service.MarkAllAsRead(ctx, reader)
+			resp, err := o.svc.MarkAllAsRead(ctx, reader)
 			all = append(all, time.Since(t0))
 			check(b, err)
 			if !resp.Complete {
@@ -127,7 +175,7 @@ func BenchmarkUnreads(b *testing.B) {
 		b.ReportMetric(p50, "p50-ms")
 		b.ReportMetric(p99, "p99-ms")
 		// The restored state is the seeded one.
-		resp, err := o.h.Service.GetUnreadMessages(ctx, reader, chat.GetUnreadMessagesRequest{})
+		resp, err := o.svc.GetUnreadMessages(ctx, reader, chat.GetUnreadMessagesRequest{})
 		check(b, err)
 		if got, want := countUnreadIDs(resp), min(o.unread, unreadCap); got != want {
 			b.Fatalf("after restoring: %d unread messages, want %d", got, want)
@@ -184,10 +232,12 @@ func printUnreadsTarget(b *testing.B, name string, all []time.Duration, what str
 }
 
 type seededUnreads struct {
-	h         *chattest.Harness
-	org       *seed.Org
-	unread    int // the reader's unread messages
-	fewUnread int // the second reader's
+	svc       *chat.Service
+	store     storage.Store
+	realmID   int64
+	readers   [2]int64 // the reader with many unread, the one with few
+	unread    int      // the reader's unread messages
+	fewUnread int      // the second reader's
 }
 
 var (
@@ -195,14 +245,58 @@ var (
 	unreadsSeed = map[int]*seededUnreads{}
 )
 
+// unreadsSeeded names the seeded organization once complete: a database
+// given in TEAMCHAT_BENCH_UNREADS_DB is seeded on the first run and
+// reused after (so that two builds can be measured on the same data).
+const unreadsSeeded = "Unreads benchmark: %d messages"
+
 // seedUnreads builds (once per size and process) the organization of
-// BenchmarkUnreads.
+// BenchmarkUnreads, in a temporary SQLite file (or PostgreSQL schema with
+// TEAMCHAT_TEST_STORE=postgres), or in TEAMCHAT_BENCH_UNREADS_DB (a
+// SQLite file or a postgres:// DSN of an empty database), where it is
+// kept for the next run.
 func seedUnreads(b *testing.B, messages int) *seededUnreads {
 	unreadsMu.Lock()
 	defer unreadsMu.Unlock()
 	if o := unreadsSeed[messages]; o != nil {
 		return o
 	}
+	ctx := context.Background()
+	o := &seededUnreads{unread: messages / 10, fewUnread: 10}
+	path := os.Getenv("TEAMCHAT_BENCH_UNREADS_DB")
+	if path == "" {
+		h := chattest.New(&keepAlive{B: b}) // outlives the benchmark, as seedHistory's
+		o.svc, o.store = h.Service, h.Store
+	} else {
+		st, err := bunstore.Open(ctx, path)
+		check(b, err)
+		o.svc, o.store = chat.New(st), st
+		realms, err := st.ListRealms(ctx)
+		check(b, err)
+		for _, r := range realms {
+			if r.Name != fmt.Sprintf(unreadsSeeded, messages) {
+				b.Fatalf("TEAMCHAT_BENCH_UNREADS_DB holds another organization (%q): give an empty database", r.Name)
+			}
+			o.realmID = r.ID
+			for i := range o.readers {
+				email, _ := seed.ReaderCredentials(i)
+				u, err := st.GetUserByEmail(ctx, r.ID, email)
+				check(b, err)
+				o.readers[i] = u.ID
+			}
+			fmt.Fprintf(os.Stderr, "reusing the organization of %d messages in TEAMCHAT_BENCH_UNREADS_DB\n", messages)
+		}
+	}
+	if o.realmID == 0 {
+		seedUnreadsOrg(b, o, messages)
+	}
+	unreadsSeed[messages] = o
+	return o
+}
+
+// seedUnreadsOrg seeds the organization into o's store.
+func seedUnreadsOrg(b *testing.B, o *seededUnreads, messages int) {
+	ctx := context.Background()
 	// 80 channels: BenchmarkHistory's 8 (of 1,000 to 5 subscribers), then
 	// 72 of 10 (small channels keep the seeding of subscriptions and read
 	// ranges short). The readers are in the first 50, which receive 50/80
@@ -211,20 +305,20 @@ func seedUnreads(b *testing.B, messages int) *seededUnreads {
 	for len(channels) < 80 {
 		channels = append(channels, 10)
 	}
-	unread, fewUnread := messages/10, 10
-	h := chattest.New(&keepAlive{B: b}) // outlives the benchmark, as seedHistory's
 	start := time.Now()
-	org, err := seed.Run(context.Background(), h.Service, h.Store, seed.Config{Users: 1000,
+	org, err := seed.Run(ctx, o.svc, o.store, seed.Config{Users: 1000,
 		ChannelSizes: channels, Messages: messages,
 		DirectShare: 0.1, MentionShare: 0.05, ReadShare: 0.9, Seed: 11, Batch: 5000,
-		Readers: []seed.Reader{{Channels: unreadChannels, Unread: unread}, {Channels: unreadChannels, Unread: fewUnread}}})
+		Readers: []seed.Reader{{Channels: unreadChannels, Unread: o.unread}, {Channels: unreadChannels, Unread: o.fewUnread}}})
 	check(b, err)
-	if st, ok := h.Store.(interface{ Analyze(context.Context) error }); ok {
-		check(b, st.Analyze(context.Background()))
+	if st, ok := o.store.(interface{ Analyze(context.Context) error }); ok {
+		check(b, st.Analyze(ctx))
 	}
+	realm, err := o.store.GetRealm(ctx, org.RealmID)
+	check(b, err)
+	realm.Name = fmt.Sprintf(unreadsSeeded, messages)
+	check(b, o.store.UpdateRealm(ctx, realm, "name"))
+	o.realmID, o.readers = org.RealmID, [2]int64{org.Readers[0], org.Readers[1]}
 	fmt.Fprintf(os.Stderr, "seeded %d messages (%d direct) in %d channels, a reader with %d unread in %d of them, in %v\n",
-		org.Messages, org.Direct, len(org.Channels), unread, unreadChannels, time.Since(start).Round(time.Second))
-	o := &seededUnreads{h: h, org: org, unread: unread, fewUnread: fewUnread}
-	unreadsSeed[messages] = o
-	return o
+		org.Messages, org.Direct, len(org.Channels), o.unread, unreadChannels, time.Since(start).Round(time.Second))
 }
