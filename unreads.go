@@ -86,24 +86,28 @@ func (s *Service) GetUnreadMessages(ctx context.Context, c Caller, req GetUnread
 }
 
 // unreadMessage is one unread message with the reader's flags: a
-// channel message (streamID set) or a direct message.
+// channel message (streamID set, its topic an index into the answer's
+// topics) or a direct message. It holds no pointer: a reader may have
+// 50,000, which the garbage collector then need not scan.
 type unreadMessage struct {
 	id, streamID, conversationID, senderID int64
-	topic                                  string
+	topic                                  int32
 	streamWildcard                         bool
 	flags                                  int64
 }
 
-// unreadOf is the unread form of a stored message with the reader's flags.
+// unreadOf is the unread form of a stored message with the reader's flags
+// (with no topic).
 func unreadOf(m *storage.Message, flags int64) unreadMessage {
 	return unreadMessage{id: m.ID, streamID: ptrValue(m.StreamID), conversationID: ptrValue(m.ConversationID),
-		senderID: m.SenderID, topic: m.Topic, streamWildcard: m.StreamWildcard, flags: flags}
+		senderID: m.SenderID, streamWildcard: m.StreamWildcard, flags: flags}
 }
 
-// rawUnreads is the newest unread messages (newest first) and whether
-// older ones were left out.
+// rawUnreads is the newest unread messages (newest first), the topics
+// their channel messages name, and whether older ones were left out.
 type rawUnreads struct {
 	msgs    []unreadMessage
+	topics  []storage.UnreadTopic
 	missing bool
 }
 
@@ -128,10 +132,11 @@ func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *stor
 	if err != nil {
 		return nil, err
 	}
-	chMsgs, err := st.ListUnreadChannelMessages(ctx, realm.ID, gaps, mapKeys(muted), limit)
+	ch, err := st.ListUnreadChannelMessages(ctx, realm.ID, gaps, mapKeys(muted), limit)
 	if err != nil {
 		return nil, err
 	}
+	chMsgs, topics := ch.Messages, ch.Topics
 	rows, err := st.ListUnreadRows(ctx, realm.ID, me.ID, nil, limit)
 	if err != nil {
 		return nil, err
@@ -153,9 +158,14 @@ func (s *Service) unreadState(ctx context.Context, st storage.Store, realm *stor
 		if r.StreamID != nil && muted[r.SenderID] {
 			continue // read for a muter (direct messages arrive read instead)
 		}
-		all = append(all, unreadOf(&r.Message, r.Flags))
+		m := unreadOf(&r.Message, r.Flags)
+		if r.StreamID != nil {
+			m.topic = int32(len(topics))
+			topics = append(topics, storage.UnreadTopic{StreamID: *r.StreamID, Name: r.Topic})
+		}
+		all = append(all, m)
 	}
-	raw := &rawUnreads{msgs: all, missing: len(all) == limit}
+	raw := &rawUnreads{msgs: all, topics: topics, missing: len(all) == limit}
 	if len(all) == 0 {
 		return raw, nil
 	}
@@ -260,8 +270,8 @@ func unreadMention(m *unreadMessage, muted bool) bool {
 // aggregateUnreads groups the raw unread messages as unread_msgs does.
 // A reader with 50,000 unread messages may have them in tens of thousands
 // of topics, so a topic's bucket is found once per exact spelling (the
-// Store hands each spelling over as one string) and its IDs are written
-// into one array shared by all buckets, counted first.
+// Store numbers the spellings) and its IDs are written into one array
+// shared by all buckets, counted first.
 func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me *storage.User, raw *rawUnreads, allowEmptyTopic bool) (*UnreadMessages, error) {
 	out := &UnreadMessages{PMs: []UnreadDirect{}, Streams: []UnreadChannelTopic{}, Huddles: []UnreadGroupDirect{},
 		Mentions: []int64{}, OldUnreadsMissing: raw.missing}
@@ -280,7 +290,7 @@ func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me
 			return nil, err
 		}
 	}
-	topics := newTopicBuckets(mutes, allowEmptyTopic, len(raw.msgs))
+	topics := newTopicBuckets(mutes, allowEmptyTopic, raw.topics, len(raw.msgs))
 	direct := map[int64]*UnreadDirect{}
 	groups := map[string]*UnreadGroupDirect{}
 	for i := len(raw.msgs) - 1; i >= 0; i-- { // oldest first: IDs ascend
@@ -335,16 +345,12 @@ func (s *Service) aggregateUnreads(ctx context.Context, realm *storage.Realm, me
 type topicBuckets struct {
 	mutes           *muteState
 	allowEmptyTopic bool
-	byExact         map[exactTopic]int32 // a spelling's bucket
+	topics          []storage.UnreadTopic
+	byRef           []int32 // each topic entry's bucket (-1: none yet)
 	byKey           map[foldedTopic]int32
 	buckets         []topicBucket
 	of              []int32 // each message's bucket, in the order added
 	ids             []int64 // each message's ID, in the order added
-}
-
-type exactTopic struct {
-	stream int64
-	topic  string
 }
 
 type foldedTopic struct {
@@ -359,30 +365,35 @@ type topicBucket struct {
 	n, written int
 }
 
-func newTopicBuckets(mutes *muteState, allowEmptyTopic bool, hint int) *topicBuckets {
-	size := min(max(hint/4, 64), 1<<15) // fewer rehashes as the topics come
-	return &topicBuckets{mutes: mutes, allowEmptyTopic: allowEmptyTopic, byExact: make(map[exactTopic]int32, size),
-		byKey: make(map[foldedTopic]int32, size), of: make([]int32, 0, hint), ids: make([]int64, 0, hint)}
+func newTopicBuckets(mutes *muteState, allowEmptyTopic bool, topics []storage.UnreadTopic, hint int) *topicBuckets {
+	byRef := make([]int32, len(topics))
+	for i := range byRef {
+		byRef[i] = -1
+	}
+	return &topicBuckets{mutes: mutes, allowEmptyTopic: allowEmptyTopic, topics: topics, byRef: byRef,
+		byKey: make(map[foldedTopic]int32, min(len(topics), 1<<15)), buckets: make([]topicBucket, 0, min(len(topics), hint)),
+		of: make([]int32, 0, hint), ids: make([]int64, 0, hint)}
 }
 
 // add puts a channel message (in ascending ID order) in its bucket and
 // says whether its topic is muted for the reader.
 func (t *topicBuckets) add(m *unreadMessage) bool {
-	ek := exactTopic{m.streamID, m.topic}
-	b, ok := t.byExact[ek]
-	if !ok {
-		name := m.topic
+	b := t.byRef[m.topic]
+	if b < 0 {
+		topic := t.topics[m.topic]
+		name := topic.Name
 		if name == "" && !t.allowEmptyTopic {
 			name = EmptyTopicDisplayName
 		}
-		k := foldedTopic{m.streamID, strings.ToLower(name)}
+		k := foldedTopic{topic.StreamID, strings.ToLower(name)}
+		var ok bool
 		if b, ok = t.byKey[k]; !ok {
 			b = int32(len(t.buckets))
 			t.byKey[k] = b
-			t.buckets = append(t.buckets, topicBucket{stream: m.streamID, name: name, key: k.key,
-				muted: t.mutes.any(m.streamID) && t.mutes.muted(m.streamID, m.topic)})
+			t.buckets = append(t.buckets, topicBucket{stream: topic.StreamID, name: name, key: k.key,
+				muted: t.mutes.any(topic.StreamID) && t.mutes.muted(topic.StreamID, topic.Name)})
 		}
-		t.byExact[ek] = b
+		t.byRef[m.topic] = b
 	}
 	t.buckets[b].n++
 	t.of = append(t.of, b)

@@ -52,11 +52,11 @@ type dialectOps struct {
 	// unreadAggregates are the statements of ListUnreadChannelMessages
 	// (see unread_lists.go) for spans (at most unreadSpansPerQuery), with
 	// cond ("", or AND and a condition on m without arguments) after the
-	// messages' conditions. Together they give a row per span with
-	// messages: the span's index, how many of its newest messages (up to
-	// perSpan), their IDs with a channel wildcard's negated, joined by
-	// commas, and their topics, joined by unreadTopicSep, in the same
-	// order.
+	// messages' conditions. Together they give a row per span, (its index,
+	// its newest messages up to perSpan): their IDs with a channel
+	// wildcard's negated, joined by commas, then unreadListSep, then their
+	// topics in the same order, joined by unreadTopicSep (NULL for a span
+	// without messages, whose row may be left out).
 	unreadAggregates func(realmID int64, spans []storage.IDSpan, cond string, perSpan int) []unreadStatement
 	// unindexMessages removes the messages from a full-text index kept
 	// apart from their rows (nothing where it lives in the row).

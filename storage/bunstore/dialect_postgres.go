@@ -124,12 +124,12 @@ var postgresOps = &dialectOps{
 			if open {
 				upper = "(m.stream_id, m.id) <= (g.sid, g.hi)"
 			}
-			out = append(out, unreadStatement{`SELECT g.i, x.n, x.ids, x.topics FROM (VALUES ` + valuesList(true, n, "bigint", "bigint", "bigint", "bigint") + `) AS g (i, sid, lo, hi)
-			CROSS JOIN LATERAL (SELECT count(*) AS n, string_agg((CASE WHEN s.stream_wildcard THEN -s.id ELSE s.id END)::text, ',') AS ids,
-				string_agg(s.topic, chr(31)) AS topics FROM (SELECT m.id, m.topic, m.stream_wildcard FROM messages AS m
+			out = append(out, unreadStatement{`SELECT g.i, x.v FROM (VALUES ` + valuesList(true, n, "bigint", "bigint", "bigint", "bigint") + `) AS g (i, sid, lo, hi)
+			CROSS JOIN LATERAL (SELECT string_agg((CASE WHEN s.stream_wildcard THEN -s.id ELSE s.id END)::text, ',') || chr(30) ||
+				string_agg(s.topic, chr(31)) AS v FROM (SELECT m.id, m.topic, m.stream_wildcard FROM messages AS m
 				WHERE m.realm_id = ? AND m.stream_id = g.sid AND m.id >= g.lo AND ` + upper + ` ` + cond + `
 				ORDER BY m.id DESC LIMIT ?) AS s) AS x
-			WHERE x.n > 0`, append(args, realmID, perSpan)})
+			WHERE x.v IS NOT NULL`, append(args, realmID, perSpan)})
 		}
 		return out
 	},

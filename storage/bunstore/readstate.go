@@ -235,10 +235,10 @@ func (s *Store) ListMentionRows(ctx context.Context, realmID, userID, minID int6
 // messages out: a short list of IDs written into the query, whose rows
 // are then visited for the sender; readers without mutes keep the
 // index-only scan.
-func (s *Store) ListUnreadChannelMessages(ctx context.Context, realmID int64, spans []storage.IDSpan, exceptSenders []int64, limit int) ([]storage.UnreadChannelMessage, error) {
+func (s *Store) ListUnreadChannelMessages(ctx context.Context, realmID int64, spans []storage.IDSpan, exceptSenders []int64, limit int) (*storage.UnreadChannelMessages, error) {
 	op := fmt.Sprintf("list unread channel messages of %d spans in realm %d", len(spans), realmID)
 	if limit <= 0 || len(spans) == 0 {
-		return []storage.UnreadChannelMessage{}, nil
+		return &storage.UnreadChannelMessages{Messages: []storage.UnreadChannelMessage{}, Topics: []storage.UnreadTopic{}}, nil
 	}
 	cond := ""
 	if len(exceptSenders) > 0 {

@@ -39,10 +39,14 @@ import (
 // unreadFirstRound is the least that the first round reads of a span.
 const unreadFirstRound = 200
 
-// unreadTopicSep separates the topics of a span's aggregate. Topics hold
-// no control character (the Service refuses them); a span whose topics
-// hold one anyway is read row by row.
-const unreadTopicSep = "\x1f"
+// unreadTopicSep separates the topics of a span's aggregate, and
+// unreadListSep its IDs from its topics. Topics hold no control character
+// (the Service refuses them); a span whose topics hold one anyway is read
+// row by row.
+const (
+	unreadTopicSep = "\x1f"
+	unreadListSep  = "\x1e"
+)
 
 // openSpan is the Last of a span without an end (the Service's).
 const openSpan = 1 << 62
@@ -57,10 +61,36 @@ type unreadStatement struct {
 // 500 arms in a compound SELECT).
 const unreadSpansPerQuery = 400
 
+// unreadTopics numbers the topics of an answer, once per channel and
+// spelling.
+type unreadTopics struct {
+	byStream map[int64]map[string]int32
+	list     []storage.UnreadTopic
+}
+
+// ref returns the number of the channel's topic spelled name (bytes that
+// may be reused after).
+func (t *unreadTopics) ref(streamID int64, name []byte) int32 {
+	m := t.byStream[streamID]
+	if m == nil {
+		m = map[string]int32{}
+		t.byStream[streamID] = m
+	}
+	r, ok := m[string(name)] // no allocation for the lookup
+	if !ok {
+		r = int32(len(t.list))
+		topic := string(name)
+		m[topic] = r
+		t.list = append(t.list, storage.UnreadTopic{StreamID: streamID, Name: topic})
+	}
+	return r
+}
+
 // listUnreadAggregated is ListUnreadChannelMessages.
-func (s *Store) listUnreadAggregated(ctx context.Context, realmID int64, spans []storage.IDSpan, cond string, limit int) ([]storage.UnreadChannelMessage, error) {
+func (s *Store) listUnreadAggregated(ctx context.Context, realmID int64, spans []storage.IDSpan, cond string, limit int) (*storage.UnreadChannelMessages, error) {
+	topics := &unreadTopics{byStream: map[int64]map[string]int32{}, list: []storage.UnreadTopic{}}
 	first := min(limit, max(limit/len(spans), unreadFirstRound))
-	lists, err := s.aggregateUnread(ctx, realmID, spans, cond, first)
+	lists, err := s.aggregateUnread(ctx, realmID, spans, cond, first, topics)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +112,7 @@ func (s *Store) listUnreadAggregated(ctx context.Context, realmID int64, spans [
 				more, of = append(more, sp), append(of, i)
 			}
 		}
-		rest, err := s.aggregateUnread(ctx, realmID, more, cond, limit)
+		rest, err := s.aggregateUnread(ctx, realmID, more, cond, limit, topics)
 		if err != nil {
 			return nil, err
 		}
@@ -90,14 +120,13 @@ func (s *Store) listUnreadAggregated(ctx context.Context, realmID int64, spans [
 			lists[i] = append(lists[i], rest[k]...)
 		}
 	}
-	return mergeNewestLists(lists, limit), nil
+	return &storage.UnreadChannelMessages{Messages: mergeNewestLists(lists, limit), Topics: topics.list}, nil
 }
 
 // aggregateUnread lists up to perSpan of the newest messages of each
 // span, newest first, in the spans' order.
-func (s *Store) aggregateUnread(ctx context.Context, realmID int64, spans []storage.IDSpan, cond string, perSpan int) ([][]storage.UnreadChannelMessage, error) {
+func (s *Store) aggregateUnread(ctx context.Context, realmID int64, spans []storage.IDSpan, cond string, perSpan int, topics *unreadTopics) ([][]storage.UnreadChannelMessage, error) {
 	out := make([][]storage.UnreadChannelMessage, len(spans))
-	topics := map[string]string{} // one string per topic, whatever the rows
 	for start := 0; start < len(spans); start += unreadSpansPerQuery {
 		part := spans[start:min(len(spans), start+unreadSpansPerQuery)]
 		for _, st := range s.ops.unreadAggregates(realmID, part, cond, perSpan) {
@@ -111,25 +140,30 @@ func (s *Store) aggregateUnread(ctx context.Context, realmID int64, spans []stor
 
 // scanUnreadAggregates reads the rows of a span each into out.
 func (s *Store) scanUnreadAggregates(ctx context.Context, realmID int64, spans []storage.IDSpan, out [][]storage.UnreadChannelMessage,
-	cond string, perSpan int, topics map[string]string, query string, args []any) error {
+	cond string, perSpan int, topics *unreadTopics, query string, args []any) error {
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	var ids, names sql.RawBytes
+	var v sql.RawBytes
 	for rows.Next() {
-		var i, n int
-		if err := rows.Scan(&i, &n, &ids, &names); err != nil {
+		var i int
+		if err := rows.Scan(&i, &v); err != nil {
 			return err
 		}
 		if i < 0 || i >= len(spans) {
 			return fmt.Errorf("the aggregate of span %d of %d", i, len(spans))
 		}
-		list, ok := parseUnreadAggregate(spans[i].StreamID, n, ids, names, topics)
+		if v == nil {
+			continue // no messages
+		}
+		ids, names, found := bytes.Cut(v, []byte(unreadListSep))
+		list, ok := parseUnreadAggregate(spans[i].StreamID, ids, names, topics)
+		ok = ok && found
 		if !ok {
 			// A topic holding the separator: this span row by row.
-			if list, err = s.unreadRows(ctx, realmID, spans[i], cond, perSpan); err != nil {
+			if list, err = s.unreadRows(ctx, realmID, spans[i], cond, perSpan, topics); err != nil {
 				return err
 			}
 		}
@@ -138,13 +172,10 @@ func (s *Store) scanUnreadAggregates(ctx context.Context, realmID int64, spans [
 	return rows.Err()
 }
 
-// parseUnreadAggregate reads a span's n IDs and topics; ok is false when
+// parseUnreadAggregate reads a span's IDs and topics; ok is false when
 // they do not pair up.
-func parseUnreadAggregate(streamID int64, n int, ids, names []byte, topics map[string]string) ([]storage.UnreadChannelMessage, bool) {
-	if n == 0 {
-		return nil, true
-	}
-	list := make([]storage.UnreadChannelMessage, 0, n)
+func parseUnreadAggregate(streamID int64, ids, names []byte, topics *unreadTopics) ([]storage.UnreadChannelMessage, bool) {
+	list := make([]storage.UnreadChannelMessage, 0, bytes.Count(ids, []byte{','})+1)
 	sorted := true
 	for len(ids) > 0 {
 		j := 0
@@ -162,10 +193,10 @@ func parseUnreadAggregate(streamID int64, n int, ids, names []byte, topics map[s
 		list = append(list, storage.UnreadChannelMessage{ID: id, StreamID: streamID, StreamWildcard: neg})
 		ids = ids[min(j+1, len(ids)):]
 	}
-	if len(list) != n {
-		return nil, false
-	}
+	n := len(list)
 	k := 0
+	var last []byte
+	ref := int32(-1)
 	for {
 		j := bytes.IndexByte(names, unreadTopicSep[0])
 		name := names
@@ -175,12 +206,10 @@ func parseUnreadAggregate(streamID int64, n int, ids, names []byte, topics map[s
 		if k == n {
 			return nil, false
 		}
-		t, ok := topics[string(name)] // no allocation for the lookup
-		if !ok {
-			t = string(name)
-			topics[t] = t
+		if ref < 0 || !bytes.Equal(name, last) { // runs of one topic are common
+			ref, last = topics.ref(streamID, name), name
 		}
-		list[k].Topic = t
+		list[k].Topic = ref
 		k++
 		if j < 0 {
 			break
@@ -197,7 +226,7 @@ func parseUnreadAggregate(streamID int64, n int, ids, names []byte, topics map[s
 }
 
 // unreadRows lists up to perSpan of a span's newest messages row by row.
-func (s *Store) unreadRows(ctx context.Context, realmID int64, sp storage.IDSpan, cond string, perSpan int) ([]storage.UnreadChannelMessage, error) {
+func (s *Store) unreadRows(ctx context.Context, realmID int64, sp storage.IDSpan, cond string, perSpan int, topics *unreadTopics) ([]storage.UnreadChannelMessage, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT m.id, m.topic, m.stream_wildcard FROM messages AS m
 		WHERE m.realm_id = ? AND m.stream_id = ? AND m.id >= ? AND m.id <= ? `+cond+" ORDER BY m.id DESC LIMIT ?",
 		realmID, sp.StreamID, sp.First, sp.Last, perSpan)
@@ -206,11 +235,13 @@ func (s *Store) unreadRows(ctx context.Context, realmID int64, sp storage.IDSpan
 	}
 	defer rows.Close()
 	var out []storage.UnreadChannelMessage
+	var topic []byte
 	for rows.Next() {
 		m := storage.UnreadChannelMessage{StreamID: sp.StreamID}
-		if err := rows.Scan(&m.ID, &m.Topic, &m.StreamWildcard); err != nil {
+		if err := rows.Scan(&m.ID, &topic, &m.StreamWildcard); err != nil {
 			return nil, err
 		}
+		m.Topic = topics.ref(sp.StreamID, topic)
 		out = append(out, m)
 	}
 	return out, rows.Err()

@@ -31,8 +31,14 @@ func testUnreadChannelMessagesRandom(t *testing.T, s storage.Store) {
 		channels = append(channels, newStream(t, s, realm.ID, name).ID)
 	}
 	topics := []string{"a", "A", "", "b\x1fc", "ünï", "d"}
+	// The messages as the test compares them: the topic by name.
+	type unread struct {
+		ID, StreamID int64
+		Topic        string
+		Wildcard     bool
+	}
 	type msg struct {
-		storage.UnreadChannelMessage
+		unread
 		sender int64
 	}
 	var all []msg
@@ -50,7 +56,7 @@ func testUnreadChannelMessagesRandom(t *testing.T, s storage.Store) {
 		m := &storage.Message{RealmID: realm.ID, SenderID: sender, StreamID: &ch, Topic: topic,
 			Content: "hi", RenderedContent: "<p>hi</p>", DateSent: 1_700_000_000, StreamWildcard: wild}
 		require.NoError(t, s.CreateMessage(ctx, m, nil))
-		all = append(all, msg{storage.UnreadChannelMessage{ID: m.ID, StreamID: ch, Topic: topic, StreamWildcard: wild}, sender})
+		all = append(all, msg{unread{ID: m.ID, StreamID: ch, Topic: topic, Wildcard: wild}, sender})
 	}
 	lo, hi := all[0].ID, all[len(all)-1].ID
 	for round := range 60 {
@@ -68,18 +74,30 @@ func testUnreadChannelMessagesRandom(t *testing.T, s storage.Store) {
 		if rng.IntN(4) == 0 {
 			except = []int64{bob.ID}
 		}
-		want := []storage.UnreadChannelMessage{}
+		want := []unread{}
 		for i := len(all) - 1; i >= 0; i-- { // newest first, a span's message once per span
 			m := all[i]
 			for _, sp := range spans {
 				if m.StreamID == sp.StreamID && m.ID >= sp.First && m.ID <= sp.Last && !slices.Contains(except, m.sender) {
-					want = append(want, m.UnreadChannelMessage)
+					want = append(want, m.unread)
 				}
 			}
 		}
 		want = want[:min(len(want), limit)]
-		got, err := s.ListUnreadChannelMessages(ctx, realm.ID, spans, except, limit)
+		ans, err := s.ListUnreadChannelMessages(ctx, realm.ID, spans, except, limit)
 		require.NoError(t, err)
+		got := []unread{}
+		refs := map[storage.UnreadTopic]int32{}
+		for _, m := range ans.Messages {
+			require.Less(t, int(m.Topic), len(ans.Topics))
+			topic := ans.Topics[m.Topic]
+			require.Equal(t, m.StreamID, topic.StreamID, "a message's topic is of its channel")
+			if ref, ok := refs[topic]; ok {
+				require.Equal(t, ref, m.Topic, "round %d: one entry per channel and spelling", round)
+			}
+			refs[topic] = m.Topic
+			got = append(got, unread{ID: m.ID, StreamID: m.StreamID, Topic: topic.Name, Wildcard: m.StreamWildcard})
+		}
 		require.Equal(t, want, got, "round %d: spans %v, limit %d, except %v", round, spans, limit, except)
 	}
 }
