@@ -13,10 +13,8 @@ import (
 	"time"
 
 	chat "github.com/teamchat/chat"
-	"github.com/teamchat/chat/chattest"
 	"github.com/teamchat/chat/internal/seed"
 	"github.com/teamchat/chat/storage"
-	"github.com/teamchat/chat/storage/bunstore"
 	"github.com/teamchat/chat/transport/rest"
 )
 
@@ -245,80 +243,39 @@ var (
 	unreadsSeed = map[int]*seededUnreads{}
 )
 
-// unreadsSeeded names the seeded organization once complete: a database
-// given in TEAMCHAT_BENCH_UNREADS_DB is seeded on the first run and
-// reused after (so that two builds can be measured on the same data).
-const unreadsSeeded = "Unreads benchmark: %d messages"
-
 // seedUnreads builds (once per size and process) the organization of
-// BenchmarkUnreads, in a temporary SQLite file (or PostgreSQL schema with
-// TEAMCHAT_TEST_STORE=postgres), or in TEAMCHAT_BENCH_UNREADS_DB (a
-// SQLite file or a postgres:// DSN of an empty database), where it is
-// kept for the next run.
+// BenchmarkUnreads (see benchOrg; TEAMCHAT_BENCH_UNREADS_DB keeps it).
 func seedUnreads(b *testing.B, messages int) *seededUnreads {
 	unreadsMu.Lock()
 	defer unreadsMu.Unlock()
 	if o := unreadsSeed[messages]; o != nil {
 		return o
 	}
-	ctx := context.Background()
 	o := &seededUnreads{unread: messages / 10, fewUnread: 10}
-	path := os.Getenv("TEAMCHAT_BENCH_UNREADS_DB")
-	if path == "" {
-		h := chattest.New(&keepAlive{B: b}) // outlives the benchmark, as seedHistory's
-		o.svc, o.store = h.Service, h.Store
-	} else {
-		st, err := bunstore.Open(ctx, path)
-		check(b, err)
-		o.svc, o.store = chat.New(st), st
-		realms, err := st.ListRealms(ctx)
-		check(b, err)
-		for _, r := range realms {
-			if r.Name != fmt.Sprintf(unreadsSeeded, messages) {
-				b.Fatalf("TEAMCHAT_BENCH_UNREADS_DB holds another organization (%q): give an empty database", r.Name)
+	o.svc, o.store, o.realmID = benchOrg(b, "TEAMCHAT_BENCH_UNREADS_DB", fmt.Sprintf("Unreads benchmark: %d messages", messages),
+		func(svc *chat.Service, st storage.Store) *seed.Org {
+			// 80 channels: BenchmarkHistory's 8 (of 1,000 to 5
+			// subscribers), then 72 of 10 (small channels keep the
+			// seeding of subscriptions and read ranges short). The
+			// readers are in the first 50, which receive 50/80 of the
+			// channel messages.
+			channels := []int{1000, 100, 10, 500, 50, 20, 5, 200}
+			for len(channels) < 80 {
+				channels = append(channels, 10)
 			}
-			o.realmID = r.ID
-			for i := range o.readers {
-				email, _ := seed.ReaderCredentials(i)
-				u, err := st.GetUserByEmail(ctx, r.ID, email)
-				check(b, err)
-				o.readers[i] = u.ID
-			}
-			fmt.Fprintf(os.Stderr, "reusing the organization of %d messages in TEAMCHAT_BENCH_UNREADS_DB\n", messages)
-		}
-	}
-	if o.realmID == 0 {
-		seedUnreadsOrg(b, o, messages)
+			org, err := seed.Run(context.Background(), svc, st, seed.Config{Users: 1000,
+				ChannelSizes: channels, Messages: messages,
+				DirectShare: 0.1, MentionShare: 0.05, ReadShare: 0.9, Seed: 11, Batch: 5000,
+				Readers: []seed.Reader{{Channels: unreadChannels, Unread: o.unread}, {Channels: unreadChannels, Unread: o.fewUnread}}})
+			check(b, err)
+			return org
+		})
+	for i := range o.readers {
+		email, _ := seed.ReaderCredentials(i)
+		u, err := o.store.GetUserByEmail(context.Background(), o.realmID, email)
+		check(b, err)
+		o.readers[i] = u.ID
 	}
 	unreadsSeed[messages] = o
 	return o
-}
-
-// seedUnreadsOrg seeds the organization into o's store.
-func seedUnreadsOrg(b *testing.B, o *seededUnreads, messages int) {
-	ctx := context.Background()
-	// 80 channels: BenchmarkHistory's 8 (of 1,000 to 5 subscribers), then
-	// 72 of 10 (small channels keep the seeding of subscriptions and read
-	// ranges short). The readers are in the first 50, which receive 50/80
-	// of the channel messages.
-	channels := []int{1000, 100, 10, 500, 50, 20, 5, 200}
-	for len(channels) < 80 {
-		channels = append(channels, 10)
-	}
-	start := time.Now()
-	org, err := seed.Run(ctx, o.svc, o.store, seed.Config{Users: 1000,
-		ChannelSizes: channels, Messages: messages,
-		DirectShare: 0.1, MentionShare: 0.05, ReadShare: 0.9, Seed: 11, Batch: 5000,
-		Readers: []seed.Reader{{Channels: unreadChannels, Unread: o.unread}, {Channels: unreadChannels, Unread: o.fewUnread}}})
-	check(b, err)
-	if st, ok := o.store.(interface{ Analyze(context.Context) error }); ok {
-		check(b, st.Analyze(ctx))
-	}
-	realm, err := o.store.GetRealm(ctx, org.RealmID)
-	check(b, err)
-	realm.Name = fmt.Sprintf(unreadsSeeded, messages)
-	check(b, o.store.UpdateRealm(ctx, realm, "name"))
-	o.realmID, o.readers = org.RealmID, [2]int64{org.Readers[0], org.Readers[1]}
-	fmt.Fprintf(os.Stderr, "seeded %d messages (%d direct) in %d channels, a reader with %d unread in %d of them, in %v\n",
-		org.Messages, org.Direct, len(org.Channels), o.unread, unreadChannels, time.Since(start).Round(time.Second))
 }
