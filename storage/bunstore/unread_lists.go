@@ -18,10 +18,11 @@ import (
 // a reader with 100,000 unread as one compound SELECT merged by ID, the
 // rows took about 30 and the merge most of the rest; PostgreSQL sorted
 // the 100,000 to keep 50,000 (110 ms with the rows, 30 ms as aggregates
-// per span). Each span's newest messages come as one row: how many,
-// their IDs (a channel wildcard's negated) and their topics, each joined
-// into one string in the same order (dialectOps.unreadAggregates); Go
-// merges the spans newest first.
+// per span). Each span's newest messages come as one value: their IDs (a
+// channel wildcard's negated) and their topics, each list joined into one
+// string in the same order (dialectOps.unreadAggregates). Go numbers the
+// topics, once per channel and spelling, and merges the spans newest
+// first.
 //
 // The newest limit of all spans are found in at most two rounds. The
 // first reads up to limit/len(spans) (at least unreadFirstRound) of each
@@ -57,8 +58,8 @@ type unreadStatement struct {
 	args  []any
 }
 
-// unreadSpansPerQuery bounds the spans of one statement (SQLite allows
-// 500 arms in a compound SELECT).
+// unreadSpansPerQuery bounds the spans of one statement (four values
+// each, well within both databases' limits on a statement's values).
 const unreadSpansPerQuery = 400
 
 // unreadTopics numbers the topics of an answer, once per channel and
