@@ -6,8 +6,6 @@ import (
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
-
-	"github.com/teamchat/chat/storage"
 )
 
 // dialectOps is everything the store does differently per database, so
@@ -57,7 +55,7 @@ type dialectOps struct {
 	// wildcard's negated, joined by commas, then unreadListSep, then their
 	// topics in the same order, joined by unreadTopicSep (NULL for a span
 	// without messages, whose row may be left out).
-	unreadAggregates func(realmID int64, spans []storage.IDSpan, cond string, perSpan int) []unreadStatement
+	unreadAggregates func(realmID int64, spans []unreadSpan, cond string, perSpan int) []unreadStatement
 	// unindexMessages removes the messages from a full-text index kept
 	// apart from their rows (nothing where it lives in the row).
 	unindexMessages func(ctx context.Context, db bun.IDB, ids []int64) error

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
-
-	"github.com/teamchat/chat/storage"
 )
 
 // realmLockSpace is the first key of the realms' advisory locks (the
@@ -106,25 +104,28 @@ var postgresOps = &dialectOps{
 	// statistics or without (with two plain bounds the realm's ID index
 	// looks as good); the scan starts at the channel's end, which is the
 	// span's. Spans with an end have both bounds plain.
-	unreadAggregates: func(realmID int64, spans []storage.IDSpan, cond string, perSpan int) []unreadStatement {
+	unreadAggregates: func(realmID int64, spans []unreadSpan, cond string, perSpan int) []unreadStatement {
 		var out []unreadStatement
 		for _, open := range []bool{true, false} {
-			args := make([]any, 0, 4*len(spans)+2)
+			args := make([]any, 0, 5*len(spans)+2)
 			n := 0
 			for i, sp := range spans {
 				if (sp.Last >= openSpan) == open {
-					args = append(args, i, sp.StreamID, sp.First, sp.Last)
+					args = append(args, i, sp.StreamID, sp.First, sp.Last, sp.before)
 					n++
 				}
 			}
 			if n == 0 {
 				continue
 			}
-			upper := "m.id <= g.hi"
+			// A span's own end is plain where it has one; a second
+			// round's end (before) is a filter on an open span, which is
+			// read from the channel's end past what the first round read.
+			upper := "m.id <= g.hi AND m.id < g.b"
 			if open {
-				upper = "(m.stream_id, m.id) <= (g.sid, g.hi)"
+				upper = "(m.stream_id, m.id) <= (g.sid, g.hi) AND m.id + 0 < g.b"
 			}
-			out = append(out, unreadStatement{`SELECT g.i, x.v FROM (VALUES ` + valuesList(true, n, "bigint", "bigint", "bigint", "bigint") + `) AS g (i, sid, lo, hi)
+			out = append(out, unreadStatement{`SELECT g.i, x.v FROM (VALUES ` + valuesList(true, n, "bigint", "bigint", "bigint", "bigint", "bigint") + `) AS g (i, sid, lo, hi, b)
 			CROSS JOIN LATERAL (SELECT string_agg((CASE WHEN s.stream_wildcard THEN -s.id ELSE s.id END)::text, ',') || chr(30) ||
 				string_agg(s.topic, chr(31)) AS v FROM (SELECT m.id, m.topic, m.stream_wildcard FROM messages AS m
 				WHERE m.realm_id = ? AND m.stream_id = g.sid AND m.id >= g.lo AND ` + upper + ` ` + cond + `

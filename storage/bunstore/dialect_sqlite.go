@@ -5,8 +5,6 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
-
-	"github.com/teamchat/chat/storage"
 )
 
 // sqliteOps: SQLite compares and sorts text by its bytes, and has one
@@ -37,10 +35,10 @@ var sqliteOps = &dialectOps{
 	// VALUES list, a range scan of the channel's index, compiled once
 	// whatever the number of spans (a compound SELECT of one arm per span
 	// took longer to compile than a reader with 10 unread took to read).
-	unreadAggregates: func(realmID int64, spans []storage.IDSpan, cond string, perSpan int) []unreadStatement {
-		args := make([]any, 0, 4*len(spans)+2)
+	unreadAggregates: func(realmID int64, spans []unreadSpan, cond string, perSpan int) []unreadStatement {
+		args := make([]any, 0, 5*len(spans)+2)
 		for i, sp := range spans {
-			args = append(args, i, sp.StreamID, sp.First, sp.Last)
+			args = append(args, i, sp.StreamID, sp.First, min(sp.Last, sp.before-1))
 		}
 		return []unreadStatement{{`WITH g (i, sid, lo, hi) AS (VALUES ` + valuesList(false, len(spans), "", "", "", "") + `)
 			SELECT g.i, (SELECT group_concat(CASE WHEN m.stream_wildcard THEN -m.id ELSE m.id END) || char(30) || group_concat(m.topic, char(31))

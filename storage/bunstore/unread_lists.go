@@ -58,6 +58,12 @@ type unreadStatement struct {
 	args  []any
 }
 
+// unreadSpan is a span of a round: its messages with IDs below before.
+type unreadSpan struct {
+	storage.IDSpan
+	before int64
+}
+
 // unreadSpansPerQuery bounds the spans of one statement (four values
 // each, well within both databases' limits on a statement's values).
 const unreadSpansPerQuery = 400
@@ -91,7 +97,11 @@ func (t *unreadTopics) ref(streamID int64, name []byte) int32 {
 func (s *Store) listUnreadAggregated(ctx context.Context, realmID int64, spans []storage.IDSpan, cond string, limit int) (*storage.UnreadChannelMessages, error) {
 	topics := &unreadTopics{byStream: map[int64]map[string]int32{}, list: []storage.UnreadTopic{}}
 	first := min(limit, max(limit/len(spans), unreadFirstRound))
-	lists, err := s.aggregateUnread(ctx, realmID, spans, cond, first, topics)
+	round := make([]unreadSpan, len(spans))
+	for i, sp := range spans {
+		round[i] = unreadSpan{sp, sp.Last + 1}
+	}
+	lists, err := s.aggregateUnread(ctx, realmID, round, cond, first, topics)
 	if err != nil {
 		return nil, err
 	}
@@ -104,12 +114,14 @@ func (s *Store) listUnreadAggregated(ctx context.Context, realmID int64, spans [
 	}
 	if len(short) > 0 {
 		bound := nthNewest(lists, limit)
-		var more []storage.IDSpan
+		var more []unreadSpan
 		var of []int
 		for _, i := range short {
-			sp := spans[i]
-			sp.First, sp.Last = max(sp.First, bound), lists[i][len(lists[i])-1].ID-1
-			if sp.First <= sp.Last {
+			// The span's end stays (an open span is read from its end,
+			// past what the first round read: see unreadAggregates).
+			sp := unreadSpan{spans[i], lists[i][len(lists[i])-1].ID}
+			sp.First = max(sp.First, bound)
+			if sp.First < sp.before {
 				more, of = append(more, sp), append(of, i)
 			}
 		}
@@ -126,7 +138,7 @@ func (s *Store) listUnreadAggregated(ctx context.Context, realmID int64, spans [
 
 // aggregateUnread lists up to perSpan of the newest messages of each
 // span, newest first, in the spans' order.
-func (s *Store) aggregateUnread(ctx context.Context, realmID int64, spans []storage.IDSpan, cond string, perSpan int, topics *unreadTopics) ([][]storage.UnreadChannelMessage, error) {
+func (s *Store) aggregateUnread(ctx context.Context, realmID int64, spans []unreadSpan, cond string, perSpan int, topics *unreadTopics) ([][]storage.UnreadChannelMessage, error) {
 	out := make([][]storage.UnreadChannelMessage, len(spans))
 	for start := 0; start < len(spans); start += unreadSpansPerQuery {
 		part := spans[start:min(len(spans), start+unreadSpansPerQuery)]
@@ -140,7 +152,7 @@ func (s *Store) aggregateUnread(ctx context.Context, realmID int64, spans []stor
 }
 
 // scanUnreadAggregates reads the rows of a span each into out.
-func (s *Store) scanUnreadAggregates(ctx context.Context, realmID int64, spans []storage.IDSpan, out [][]storage.UnreadChannelMessage,
+func (s *Store) scanUnreadAggregates(ctx context.Context, realmID int64, spans []unreadSpan, out [][]storage.UnreadChannelMessage,
 	cond string, perSpan int, topics *unreadTopics, query string, args []any) error {
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -227,10 +239,10 @@ func parseUnreadAggregate(streamID int64, ids, names []byte, topics *unreadTopic
 }
 
 // unreadRows lists up to perSpan of a span's newest messages row by row.
-func (s *Store) unreadRows(ctx context.Context, realmID int64, sp storage.IDSpan, cond string, perSpan int, topics *unreadTopics) ([]storage.UnreadChannelMessage, error) {
+func (s *Store) unreadRows(ctx context.Context, realmID int64, sp unreadSpan, cond string, perSpan int, topics *unreadTopics) ([]storage.UnreadChannelMessage, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT m.id, m.topic, m.stream_wildcard FROM messages AS m
-		WHERE m.realm_id = ? AND m.stream_id = ? AND m.id >= ? AND m.id <= ? `+cond+" ORDER BY m.id DESC LIMIT ?",
-		realmID, sp.StreamID, sp.First, sp.Last, perSpan)
+		WHERE m.realm_id = ? AND m.stream_id = ? AND m.id >= ? AND m.id <= ? AND m.id < ? `+cond+" ORDER BY m.id DESC LIMIT ?",
+		realmID, sp.StreamID, sp.First, sp.Last, sp.before, perSpan)
 	if err != nil {
 		return nil, err
 	}
