@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"time"
 
@@ -78,8 +77,11 @@ type RegisterResponse struct {
 
 // MarshalJSON writes the queue, the version keys (both names, whatever
 // fetch_event_types asked for, as the reference always sends them) and
-// the state as one object.
-func (r RegisterResponse) MarshalJSON() ([]byte, error) {
+// the state as one object (see AppendJSON).
+func (r RegisterResponse) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil) }
+
+// object is the answer's members.
+func (r RegisterResponse) object() map[string]any {
 	m := make(map[string]any, len(r.State)+8)
 	for k, v := range r.State {
 		m[k] = v
@@ -87,7 +89,7 @@ func (r RegisterResponse) MarshalJSON() ([]byte, error) {
 	m["queue_id"] = r.QueueID
 	m["last_event_id"] = r.LastEventID
 	serverVersions.put(m)
-	return json.Marshal(m)
+	return m
 }
 
 // options checks the parameters and resolves their defaults.

@@ -91,24 +91,28 @@ func (r reads) getUnreadMessages(ctx context.Context, c Caller, req GetUnreadMes
 }
 
 // unreadMessage is one unread message with the reader's flags: a
-// channel message (streamID set) or a direct message.
+// channel message (streamID set, its topic an index into the answer's
+// topics) or a direct message. It holds no pointer: a reader may have
+// 50,000, which the garbage collector then need not scan.
 type unreadMessage struct {
 	id, streamID, conversationID, senderID int64
-	topic                                  string
+	topic                                  int32
 	streamWildcard                         bool
 	flags                                  int64
 }
 
-// unreadOf is the unread form of a stored message with the reader's flags.
+// unreadOf is the unread form of a stored message with the reader's flags
+// (with no topic).
 func unreadOf(m *storage.Message, flags int64) unreadMessage {
 	return unreadMessage{id: m.ID, streamID: ptrValue(m.StreamID), conversationID: ptrValue(m.ConversationID),
-		senderID: m.SenderID, topic: m.Topic, streamWildcard: m.StreamWildcard, flags: flags}
+		senderID: m.SenderID, streamWildcard: m.StreamWildcard, flags: flags}
 }
 
-// rawUnreads is the newest unread messages (newest first) and whether
-// older ones were left out.
+// rawUnreads is the newest unread messages (newest first), the topics
+// their channel messages name, and whether older ones were left out.
 type rawUnreads struct {
 	msgs    []unreadMessage
+	topics  []storage.UnreadTopic
 	missing bool
 }
 
@@ -133,10 +137,11 @@ func (r reads) unreadState(ctx context.Context, realm *storage.Realm, me *storag
 	if err != nil {
 		return nil, err
 	}
-	chMsgs, err := r.st.ListUnreadChannelMessages(ctx, realm.ID, gaps, mapKeys(muted), limit)
+	ch, err := r.st.ListUnreadChannelMessages(ctx, realm.ID, gaps, mapKeys(muted), limit)
 	if err != nil {
 		return nil, err
 	}
+	chMsgs, topics := ch.Messages, ch.Topics
 	rows, err := r.st.ListUnreadRows(ctx, realm.ID, me.ID, nil, limit)
 	if err != nil {
 		return nil, err
@@ -158,9 +163,14 @@ func (r reads) unreadState(ctx context.Context, realm *storage.Realm, me *storag
 		if r.StreamID != nil && muted[r.SenderID] {
 			continue // read for a muter (direct messages arrive read instead)
 		}
-		all = append(all, unreadOf(&r.Message, r.Flags))
+		m := unreadOf(&r.Message, r.Flags)
+		if r.StreamID != nil {
+			m.topic = int32(len(topics))
+			topics = append(topics, storage.UnreadTopic{StreamID: *r.StreamID, Name: r.Topic})
+		}
+		all = append(all, m)
 	}
-	raw := &rawUnreads{msgs: all, missing: len(all) == limit}
+	raw := &rawUnreads{msgs: all, topics: topics, missing: len(all) == limit}
 	if len(all) == 0 {
 		return raw, nil
 	}
@@ -263,6 +273,10 @@ func unreadMention(m *unreadMessage, muted bool) bool {
 }
 
 // aggregateUnreads groups the raw unread messages as unread_msgs does.
+// A reader with 50,000 unread messages may have them in tens of thousands
+// of topics, so a topic's bucket is found once per exact spelling (the
+// Store numbers the spellings) and its IDs are written into one array
+// shared by all buckets, counted first.
 func (r reads) aggregateUnreads(ctx context.Context, realm *storage.Realm, me *storage.User, raw *rawUnreads, allowEmptyTopic bool) (*UnreadMessages, error) {
 	out := &UnreadMessages{PMs: []UnreadDirect{}, Streams: []UnreadChannelTopic{}, Huddles: []UnreadGroupDirect{},
 		Mentions: []int64{}, OldUnreadsMissing: raw.missing}
@@ -281,22 +295,7 @@ func (r reads) aggregateUnreads(ctx context.Context, realm *storage.Realm, me *s
 			return nil, err
 		}
 	}
-	type topicKey struct {
-		stream int64
-		key    string
-	}
-	type exactKey struct {
-		stream int64
-		topic  string
-	}
-	topics := make(map[topicKey]*UnreadChannelTopic, 64)
-	// byExact finds a message's bucket (and whether its topic is muted)
-	// by its exact topic, which most share, without lower-casing each.
-	type exactBucket struct {
-		topic *UnreadChannelTopic
-		muted bool
-	}
-	byExact := make(map[exactKey]exactBucket, 64)
+	topics := newTopicBuckets(mutes, allowEmptyTopic, raw.topics, len(raw.msgs))
 	direct := map[int64]*UnreadDirect{}
 	groups := map[string]*UnreadGroupDirect{}
 	for i := len(raw.msgs) - 1; i >= 0; i-- { // oldest first: IDs ascend
@@ -304,26 +303,10 @@ func (r reads) aggregateUnreads(ctx context.Context, realm *storage.Realm, me *s
 		muted := false
 		switch {
 		case m.streamID != 0:
-			ek := exactKey{m.streamID, m.topic}
-			eb, ok := byExact[ek]
-			if !ok {
-				name := m.topic
-				if name == "" && !allowEmptyTopic {
-					name = EmptyTopicDisplayName
-				}
-				k := topicKey{m.streamID, strings.ToLower(name)}
-				if topics[k] == nil {
-					topics[k] = &UnreadChannelTopic{StreamID: m.streamID, Topic: name}
-				}
-				eb = exactBucket{topic: topics[k], muted: mutes.any(m.streamID) && mutes.muted(m.streamID, m.topic)}
-				byExact[ek] = eb
-			}
-			bucket := eb.topic
-			muted = eb.muted
+			muted = topics.add(m)
 			if !muted {
 				out.Count++
 			}
-			bucket.UnreadMessageIDs = append(bucket.UnreadMessageIDs, m.id)
 		default:
 			out.Count++
 			members := convs[m.conversationID]
@@ -352,14 +335,7 @@ func (r reads) aggregateUnreads(ctx context.Context, realm *storage.Realm, me *s
 			out.Mentions = append(out.Mentions, m.id)
 		}
 	}
-	for _, k := range sortedKeys(topics, func(a, b topicKey) int {
-		if a.stream != b.stream {
-			return cmp.Compare(a.stream, b.stream)
-		}
-		return strings.Compare(a.key, b.key)
-	}) {
-		out.Streams = append(out.Streams, *topics[k])
-	}
+	out.Streams = topics.list()
 	for _, k := range sortedKeys(direct, cmp.Compare[int64]) {
 		out.PMs = append(out.PMs, *direct[k])
 	}
@@ -367,6 +343,99 @@ func (r reads) aggregateUnreads(ctx context.Context, realm *storage.Realm, me *s
 		out.Huddles = append(out.Huddles, *groups[k])
 	}
 	return out, nil
+}
+
+// topicBuckets groups channel messages by channel and topic, the topic
+// compared case-insensitively and shown as its oldest message spells it.
+type topicBuckets struct {
+	mutes           *muteState
+	allowEmptyTopic bool
+	topics          []storage.UnreadTopic
+	byRef           []int32 // each topic entry's bucket (-1: none yet)
+	byKey           map[foldedTopic]int32
+	buckets         []topicBucket
+	of              []int32 // each message's bucket, in the order added
+	ids             []int64 // each message's ID, in the order added
+}
+
+type foldedTopic struct {
+	stream int64
+	key    string
+}
+
+type topicBucket struct {
+	stream     int64
+	name, key  string
+	muted      bool
+	n, written int
+}
+
+func newTopicBuckets(mutes *muteState, allowEmptyTopic bool, topics []storage.UnreadTopic, hint int) *topicBuckets {
+	byRef := make([]int32, len(topics))
+	for i := range byRef {
+		byRef[i] = -1
+	}
+	return &topicBuckets{mutes: mutes, allowEmptyTopic: allowEmptyTopic, topics: topics, byRef: byRef,
+		byKey: make(map[foldedTopic]int32, min(len(topics), 1<<15)), buckets: make([]topicBucket, 0, min(len(topics), hint)),
+		of: make([]int32, 0, hint), ids: make([]int64, 0, hint)}
+}
+
+// add puts a channel message (in ascending ID order) in its bucket and
+// says whether its topic is muted for the reader.
+func (t *topicBuckets) add(m *unreadMessage) bool {
+	b := t.byRef[m.topic]
+	if b < 0 {
+		topic := t.topics[m.topic]
+		name := topic.Name
+		if name == "" && !t.allowEmptyTopic {
+			name = EmptyTopicDisplayName
+		}
+		k := foldedTopic{topic.StreamID, strings.ToLower(name)}
+		var ok bool
+		if b, ok = t.byKey[k]; !ok {
+			b = int32(len(t.buckets))
+			t.byKey[k] = b
+			t.buckets = append(t.buckets, topicBucket{stream: topic.StreamID, name: name, key: k.key,
+				muted: t.mutes.any(topic.StreamID) && t.mutes.muted(topic.StreamID, topic.Name)})
+		}
+		t.byRef[m.topic] = b
+	}
+	t.buckets[b].n++
+	t.of = append(t.of, b)
+	t.ids = append(t.ids, m.id)
+	return t.buckets[b].muted
+}
+
+// list returns the buckets by channel and topic key, each with its IDs
+// ascending.
+func (t *topicBuckets) list() []UnreadChannelTopic {
+	out := make([]UnreadChannelTopic, len(t.buckets))
+	order := make([]int32, len(t.buckets))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		x, y := &t.buckets[a], &t.buckets[b]
+		if x.stream != y.stream {
+			return cmp.Compare(x.stream, y.stream)
+		}
+		return strings.Compare(x.key, y.key)
+	})
+	at := make([]int, len(t.buckets)) // each bucket's place in out
+	all := make([]int64, len(t.ids))  // one array for every bucket's IDs
+	next := 0
+	for i, b := range order {
+		at[b] = i
+		bk := &t.buckets[b]
+		out[i] = UnreadChannelTopic{StreamID: bk.stream, Topic: bk.name, UnreadMessageIDs: all[next : next+bk.n : next+bk.n]}
+		next += bk.n
+	}
+	for i, b := range t.of {
+		bk := &t.buckets[b]
+		out[at[b]].UnreadMessageIDs[bk.written] = t.ids[i]
+		bk.written++
+	}
+	return out
 }
 
 // sortedKeys returns the map's keys in cmp's order.

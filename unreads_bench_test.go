@@ -2,7 +2,10 @@ package chat_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
@@ -10,9 +13,9 @@ import (
 	"time"
 
 	chat "github.com/teamchat/chat"
-	"github.com/teamchat/chat/chattest"
 	"github.com/teamchat/chat/internal/seed"
 	"github.com/teamchat/chat/storage"
+	"github.com/teamchat/chat/transport/rest"
 )
 
 // BenchmarkUnreads measures the unread state of a reader with many unread
@@ -25,25 +28,30 @@ import (
 //
 //	TEAMCHAT_BENCH_MESSAGES=1000000 go test -run XXX -bench Unreads -benchtime 20x -timeout 30m .
 //
-// It reports GetUnreadMessages (the unread_msgs of /register, capped at
-// the newest 50,000) for both readers and MarkAllAsRead for the first,
-// each call starting from the same unread state (restored with the timer
-// stopped), as p50-ms and p99-ms with the unread messages returned; the
-// issue's target (each under 50 ms) is printed beside them. The store is
-// SQLite, or PostgreSQL with TEAMCHAT_TEST_STORE=postgres.
+// With TEAMCHAT_BENCH_UNREADS_DB the organization is seeded into that
+// database once and reused after (see seedUnreads).
+//
+// It reports, for both readers, GetUnreadMessages (the unread_msgs of
+// /register, capped at the newest 50,000) and POST /register with the
+// default event types (through the REST handler, without a network: the
+// whole initial state, encoded), and MarkAllAsRead for the first, each
+// call of which starts from the same unread state (restored with the
+// timer stopped); as p50-ms and p99-ms with the unread messages returned,
+// the issue's target (each under 50 ms) printed beside them. The store
+// is SQLite, or PostgreSQL with TEAMCHAT_TEST_STORE=postgres.
 func BenchmarkUnreads(b *testing.B) {
 	n := benchMessages(b)
 	o := seedUnreads(b, n)
 	ctx := context.Background()
-	reader := chat.Caller{RealmID: o.org.RealmID, UserID: o.org.Readers[0]}
-	few := chat.Caller{RealmID: o.org.RealmID, UserID: o.org.Readers[1]}
+	reader := chat.Caller{RealmID: o.realmID, UserID: o.readers[0]}
+	few := chat.Caller{RealmID: o.realmID, UserID: o.readers[1]}
 
 	getUnreads := func(b *testing.B, c chat.Caller, name string, want int) {
 		var last *chat.UnreadMessages
 		var all []time.Duration // as latencies measures them, for the target line
 		latencies(b, 1, func() {
 			t0 := time.Now()
-			resp, err := o.h.Service.GetUnreadMessages(ctx, c, chat.GetUnreadMessagesRequest{})
+			resp, err := o.svc.GetUnreadMessages(ctx, c, chat.GetUnreadMessagesRequest{})
 			all = append(all, time.Since(t0))
 			check(b, err)
 			last = resp
@@ -67,8 +75,46 @@ func BenchmarkUnreads(b *testing.B) {
 	b.Run("GetUnreadMessagesFew", func(b *testing.B) {
 		getUnreads(b, few, "GetUnreadMessagesFew", min(o.fewUnread, unreadCap))
 	})
+	// POST /register with the default event types through the REST
+	// handler (no network): the whole initial state, unread_msgs among
+	// it, encoded as clients get it.
+	handler := rest.NewHandler(o.svc, rest.WithRateLimit(0, 0), rest.WithRealm(o.realmID))
+	register := func(b *testing.B, reader int, name string, want int) {
+		email, key := seed.ReaderCredentials(reader)
+		var all []time.Duration
+		var body []byte
+		latencies(b, 1, func() {
+			req := httptest.NewRequest("POST", "http://seed.example.com/api/v1/register", nil)
+			req.SetBasicAuth(email, key)
+			w := httptest.NewRecorder()
+			t0 := time.Now()
+			handler.ServeHTTP(w, req)
+			all = append(all, time.Since(t0))
+			if w.Code != http.StatusOK {
+				b.Fatalf("%s: status %d: %.300s", name, w.Code, w.Body)
+			}
+			body = w.Body.Bytes()
+		})
+		var resp struct {
+			UnreadMsgs chat.UnreadMessages `json:"unread_msgs"`
+			QueueID    string              `json:"queue_id"`
+			RealmUsers []json.RawMessage   `json:"realm_users"`
+		}
+		check(b, json.Unmarshal(body, &resp))
+		if got := countUnreadIDs(&resp.UnreadMsgs); got != want || resp.QueueID == "" || len(resp.RealmUsers) == 0 {
+			b.Fatalf("%s: %d unread messages (want %d), queue %q, %d users", name, got, want, resp.QueueID, len(resp.RealmUsers))
+		}
+		b.ReportMetric(float64(len(body)), "bytes")
+		printUnreadsTarget(b, name, all, fmt.Sprintf("%d unread in the answer, %d bytes", want, len(body)))
+	}
+	b.Run("Register", func(b *testing.B) {
+		register(b, 0, "Register", min(o.unread, unreadCap))
+	})
+	b.Run("RegisterFew", func(b *testing.B) {
+		register(b, 1, "RegisterFew", min(o.fewUnread, unreadCap))
+	})
 	b.Run("MarkAllAsRead", func(b *testing.B) {
-		st := o.h.Store
+		st := o.store
 		periods, err := st.ListUserPeriods(ctx, reader.RealmID, reader.UserID)
 		check(b, err)
 		var channels []int64
@@ -112,7 +158,7 @@ func BenchmarkUnreads(b *testing.B) {
 		b.ResetTimer()
 		for range b.N {
 			t0 := time.Now()
-			resp, err := o.h.Service.MarkAllAsRead(ctx, reader)
+			resp, err := o.svc.MarkAllAsRead(ctx, reader)
 			all = append(all, time.Since(t0))
 			check(b, err)
 			if !resp.Complete {
@@ -127,7 +173,7 @@ func BenchmarkUnreads(b *testing.B) {
 		b.ReportMetric(p50, "p50-ms")
 		b.ReportMetric(p99, "p99-ms")
 		// The restored state is the seeded one.
-		resp, err := o.h.Service.GetUnreadMessages(ctx, reader, chat.GetUnreadMessagesRequest{})
+		resp, err := o.svc.GetUnreadMessages(ctx, reader, chat.GetUnreadMessagesRequest{})
 		check(b, err)
 		if got, want := countUnreadIDs(resp), min(o.unread, unreadCap); got != want {
 			b.Fatalf("after restoring: %d unread messages, want %d", got, want)
@@ -184,10 +230,12 @@ func printUnreadsTarget(b *testing.B, name string, all []time.Duration, what str
 }
 
 type seededUnreads struct {
-	h         *chattest.Harness
-	org       *seed.Org
-	unread    int // the reader's unread messages
-	fewUnread int // the second reader's
+	svc       *chat.Service
+	store     storage.Store
+	realmID   int64
+	readers   [2]int64 // the reader with many unread, the one with few
+	unread    int      // the reader's unread messages
+	fewUnread int      // the second reader's
 }
 
 var (
@@ -196,35 +244,38 @@ var (
 )
 
 // seedUnreads builds (once per size and process) the organization of
-// BenchmarkUnreads.
+// BenchmarkUnreads (see benchOrg; TEAMCHAT_BENCH_UNREADS_DB keeps it).
 func seedUnreads(b *testing.B, messages int) *seededUnreads {
 	unreadsMu.Lock()
 	defer unreadsMu.Unlock()
 	if o := unreadsSeed[messages]; o != nil {
 		return o
 	}
-	// 80 channels: BenchmarkHistory's 8 (of 1,000 to 5 subscribers), then
-	// 72 of 10 (small channels keep the seeding of subscriptions and read
-	// ranges short). The readers are in the first 50, which receive 50/80
-	// of the channel messages.
-	channels := []int{1000, 100, 10, 500, 50, 20, 5, 200}
-	for len(channels) < 80 {
-		channels = append(channels, 10)
+	o := &seededUnreads{unread: messages / 10, fewUnread: 10}
+	o.svc, o.store, o.realmID = benchOrg(b, "TEAMCHAT_BENCH_UNREADS_DB", fmt.Sprintf("Unreads benchmark: %d messages", messages),
+		func(svc *chat.Service, st storage.Store) *seed.Org {
+			// 80 channels: BenchmarkHistory's 8 (of 1,000 to 5
+			// subscribers), then 72 of 10 (small channels keep the
+			// seeding of subscriptions and read ranges short). The
+			// readers are in the first 50, which receive 50/80 of the
+			// channel messages.
+			channels := []int{1000, 100, 10, 500, 50, 20, 5, 200}
+			for len(channels) < 80 {
+				channels = append(channels, 10)
+			}
+			org, err := seed.Run(context.Background(), svc, st, seed.Config{Users: 1000,
+				ChannelSizes: channels, Messages: messages,
+				DirectShare: 0.1, MentionShare: 0.05, ReadShare: 0.9, Seed: 11, Batch: 5000,
+				Readers: []seed.Reader{{Channels: unreadChannels, Unread: o.unread}, {Channels: unreadChannels, Unread: o.fewUnread}}})
+			check(b, err)
+			return org
+		})
+	for i := range o.readers {
+		email, _ := seed.ReaderCredentials(i)
+		u, err := o.store.GetUserByEmail(context.Background(), o.realmID, email)
+		check(b, err)
+		o.readers[i] = u.ID
 	}
-	unread, fewUnread := messages/10, 10
-	h := chattest.New(&keepAlive{B: b}) // outlives the benchmark, as seedHistory's
-	start := time.Now()
-	org, err := seed.Run(context.Background(), h.Service, h.Store, seed.Config{Users: 1000,
-		ChannelSizes: channels, Messages: messages,
-		DirectShare: 0.1, MentionShare: 0.05, ReadShare: 0.9, Seed: 11, Batch: 5000,
-		Readers: []seed.Reader{{Channels: unreadChannels, Unread: unread}, {Channels: unreadChannels, Unread: fewUnread}}})
-	check(b, err)
-	if st, ok := h.Store.(interface{ Analyze(context.Context) error }); ok {
-		check(b, st.Analyze(context.Background()))
-	}
-	fmt.Fprintf(os.Stderr, "seeded %d messages (%d direct) in %d channels, a reader with %d unread in %d of them, in %v\n",
-		org.Messages, org.Direct, len(org.Channels), unread, unreadChannels, time.Since(start).Round(time.Second))
-	o := &seededUnreads{h: h, org: org, unread: unread, fewUnread: fewUnread}
 	unreadsSeed[messages] = o
 	return o
 }

@@ -220,7 +220,7 @@ type MessageStore interface {
 	// newest first, up to limit, with what unread counts need: ID,
 	// channel, topic and the channel-wildcard fact. Messages of
 	// exceptSenders (those the reader muted: read for them) are left out.
-	ListUnreadChannelMessages(ctx context.Context, realmID int64, spans []IDSpan, exceptSenders []int64, limit int) ([]UnreadChannelMessage, error)
+	ListUnreadChannelMessages(ctx context.Context, realmID int64, spans []IDSpan, exceptSenders []int64, limit int) (*UnreadChannelMessages, error)
 	// ResetReadRanges makes one range [1, last] the user's whole read
 	// state of each of the channels.
 	ResetReadRanges(ctx context.Context, realmID, userID int64, streamIDs []int64, last int64) error
@@ -272,11 +272,30 @@ type IDSpan struct {
 	First, Last int64
 }
 
+// UnreadChannelMessages are channel messages as unread counts list them:
+// tens of thousands for a reader far behind, so each holds no pointer
+// (the garbage collector need not scan them) and names its topic by an
+// index into Topics.
+type UnreadChannelMessages struct {
+	Messages []UnreadChannelMessage
+	// Topics holds each channel's topics once per spelling: messages of
+	// one channel and exact topic name the same entry, others different
+	// ones (it may hold entries that no message names).
+	Topics []UnreadTopic
+}
+
 // UnreadChannelMessage is a channel message as unread counts list it.
 type UnreadChannelMessage struct {
-	ID, StreamID   int64
-	Topic          string
+	ID, StreamID int64
+	// Topic indexes UnreadChannelMessages.Topics.
+	Topic          int32
 	StreamWildcard bool
+}
+
+// UnreadTopic is a channel's topic as its messages spell it.
+type UnreadTopic struct {
+	StreamID int64
+	Name     string
 }
 
 // FlaggedMessage is a message with a reader's row flags.

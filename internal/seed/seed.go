@@ -169,8 +169,9 @@ func Run(ctx context.Context, svc *chat.Service, st storage.Store, cfg Config) (
 func addReaders(ctx context.Context, st storage.Store, org *Org, cfg Config, membersID int64) error {
 	for i, r := range cfg.Readers {
 		err := st.InTx(ctx, func(tx storage.Store) error {
-			u := &storage.User{RealmID: org.RealmID, Email: fmt.Sprintf("reader%d@seed.example.com", i), FullName: fmt.Sprintf("Seed Reader %d", i),
-				Role: chat.RoleMember, IsActive: true, APIKey: fmt.Sprintf("seedreader%022d", i), AvatarSource: "G", AvatarVersion: 1}
+			email, key := ReaderCredentials(i)
+			u := &storage.User{RealmID: org.RealmID, Email: email, FullName: fmt.Sprintf("Seed Reader %d", i),
+				Role: chat.RoleMember, IsActive: true, APIKey: key, AvatarSource: "G", AvatarVersion: 1}
 			if err := tx.CreateUser(ctx, u); err != nil {
 				return err
 			}
@@ -190,6 +191,12 @@ func addReaders(ctx context.Context, st storage.Store, org *Org, cfg Config, mem
 		}
 	}
 	return nil
+}
+
+// ReaderCredentials are the email and API key of the i-th reader of
+// Config.Readers (for requests through HTTP).
+func ReaderCredentials(i int) (email, key string) {
+	return fmt.Sprintf("reader%d@seed.example.com", i), fmt.Sprintf("seedreader%022d", i)
 }
 
 // readerChannels is how many of the first channels r is subscribed to.

@@ -47,12 +47,15 @@ type dialectOps struct {
 	// typedValues: the parameters of a VALUES list need their types
 	// (PostgreSQL cannot infer them); see valuesList.
 	typedValues bool
-	// unreadQuery is the query of ListUnreadChannelMessages over the VALUES
-	// rows of the spans, with cond ("", or AND and a condition on m, with no
-	// arguments) after the messages' conditions; its arguments are the spans'
-	// values, the realm and the limit (the limit twice where the query
-	// needs it per span).
-	unreadQuery func(values, cond string) (query string, limitPerSpan bool)
+	// unreadAggregates are the statements of ListUnreadChannelMessages
+	// (see unread_lists.go) for spans (at most unreadSpansPerQuery), with
+	// cond ("", or AND and a condition on m without arguments) after the
+	// messages' conditions. Together they give a row per span, (its index,
+	// its newest messages up to perSpan): their IDs with a channel
+	// wildcard's negated, joined by commas, then unreadListSep, then their
+	// topics in the same order, joined by unreadTopicSep (NULL for a span
+	// without messages, whose row may be left out).
+	unreadAggregates func(realmID int64, spans []unreadSpan, cond string, perSpan int) []unreadStatement
 	// unindexMessages removes the messages from a full-text index kept
 	// apart from their rows (nothing where it lives in the row).
 	unindexMessages func(ctx context.Context, db bun.IDB, ids []int64) error

@@ -87,17 +87,52 @@ var postgresOps = &dialectOps{
 		return err
 	},
 	typedValues: true,
-	// A LATERAL subquery per span: PostgreSQL cannot estimate a VALUES
-	// list, and left to itself joins it against the whole index. The
-	// span's lower bound is a row comparison that only the channel's
-	// index can use (see window_postgres.go).
-	unreadQuery: func(values, cond string) (string, bool) {
-		return `SELECT x.id, x.stream_id, x.topic, x.stream_wildcard FROM (VALUES ` + values + `) AS g (sid, lo, hi)
-			CROSS JOIN LATERAL (SELECT m.id, m.stream_id, m.topic, m.stream_wildcard FROM messages AS m
-				WHERE m.realm_id = ? AND m.stream_id = g.sid AND (m.stream_id, m.id) >= (g.sid, g.lo) AND m.id <= g.hi
-				` + cond + `
-				ORDER BY m.id DESC LIMIT ?) AS x
-			ORDER BY x.id DESC LIMIT ?`, true
+	// The spans are a VALUES list joined laterally (PostgreSQL cannot
+	// estimate a VALUES list, and left to itself joins it against the
+	// whole index): a range scan of the channel's index per span, newest
+	// first, which must start at the span's end and stop at its start.
+	// PostgreSQL 15 starts a backward scan at a plain upper bound on the
+	// ID (after the realm's and channel's equalities), not at a row
+	// comparison, and stops at a plain lower bound, not at a row
+	// comparison decided by its second column (with the lower bound
+	// (stream_id, id) >= (sid, lo), as before, it read the rest of the
+	// channel below each span: 145 pages a span, 65 ms for a reader with
+	// 10 unread in 50 channels of a million messages). Spans without an
+	// end (openSpan: the unread after a reader's last read range) have a
+	// plain lower bound and the upper one as a row comparison, which only
+	// the channel's index can use, so that the planner takes it with
+	// statistics or without (with two plain bounds the realm's ID index
+	// looks as good); the scan starts at the channel's end, which is the
+	// span's. Spans with an end have both bounds plain.
+	unreadAggregates: func(realmID int64, spans []unreadSpan, cond string, perSpan int) []unreadStatement {
+		var out []unreadStatement
+		for _, open := range []bool{true, false} {
+			args := make([]any, 0, 5*len(spans)+2)
+			n := 0
+			for i, sp := range spans {
+				if (sp.Last >= openSpan) == open {
+					args = append(args, i, sp.StreamID, sp.First, sp.Last, sp.before)
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			// A span's own end is plain where it has one; a second
+			// round's end (before) is a filter on an open span, which is
+			// read from the channel's end past what the first round read.
+			upper := "m.id <= g.hi AND m.id < g.b"
+			if open {
+				upper = "(m.stream_id, m.id) <= (g.sid, g.hi) AND m.id + 0 < g.b"
+			}
+			out = append(out, unreadStatement{`SELECT g.i, x.v FROM (VALUES ` + valuesList(true, n, "bigint", "bigint", "bigint", "bigint", "bigint") + `) AS g (i, sid, lo, hi, b)
+			CROSS JOIN LATERAL (SELECT string_agg((CASE WHEN s.stream_wildcard THEN -s.id ELSE s.id END)::text, ',') || chr(30) ||
+				string_agg(s.topic, chr(31)) AS v FROM (SELECT m.id, m.topic, m.stream_wildcard FROM messages AS m
+				WHERE m.realm_id = ? AND m.stream_id = g.sid AND m.id >= g.lo AND ` + upper + ` ` + cond + `
+				ORDER BY m.id DESC LIMIT ?) AS s) AS x
+			WHERE x.v IS NOT NULL`, append(args, realmID, perSpan)})
+		}
+		return out
 	},
 	indexOnInsert: func(q *bun.InsertQuery, topic, text string) *bun.InsertQuery {
 		return q.Value("search_tsv", "to_tsvector('english', ? || ' ' || ?)", topic, text)

@@ -31,13 +31,21 @@ var sqliteOps = &dialectOps{
 		_, err := db.NewRaw("INSERT INTO messages_fts (docid, topic, content) VALUES (?, ?, ?)", id, topic, text).Exec(ctx)
 		return err
 	},
-	// SQLite walks the few VALUES rows and range-scans the index for each.
-	unreadQuery: func(values, cond string) (string, bool) {
-		return `WITH g (sid, lo, hi) AS (VALUES ` + values + `)
-			SELECT m.id, m.stream_id, m.topic, m.stream_wildcard FROM g
-			JOIN messages AS m ON m.realm_id = ? AND m.stream_id = g.sid AND m.id >= g.lo AND m.id <= g.hi
-				` + cond + `
-			ORDER BY m.id DESC LIMIT ?`, false
+	// SQLite has no LATERAL: a correlated scalar subquery per span of the
+	// VALUES list, a range scan of the channel's index, compiled once
+	// whatever the number of spans (a compound SELECT of one arm per span
+	// took longer to compile than a reader with 10 unread took to read).
+	unreadAggregates: func(realmID int64, spans []unreadSpan, cond string, perSpan int) []unreadStatement {
+		args := make([]any, 0, 5*len(spans)+2)
+		for i, sp := range spans {
+			args = append(args, i, sp.StreamID, sp.First, min(sp.Last, sp.before-1))
+		}
+		return []unreadStatement{{`WITH g (i, sid, lo, hi) AS (VALUES ` + valuesList(false, len(spans), "", "", "", "") + `)
+			SELECT g.i, (SELECT group_concat(CASE WHEN m.stream_wildcard THEN -m.id ELSE m.id END) || char(30) || group_concat(m.topic, char(31))
+				FROM (SELECT m.id, m.topic, m.stream_wildcard FROM messages AS m
+					WHERE m.realm_id = ? AND m.stream_id = g.sid AND m.id >= g.lo AND m.id <= g.hi ` + cond + `
+					ORDER BY m.id DESC LIMIT ?) AS m)
+			FROM g`, append(args, realmID, perSpan)}}
 	},
 	indexMessages: func(ctx context.Context, db bun.IDB, docs []searchDoc) error {
 		values, args := indexDocs(false, docs)

@@ -84,7 +84,13 @@
 //     plain, the far one a row comparison led by the last equality column
 //     ((m.stream_id, m.id) > (sid, lo)), which only an index with that
 //     column just before the ID can use: two plain bounds on the ID would
-//     let the organization's (realm_id, id) index look as good;
+//     let the organization's (realm_id, id) index look as good. PostgreSQL
+//     15 stops a scan at a row comparison only where its first column
+//     fails, so a scan that may run out of rows before its LIMIT (the
+//     unread messages of a span, dialectOps.unreadAggregates) reads the
+//     rest of the channel past a far row-comparison bound: there the far
+//     bound is plain and the near one, where the scan starts, is the row
+//     comparison, for spans whose near end is the channel's end;
 //   - a newest or oldest ID is ORDER BY ... LIMIT 1, never max() (which
 //     the planner may compute over a whole channel);
 //   - a list of IDs is bounded by its span with row comparisons (idSpan),

@@ -208,6 +208,13 @@ func hotPlanCases(o *planOrg) []planCase {
 			require.NoError(t, err)
 			require.NotEmpty(t, msgs)
 		}, indexes: []string{"messages_stream_cover_idx"}, maxRows: 4000}, // the answer: 3,600 unread
+		{name: "unread channel messages in two rounds (register)", run: func(t *testing.T, ctx context.Context, s *Store) {
+			// The newest 1,000 of the 3,600: 200 of each span first, then
+			// the rest of each span above the 1,000th newest read.
+			msgs, err := s.ListUnreadChannelMessages(ctx, o.realmID, unread, nil, 1000)
+			require.NoError(t, err)
+			require.Len(t, msgs.Messages, 1000)
+		}, indexes: []string{"messages_stream_cover_idx"}, maxRows: 4000},
 		{name: "unread and mention rows (register)", run: func(t *testing.T, ctx context.Context, s *Store) {
 			_, err := s.ListUnreadRows(ctx, o.realmID, o.owner, nil, 50000)
 			require.NoError(t, err)

@@ -2,7 +2,6 @@ package bunstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
@@ -230,22 +229,17 @@ func (s *Store) ListMentionRows(ctx context.Context, realmID, userID, minID int6
 }
 
 // ListUnreadChannelMessages reads the spans through the channel index
-// messages_stream_cover_idx, which carries every column wanted: one range
-// scan per span and no row visited. On PostgreSQL the spans are a VALUES
-// list joined laterally (dialectOps.unreadQuery); on SQLite each span is
-// an arm of a UNION ALL whose ORDER BY SQLite answers by merging the
-// arms' index scans, newest first, stopping at the limit: a reader with
-// 100,000 unread messages costs the newest 50,000 index entries, not a
-// sort of all of them.
-func (s *Store) ListUnreadChannelMessages(ctx context.Context, realmID int64, spans []storage.IDSpan, exceptSenders []int64, limit int) ([]storage.UnreadChannelMessage, error) {
+// messages_stream_cover_idx, which carries every column wanted: a range
+// scan per span and no row visited, each span's messages handed over in
+// one row (see unread_lists.go). A reader who muted someone leaves their
+// messages out: a short list of IDs written into the query, whose rows
+// are then visited for the sender; readers without mutes keep the
+// index-only scan.
+func (s *Store) ListUnreadChannelMessages(ctx context.Context, realmID int64, spans []storage.IDSpan, exceptSenders []int64, limit int) (*storage.UnreadChannelMessages, error) {
 	op := fmt.Sprintf("list unread channel messages of %d spans in realm %d", len(spans), realmID)
-	out := []storage.UnreadChannelMessage{}
 	if limit <= 0 || len(spans) == 0 {
-		return out, nil
+		return &storage.UnreadChannelMessages{Messages: []storage.UnreadChannelMessage{}, Topics: []storage.UnreadTopic{}}, nil
 	}
-	// A reader who muted someone leaves their messages out: a short list
-	// of IDs written into the query. Their rows are then visited for the
-	// sender; readers without mutes keep the index-only scan.
 	cond := ""
 	if len(exceptSenders) > 0 {
 		ids := make([]string, 0, len(exceptSenders))
@@ -254,42 +248,8 @@ func (s *Store) ListUnreadChannelMessages(ctx context.Context, realmID int64, sp
 		}
 		cond = "AND m.sender_id NOT IN (" + strings.Join(ids, ", ") + ")"
 	}
-	if s.ops.name == DialectSQLite {
-		return s.listUnreadMerged(ctx, op, realmID, spans, cond, limit)
-	}
-	for start := 0; start < len(spans); start += maxListArgs / 3 {
-		part := spans[start:min(len(spans), start+maxListArgs/3)]
-		args := make([]any, 0, 3*len(part)+3)
-		for _, sp := range part {
-			args = append(args, sp.StreamID, sp.First, sp.Last)
-		}
-		query, perSpan := s.ops.unreadQuery(s.ops.values(len(part), "bigint", "bigint", "bigint"), cond)
-		args = append(args, realmID, limit)
-		if perSpan {
-			args = append(args, limit)
-		}
-		rows, err := s.r.QueryContext(ctx, query, args...)
-		if err != nil {
-			return nil, wrapErr(op, err)
-		}
-		var got []storage.UnreadChannelMessage
-		for rows.Next() {
-			var m storage.UnreadChannelMessage
-			if err := rows.Scan(&m.ID, &m.StreamID, &m.Topic, &m.StreamWildcard); err != nil {
-				rows.Close()
-				return nil, wrapErr(op, err)
-			}
-			got = append(got, m)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, wrapErr(op, err)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, wrapErr(op, err)
-		}
-		out = mergeNewest(out, got, limit, func(m *storage.UnreadChannelMessage) int64 { return m.ID })
-	}
-	return out, nil
+	out, err := s.listUnreadAggregated(ctx, realmID, spans, cond, limit)
+	return out, wrapErr(op, err)
 }
 
 // ResetReadRanges deletes the user's ranges of the channels and inserts
@@ -310,59 +270,4 @@ func (s *Store) ResetReadRanges(ctx context.Context, realmID, userID int64, stre
 			return wrapErr(op, err)
 		})
 	})
-}
-
-// maxUnreadArms bounds the arms of one compound SELECT (SQLite allows
-// 500).
-const maxUnreadArms = 400
-
-// listUnreadMerged is ListUnreadChannelMessages on SQLite: a compound
-// SELECT of one arm per span, ordered by ID and merged by SQLite.
-func (s *Store) listUnreadMerged(ctx context.Context, op string, realmID int64, spans []storage.IDSpan, cond string, limit int) ([]storage.UnreadChannelMessage, error) {
-	out := []storage.UnreadChannelMessage{}
-	topics := map[string]string{} // one string per topic, whatever the rows
-	for start := 0; start < len(spans); start += maxUnreadArms {
-		part := spans[start:min(len(spans), start+maxUnreadArms)]
-		var sb strings.Builder
-		args := make([]any, 0, 4*len(part)+1)
-		for i, sp := range part {
-			if i > 0 {
-				sb.WriteString(" UNION ALL ")
-			}
-			sb.WriteString(`SELECT m.id, m.stream_id, m.topic, m.stream_wildcard FROM messages AS m
-				WHERE m.realm_id = ? AND m.stream_id = ? AND m.id >= ? AND m.id <= ? `)
-			sb.WriteString(cond)
-			args = append(args, realmID, sp.StreamID, sp.First, sp.Last)
-		}
-		sb.WriteString(" ORDER BY 1 DESC LIMIT ?")
-		args = append(args, limit)
-		rows, err := s.r.QueryContext(ctx, sb.String(), args...)
-		if err != nil {
-			return nil, wrapErr(op, err)
-		}
-		got := make([]storage.UnreadChannelMessage, 0, 256)
-		var topic sql.RawBytes
-		for rows.Next() {
-			var m storage.UnreadChannelMessage
-			if err := rows.Scan(&m.ID, &m.StreamID, &topic, &m.StreamWildcard); err != nil {
-				rows.Close()
-				return nil, wrapErr(op, err)
-			}
-			t, ok := topics[string(topic)] // no allocation for the lookup
-			if !ok {
-				t = string(topic)
-				topics[t] = t
-			}
-			m.Topic = t
-			got = append(got, m)
-		}
-		if err := rows.Close(); err != nil {
-			return nil, wrapErr(op, err)
-		}
-		if err := rows.Err(); err != nil {
-			return nil, wrapErr(op, err)
-		}
-		out = mergeNewest(out, got, limit, func(m *storage.UnreadChannelMessage) int64 { return m.ID })
-	}
-	return out, nil
 }

@@ -68,7 +68,7 @@ func testUserMuteUnreadRule(t *testing.T, s storage.Store) {
 		ms, err := s.ListUnreadChannelMessages(ctx, realm.ID, spans, except, 10)
 		require.NoError(t, err)
 		ids := []int64{}
-		for _, m := range ms {
+		for _, m := range ms.Messages {
 			ids = append(ids, m.ID)
 		}
 		return ids

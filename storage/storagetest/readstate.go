@@ -14,6 +14,7 @@ var readStateTests = []test{
 	{"ReadStateRows", testReadStateRows},
 	{"ReadStateRanges", testReadStateRanges},
 	{"ReadStateChannelMessagesIn", testReadStateChannelMessagesIn},
+	{"ReadStateUnreadChannelMessagesRandom", testUnreadChannelMessagesRandom},
 	{"Reactions", testReactions},
 }
 
@@ -186,7 +187,7 @@ func testReadStateChannelMessagesIn(t *testing.T, s storage.Store) {
 		ms, err := s.ListUnreadChannelMessages(ctx, realm.ID, spans, nil, limit)
 		require.NoError(t, err)
 		ids := []int64{}
-		for _, m := range ms {
+		for _, m := range ms.Messages {
 			ids = append(ids, m.ID)
 		}
 		return ids
@@ -197,11 +198,12 @@ func testReadStateChannelMessagesIn(t *testing.T, s storage.Store) {
 	assert.Len(t, unread(many, 1000), 450, "many spans")
 	um, err := s.ListUnreadChannelMessages(ctx, realm.ID, []storage.IDSpan{{StreamID: c.ID, First: cm[4], Last: cm[4]}}, nil, 1)
 	require.NoError(t, err)
-	assert.Equal(t, []storage.UnreadChannelMessage{{ID: cm[4], StreamID: c.ID, Topic: "A", StreamWildcard: true}}, um)
+	assert.Equal(t, &storage.UnreadChannelMessages{Messages: []storage.UnreadChannelMessage{{ID: cm[4], StreamID: c.ID, Topic: 0, StreamWildcard: true}},
+		Topics: []storage.UnreadTopic{{StreamID: c.ID, Name: "A"}}}, um)
 	other := newRealm(t, s, "other")
 	um, err = s.ListUnreadChannelMessages(ctx, other.ID, spans, nil, 10)
 	require.NoError(t, err)
-	assert.Empty(t, um, "realms apart")
+	assert.Empty(t, um.Messages, "realms apart")
 	ms, err := s.ListChannelMessagesIn(ctx, realm.ID, []storage.IDSpan{{StreamID: c.ID, First: cm[4], Last: cm[4]}}, nil, 1)
 	require.NoError(t, err)
 	assert.Equal(t, storage.Message{ID: cm[4], StreamID: &c.ID, Topic: "A", SenderID: u.ID, DateSent: 1_700_000_000, StreamWildcard: true}, ms[0], "the light columns")
