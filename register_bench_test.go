@@ -150,6 +150,7 @@ func BenchmarkRegister(b *testing.B) {
 		fmt.Fprintf(os.Stderr, "  register with only %-30s p50 %6.2f ms  p99 %6.2f ms\n", p.name+":", p.p50, p.p99)
 	}
 }
+
 // benchOrg is the organization of a benchmark and a Service over it:
 // seeded by seedFn into a new temporary store (SQLite, or PostgreSQL with
 // TEAMCHAT_TEST_STORE=postgres), or, when the environment variable env
