@@ -121,14 +121,44 @@ func (r reads) getRealmSettings(ctx context.Context, c Caller) (*GetRealmSetting
 		RealmPresenceDisabled:                       realm.PresenceDisabled,
 		RealmMandatoryTopics:                        realm.MandatoryTopics,
 	}
-	for i, set := range realmGroupSettings {
-		v, err := r.realmGroupSetting(ctx, realm, *set.field(realm))
-		if err != nil {
-			return nil, r.s.internal(ctx, "get realm settings", err)
-		}
+	values, err := r.realmGroupSettingValues(ctx, realm)
+	if err != nil {
+		return nil, r.s.internal(ctx, "get realm settings", err)
+	}
+	for i, v := range values {
 		*realmSettingsViewField[i](&rs) = v
 	}
 	return &GetRealmSettingsResponse{rs}, nil
+}
+
+// realmGroupSettingValues are the wire values of every realm permission,
+// in realmGroupSettings' order: the groups that hold them read in one
+// query (and their contents in two more when some are anonymous), the
+// administrators' group looked up once if a permission is unset.
+func (r reads) realmGroupSettingValues(ctx context.Context, realm *storage.Realm) ([]GroupSettingValue, error) {
+	ids := make([]int64, len(realmGroupSettings))
+	var admins int64
+	for i, set := range realmGroupSettings {
+		if ids[i] = *set.field(realm); ids[i] != 0 {
+			continue
+		}
+		if admins == 0 {
+			var err error
+			if admins, err = r.systemGroupID(ctx, realm.ID, GroupAdministrators); err != nil {
+				return nil, err
+			}
+		}
+		ids[i] = admins
+	}
+	scope := newGroupScope(nil)
+	if err := scope.load(ctx, r.st, realm.ID, ids...); err != nil {
+		return nil, err
+	}
+	out := make([]GroupSettingValue, len(ids))
+	for i, id := range ids {
+		out[i] = scope.value(id)
+	}
+	return out, nil
 }
 
 // realmGroupSettings are the organization's group-based permissions.

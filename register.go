@@ -192,6 +192,7 @@ func (s *Service) openQueue(ctx context.Context, me *storage.User, opts queueOpt
 	standing := eventq.Standing{Subscribed: map[int64]struct{}{}}
 	err := s.store.ReadSnapshot(ctx, func(rs storage.Store, sn storage.Snapshot) error {
 		snap = sn
+		rs = newSnapshotMemo(rs)
 		view := s.privateReads(rs)
 		u, err := rs.GetUser(ctx, me.RealmID, me.ID)
 		if err != nil {

@@ -52,9 +52,12 @@ var stateFetchers = []stateFetcher{
 	{types: []string{"message", "update_message_flags"}, fill: reads.unreadMessagesState},
 	{types: []string{"realm_user"}, fill: reads.realmUserState},
 	{types: []string{"subscription"}, fill: reads.subscriptionState},
+	// The groups before the channels and the organization, whose
+	// permissions name groups: a registration's snapshot answers those
+	// from the groups already read (snapshotMemo).
+	{types: []string{"realm_user_groups"}, fill: reads.userGroupState},
 	{types: []string{"stream"}, fill: reads.streamState},
 	{types: []string{"realm"}, fill: reads.realmState},
-	{types: []string{"realm_user_groups"}, fill: reads.userGroupState},
 	{wanted: wantsSettings, fill: reads.settingsState},
 	{types: []string{"user_topic"}, fill: reads.userTopicState},
 	{types: []string{"drafts"}, fill: reads.draftState},
