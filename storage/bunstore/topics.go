@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/teamchat/chat/storage"
@@ -49,16 +51,12 @@ func (s *Store) NewestReceivedMessage(ctx context.Context, realmID, userID int64
 	slices.SortStableFunc(sorted, func(a, b storage.ChannelSpan) int {
 		return cmp.Compare(boolInt(a.Through != nil), boolInt(b.Through != nil))
 	})
+	if pg {
+		parts, args = newestInSpansPostgres(p, realmID, sorted, parts, args)
+	}
 	for _, sp := range sorted {
 		if pg {
-			part := "(SELECT id AS v FROM messages WHERE realm_id = ? AND stream_id = ? AND (stream_id, id) > (?, ?)"
-			args = append(args, p.v(realmID), p.v(sp.StreamID), p.v(sp.StreamID), p.v(sp.After))
-			if sp.Through != nil {
-				part += " AND id <= ?"
-				args = append(args, p.v(*sp.Through))
-			}
-			parts = append(parts, part+" ORDER BY id DESC LIMIT 1)")
-			continue
+			break // above
 		}
 		cond, bound := spanCond(sp, "id")
 		parts = append(parts, "SELECT max(id) AS v FROM messages WHERE realm_id = ? AND stream_id = ? AND "+cond)
@@ -158,4 +156,41 @@ FROM tops WHERE tops.max_id IS NOT NULL ORDER BY tops.max_id DESC`
 		out = append(out, storage.ChannelTopic{Name: r.Topic, MaxID: r.MaxID})
 	}
 	return out, nil
+}
+
+// newestInSpansPostgres adds to a NewestReceivedMessage statement on
+// PostgreSQL the newest message of each span. The open spans (a user's
+// current subscriptions: most of them) are one correlated seek over a
+// VALUES list, planned once whatever their number (30 seeks written
+// apart took PostgreSQL 6 ms to plan and 1 ms to run): a plain lower
+// bound, at which the backward scan stops, and an upper bound as a row
+// comparison that only the channel's index can use, so that the planner
+// takes it with statistics or without (see dialect_postgres.go's
+// unreadAggregates); the scan starts at the channel's end, which is the
+// span's. A closed span is a seek of its own, which starts at its end.
+func newestInSpansPostgres(p *params, realmID int64, spans []storage.ChannelSpan, parts []string, args []any) ([]string, []any) {
+	var rows []string
+	var open []any
+	for _, sp := range spans {
+		if sp.Through == nil {
+			rows = append(rows, "(?::bigint, ?::bigint)")
+			open = append(open, sp.StreamID, sp.After)
+		}
+	}
+	if len(rows) > 0 {
+		args = append(args, p.v(realmID))
+		for _, v := range open {
+			args = append(args, p.v(v))
+		}
+		parts = append(parts, "SELECT (SELECT m.id FROM messages AS m WHERE m.realm_id = ? AND m.stream_id = sp.sid AND m.id > sp.after"+
+			" AND (m.stream_id, m.id) <= (sp.sid, "+strconv.FormatInt(math.MaxInt64, 10)+") ORDER BY m.id DESC LIMIT 1) AS v"+
+			" FROM (VALUES "+strings.Join(rows, ", ")+") AS sp(sid, after)")
+	}
+	for _, sp := range spans {
+		if sp.Through != nil {
+			parts = append(parts, "(SELECT id AS v FROM messages WHERE realm_id = ? AND stream_id = ? AND (stream_id, id) > (?, ?) AND id <= ? ORDER BY id DESC LIMIT 1)")
+			args = append(args, p.v(realmID), p.v(sp.StreamID), p.v(sp.StreamID), p.v(sp.After), p.v(*sp.Through))
+		}
+	}
+	return parts, args
 }
