@@ -289,7 +289,7 @@ func (s *Service) announce(ctx context.Context, realmID int64, aud Audience, bod
 	if err != nil {
 		return s.internal(ctx, "announce", err)
 	}
-	err = s.store.InTx(ctx, func(st storage.Store) error { return st.PublishEvents(ctx, payload) })
+	err = s.publishOnBus(ctx, payload)
 	if err != nil {
 		return s.internal(ctx, "announce", fmt.Errorf("publish %s event: %w", body.EventType(), err))
 	}
