@@ -228,6 +228,20 @@ func (r reads) admin(ctx context.Context, c Caller) (*storage.User, *storage.Rea
 	return me, realm, nil
 }
 
+// member is actor for operations guests and bots may not do (the
+// reference's member-or-admin endpoints): they get errGuestNotAllowed and
+// errBotRequest.
+func (r reads) member(ctx context.Context, c Caller) (*storage.User, *storage.Realm, error) {
+	me, realm, err := r.actor(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := requireMemberOrAdmin(me); err != nil {
+		return nil, nil, err
+	}
+	return me, realm, nil
+}
+
 // FetchAPIKeyRequest is the input of FetchAPIKey.
 type FetchAPIKeyRequest struct {
 	Username string `json:"username"`
@@ -258,34 +272,45 @@ func (s *Service) FetchAPIKey(ctx context.Context, realmID int64, req FetchAPIKe
 		secs := math.Ceil(wait.Seconds())
 		return nil, RateLimited(fmt.Sprintf("You're making too many attempts to sign in. Try again in %d seconds or contact your organization administrator for help.", int(secs)), secs)
 	}
-	realm, err := s.store.GetRealm(ctx, realmID)
+	u, err := s.reads().login(ctx, realmID, req.Username, req.Password)
+	if err != nil {
+		return nil, err
+	}
+	s.logins.clear(key)
+	return &FetchAPIKeyResponse{APIKey: u.APIKey, Email: u.Email, UserID: u.ID}, nil
+}
+
+// login is the account a username (the real email) and password name, or
+// AUTHENTICATION_FAILED; a deactivated organization or account answers as
+// Authenticate does.
+func (r reads) login(ctx context.Context, realmID int64, username, password string) (*storage.User, error) {
+	realm, err := r.st.GetRealm(ctx, realmID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errAuthFailed
 	} else if err != nil {
-		return nil, s.internal(ctx, "fetch api key", err)
+		return nil, r.s.internal(ctx, "fetch api key", err)
 	}
 	if realm.Deactivated {
 		return nil, errRealmDeactivated
 	}
-	u, err := s.store.GetUserByEmail(ctx, realmID, req.Username)
+	u, err := r.st.GetUserByEmail(ctx, realmID, username)
 	if err != nil && !errors.Is(err, storage.ErrNotFound) {
-		return nil, s.internal(ctx, "fetch api key", err)
+		return nil, r.s.internal(ctx, "fetch api key", err)
 	}
 	if u == nil || u.IsBot || u.PasswordHash == "" {
 		// No password to check: verify against a stand-in hash anyway, so
 		// that an unknown account answers as slowly as a wrong password
 		// and timing does not tell which accounts exist.
-		s.hasher.Verify(s.standInHash(), req.Password)
+		r.s.hasher.Verify(r.s.standInHash(), password)
 		return nil, errAuthFailed
 	}
-	if !s.hasher.Verify(u.PasswordHash, req.Password) {
+	if !r.s.hasher.Verify(u.PasswordHash, password) {
 		return nil, errAuthFailed
 	}
 	if !u.IsActive {
 		return nil, errUserDeactivated
 	}
-	s.logins.clear(key)
-	return &FetchAPIKeyResponse{APIKey: u.APIKey, Email: u.Email, UserID: u.ID}, nil
+	return u, nil
 }
 
 // RegenerateAPIKeyResponse is the success body of RegenerateAPIKey.

@@ -40,11 +40,8 @@ type CreateBotResponse struct {
 // can_create_write_only_bots_group may create incoming-webhook bots. Guests
 // never may.
 func (s *Service) CreateBot(ctx context.Context, c Caller, req CreateBotRequest) (*CreateBotResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	me, realm, err := s.reads().member(ctx, c)
 	if err != nil {
-		return nil, err
-	}
-	if err := requireMemberOrAdmin(me); err != nil {
 		return nil, err
 	}
 	botType := BotTypeGeneric
@@ -291,21 +288,8 @@ func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest)
 		}
 	}
 	if req.BotOwnerID != nil {
-		owner, err := s.store.GetUser(ctx, realm.ID, *req.BotOwnerID)
-		switch {
-		case errors.Is(err, storage.ErrNotFound):
-			return nil, noSuch("Failed to change owner, no such user")
-		case err != nil:
-			return nil, s.internal(ctx, "update bot", err)
-		case !owner.IsActive:
-			return nil, BadRequest("Failed to change owner, user is deactivated")
-		case owner.IsBot:
-			return nil, BadRequest("Failed to change owner, bots can't own other bots")
-		}
-		next.BotOwnerID = &owner.ID
+		next.BotOwnerID = req.BotOwnerID
 		columns = append(columns, "bot_owner_id")
-		e := apiEmail(realm, owner)
-		resp.BotOwner = &e
 	}
 	var service *storage.BotService
 	if req.ServicePayloadURL != nil {
@@ -323,61 +307,12 @@ func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest)
 		if err := checkPayloadURL("service_payload_url", payloadURL); err != nil {
 			return nil, err
 		}
-		list, err := s.store.ListBotServices(ctx, realm.ID, []int64{bot.ID})
-		if err != nil {
-			return nil, s.internal(ctx, "update bot", err)
-		}
-		if len(list) == 0 {
-			return nil, BadRequest("This bot has no outgoing webhook service")
-		}
-		service = &list[0]
-		service.BaseURL, service.Interface = payloadURL, iface
+		service = &storage.BotService{BaseURL: payloadURL, Interface: iface}
 		resp.ServiceInterface, resp.ServicePayloadURL = &iface, &payloadURL
 	}
 	if len(columns) > 0 || service != nil {
 		err := s.write(ctx, realm.ID, func(w *writeTx) error {
-			if service != nil {
-				if err := w.UpdateBotService(ctx, service); err != nil {
-					return err
-				}
-				emitBotUpdate(w, bot, map[string]any{"services": []any{serviceView(*service)}})
-				if len(columns) == 0 {
-					return nil
-				}
-			}
-			if err := w.UpdateUser(ctx, &next, columns...); err != nil {
-				return err
-			}
-			if next.FullName != bot.FullName {
-				emitUserUpdate(w, bot.ID, map[string]any{"full_name": next.FullName})
-				emitBotUpdate(w, &next, map[string]any{"full_name": next.FullName})
-			}
-			if !equalPtr(next.BotOwnerID, bot.BotOwnerID) {
-				// As the reference: a previous owner who is no
-				// administrator loses the bot, a new one gains it whole,
-				// the other managers see the owner change, and everyone
-				// the user's new owner.
-				aud := botAudience(&next)
-				if bot.BotOwnerID != nil && !w.reads().isAdminID(ctx, realm.ID, *bot.BotOwnerID) {
-					w.emit(toUsers(*bot.BotOwnerID), RealmBotEvent{Op: "delete", Bot: map[string]any{"user_id": bot.ID}})
-					aud.Except = append(aud.Except, *bot.BotOwnerID)
-				}
-				if !w.reads().isAdminID(ctx, realm.ID, *next.BotOwnerID) {
-					view := newBotEventView(&next)
-					services, err := w.reads().botServices(ctx, realm.ID, []int64{bot.ID})
-					if err != nil {
-						return err
-					}
-					if services[bot.ID] != nil {
-						view.Services = services[bot.ID]
-					}
-					w.emit(toUsers(*next.BotOwnerID), RealmBotEvent{Op: "add", Bot: view})
-					aud.Except = append(aud.Except, *next.BotOwnerID)
-				}
-				w.emit(aud, RealmBotEvent{Op: "update", Bot: map[string]any{"user_id": bot.ID, "owner_id": *next.BotOwnerID}})
-				emitUserUpdate(w, bot.ID, map[string]any{"bot_owner_id": *next.BotOwnerID})
-			}
-			return nil
+			return s.updateBotTx(ctx, w, realm, bot, &next, columns, service, resp)
 		})
 		if err != nil {
 			return nil, s.internal(ctx, "update bot", err)
@@ -385,6 +320,97 @@ func (s *Service) UpdateBot(ctx context.Context, c Caller, req UpdateBotRequest)
 	}
 	resp.FullName, resp.AvatarURL = next.FullName, gravatarURL(&next)
 	return resp, nil
+}
+
+// updateBotTx writes UpdateBot's changes: next's columns and, when
+// change is not nil, the service's new URL and interface. The new owner
+// and the service are read here, under the write lock: the owner may
+// have been deactivated since the request was checked.
+func (s *Service) updateBotTx(ctx context.Context, w *writeTx, realm *storage.Realm, bot, next *storage.User, columns []string,
+	change *storage.BotService, resp *UpdateBotResponse) error {
+	r := w.reads()
+	if slices.Contains(columns, "bot_owner_id") {
+		owner, err := r.newBotOwner(ctx, realm.ID, *next.BotOwnerID)
+		if err != nil {
+			return err
+		}
+		e := apiEmail(realm, owner)
+		resp.BotOwner = &e
+	}
+	if change != nil {
+		service, err := r.outgoingService(ctx, realm.ID, bot.ID)
+		if err != nil {
+			return err
+		}
+		service.BaseURL, service.Interface = change.BaseURL, change.Interface
+		if err := w.UpdateBotService(ctx, service); err != nil {
+			return err
+		}
+		emitBotUpdate(w, bot, map[string]any{"services": []any{serviceView(*service)}})
+		if len(columns) == 0 {
+			return nil
+		}
+	}
+	if err := w.UpdateUser(ctx, next, columns...); err != nil {
+		return err
+	}
+	if next.FullName != bot.FullName {
+		emitUserUpdate(w, bot.ID, map[string]any{"full_name": next.FullName})
+		emitBotUpdate(w, next, map[string]any{"full_name": next.FullName})
+	}
+	if !equalPtr(next.BotOwnerID, bot.BotOwnerID) {
+		// As the reference: a previous owner who is no administrator
+		// loses the bot, a new one gains it whole, the other managers
+		// see the owner change, and everyone the user's new owner.
+		aud := botAudience(next)
+		if bot.BotOwnerID != nil && !r.isAdminID(ctx, realm.ID, *bot.BotOwnerID) {
+			w.emit(toUsers(*bot.BotOwnerID), RealmBotEvent{Op: "delete", Bot: map[string]any{"user_id": bot.ID}})
+			aud.Except = append(aud.Except, *bot.BotOwnerID)
+		}
+		if !r.isAdminID(ctx, realm.ID, *next.BotOwnerID) {
+			view := newBotEventView(next)
+			services, err := r.botServices(ctx, realm.ID, []int64{bot.ID})
+			if err != nil {
+				return err
+			}
+			if services[bot.ID] != nil {
+				view.Services = services[bot.ID]
+			}
+			w.emit(toUsers(*next.BotOwnerID), RealmBotEvent{Op: "add", Bot: view})
+			aud.Except = append(aud.Except, *next.BotOwnerID)
+		}
+		w.emit(aud, RealmBotEvent{Op: "update", Bot: map[string]any{"user_id": bot.ID, "owner_id": *next.BotOwnerID}})
+		emitUserUpdate(w, bot.ID, map[string]any{"bot_owner_id": *next.BotOwnerID})
+	}
+	return nil
+}
+
+// newBotOwner is the user a bot is given to: an active human.
+func (r reads) newBotOwner(ctx context.Context, realmID, id int64) (*storage.User, error) {
+	owner, err := r.st.GetUser(ctx, realmID, id)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return nil, noSuch("Failed to change owner, no such user")
+	case err != nil:
+		return nil, err
+	case !owner.IsActive:
+		return nil, BadRequest("Failed to change owner, user is deactivated")
+	case owner.IsBot:
+		return nil, BadRequest("Failed to change owner, bots can't own other bots")
+	}
+	return owner, nil
+}
+
+// outgoingService is an outgoing webhook bot's service.
+func (r reads) outgoingService(ctx context.Context, realmID, botID int64) (*storage.BotService, error) {
+	list, err := r.st.ListBotServices(ctx, realmID, []int64{botID})
+	if err != nil {
+		return nil, err
+	}
+	if len(list) == 0 {
+		return nil, BadRequest("This bot has no outgoing webhook service")
+	}
+	return &list[0], nil
 }
 
 // BotRequest names a bot.

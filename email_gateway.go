@@ -152,10 +152,8 @@ func (s *Service) receiveEmail(ctx context.Context, m InboundEmail) (*ReceiveEma
 		return nil, nil, err
 	}
 	key := mailKey(m)
-	if r, err := s.store.GatewayReceipt(ctx, t.addr.token, key); err == nil {
-		return &ReceiveEmailResponse{MessageID: r.MessageID, Duplicate: true}, t, nil
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return nil, t, s.internal(ctx, "email gateway", err)
+	if dup, err := s.reads().gatewayDuplicate(ctx, t, key); err != nil || dup != nil {
+		return dup, t, err
 	}
 	if t.replyAddr != nil && t.replyAddr.TimesUsed >= ReplyAddressUses {
 		return nil, t, errReplyAddressUsed
@@ -186,8 +184,8 @@ func (s *Service) receiveEmail(ctx context.Context, m InboundEmail) (*ReceiveEma
 	id, err := s.postEmail(ctx, t, m, body, record)
 	if errors.Is(err, errGatewayDuplicate) || errors.Is(err, errReplyAddressUsed) {
 		// Another delivery of the same mail won.
-		if r, rerr := s.store.GatewayReceipt(ctx, t.addr.token, key); rerr == nil {
-			return &ReceiveEmailResponse{MessageID: r.MessageID, Duplicate: true}, t, nil
+		if dup, rerr := s.reads().gatewayDuplicate(ctx, t, key); rerr == nil && dup != nil {
+			return dup, t, nil
 		}
 		if errors.Is(err, errGatewayDuplicate) {
 			err = s.internal(ctx, "email gateway", err)
@@ -198,6 +196,37 @@ func (s *Service) receiveEmail(ctx context.Context, m InboundEmail) (*ReceiveEma
 	}
 	s.log.InfoContext(ctx, "email gateway: mail posted", "realm_id", t.realm.ID, "message_id", id, "reply", t.addr.reply)
 	return &ReceiveEmailResponse{MessageID: id}, t, nil
+}
+
+// gatewayDuplicate is the answer to a mail the address already posted
+// (a delivery again of the same mail); nil when it did not.
+func (r reads) gatewayDuplicate(ctx context.Context, t *gatewayTarget, key string) (*ReceiveEmailResponse, error) {
+	receipt, err := r.st.GatewayReceipt(ctx, t.addr.token, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, r.s.internal(ctx, "email gateway", err)
+	}
+	return &ReceiveEmailResponse{MessageID: receipt.MessageID, Duplicate: true}, nil
+}
+
+// gatewayReplyTo is whom a reply to a direct message goes to: its other
+// members, or the poster alone (a note to self).
+func (r reads) gatewayReplyTo(ctx context.Context, t *gatewayTarget) ([]int64, error) {
+	members, err := r.st.ConversationMembers(ctx, t.realm.ID, *t.message.ConversationID)
+	if err != nil {
+		return nil, r.s.internal(ctx, "email gateway", err)
+	}
+	var to []int64
+	for _, id := range members {
+		if id != t.poster.ID {
+			to = append(to, id)
+		}
+	}
+	if len(to) == 0 {
+		to = []int64{t.poster.ID} // a note to self
+	}
+	return to, nil
 }
 
 // mailKey identifies a mail among its deliveries.
@@ -226,18 +255,9 @@ func (s *Service) postEmail(ctx context.Context, t *gatewayTarget, m InboundEmai
 		topic := t.message.Topic
 		return s.sendAsGateway(ctx, t, SendMessageRequest{Type: MessageTypeChannel, To: ToChannelID(*t.message.StreamID), Topic: &topic, Content: body}, record)
 	}
-	members, err := s.store.ConversationMembers(ctx, t.realm.ID, *t.message.ConversationID)
+	to, err := s.reads().gatewayReplyTo(ctx, t)
 	if err != nil {
-		return 0, s.internal(ctx, "email gateway", err)
-	}
-	var to []int64
-	for _, id := range members {
-		if id != t.poster.ID {
-			to = append(to, id)
-		}
-	}
-	if len(to) == 0 {
-		to = []int64{t.poster.ID} // a note to self
+		return 0, err
 	}
 	return s.sendAsGateway(ctx, t, SendMessageRequest{Type: MessageTypeDirect, To: ToUsers(to...), Content: body}, record)
 }

@@ -219,6 +219,12 @@ func (m *busMarks) drop(id uint64) {
 	delete(m.waiting, id)
 }
 
+// publishOnBus publishes a payload that goes with no write (a marker, a
+// typing notification) on the event bus, in a transaction of its own.
+func (s *Service) publishOnBus(ctx context.Context, payload []byte) error {
+	return s.store.InTx(ctx, func(st storage.Store) error { return st.PublishEvents(ctx, payload) })
+}
+
 // awaitDelivery returns once the event bus has delivered to this
 // Service's queues every write committed before it was called: it
 // publishes a marker, which the bus delivers after those writes (in
@@ -235,7 +241,7 @@ func (s *Service) awaitDelivery(ctx context.Context, realmID int64) error {
 	if err != nil {
 		return Internal(err)
 	}
-	if err := s.store.InTx(ctx, func(st storage.Store) error { return st.PublishEvents(ctx, payload) }); err != nil {
+	if err := s.publishOnBus(ctx, payload); err != nil {
 		return s.internal(ctx, "publish a marker", err)
 	}
 	select {

@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/teamchat/chat/storage"
@@ -49,11 +48,8 @@ func (s *Service) UpdateUserGroupSubgroups(ctx context.Context, c Caller, req Up
 }
 
 func (s *Service) changeGroup(ctx context.Context, c Caller, req UpdateUserGroupMembersRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	me, realm, err := s.reads().member(ctx, c)
 	if err != nil {
-		return nil, err
-	}
-	if err := requireMemberOrAdmin(me); err != nil {
 		return nil, err
 	}
 	var lists [4][]int64
@@ -245,11 +241,9 @@ func (r reads) isUserGroupMember(ctx context.Context, c Caller, req IsUserGroupM
 	if err != nil {
 		return nil, err
 	}
-	u, err := r.st.GetUser(ctx, g.RealmID, req.UserID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, errNoSuchUser
-	} else if err != nil {
-		return nil, r.s.internal(ctx, "is user group member", err)
+	u, err := r.user(ctx, g.RealmID, req.UserID, "is user group member")
+	if err != nil {
+		return nil, err
 	}
 	if !u.IsActive {
 		// A deactivated user is nobody's member (their memberships are

@@ -99,14 +99,16 @@ type GetUserGroupsResponse struct {
 // included. Guests and bots may not. Its cost follows the answer: the
 // groups with their members and settings.
 func (s *Service) GetUserGroups(ctx context.Context, c Caller, req GetUserGroupsRequest) (*GetUserGroupsResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	return s.reads().getUserGroups(ctx, c, req)
+}
+
+// getUserGroups is GetUserGroups reading through r.
+func (r reads) getUserGroups(ctx context.Context, c Caller, req GetUserGroupsRequest) (*GetUserGroupsResponse, error) {
+	_, realm, err := r.member(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	if err := requireMemberOrAdmin(me); err != nil {
-		return nil, err
-	}
-	return s.reads().listUserGroups(ctx, realm, req)
+	return r.listUserGroups(ctx, realm, req)
 }
 
 // listUserGroups lists the named groups for anyone (registration gives
@@ -196,11 +198,8 @@ func checkIDList(name string, ids []int64) ([]int64, error) {
 // (can_manage_group: role:internet or role:everyone; can_mention_group:
 // role:internet or role:owners; ...) too.
 func (s *Service) CreateUserGroup(ctx context.Context, c Caller, req CreateUserGroupRequest) (*CreateUserGroupResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	me, realm, err := s.reads().member(ctx, c)
 	if err != nil {
-		return nil, err
-	}
-	if err := requireMemberOrAdmin(me); err != nil {
 		return nil, err
 	}
 	name, err := s.checkGroupName(req.Name)
@@ -378,11 +377,8 @@ type UpdateUserGroupRequest struct {
 // permission settings. Administrators and members of can_manage_group may;
 // system groups cannot be changed.
 func (s *Service) UpdateUserGroup(ctx context.Context, c Caller, req UpdateUserGroupRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	me, realm, err := s.reads().member(ctx, c)
 	if err != nil {
-		return nil, err
-	}
-	if err := requireMemberOrAdmin(me); err != nil {
 		return nil, err
 	}
 	changed := req.Name != nil || req.Description != nil
@@ -458,11 +454,8 @@ type DeactivateUserGroupRequest struct {
 // channel (directly or as a subgroup of an anonymous setting group)
 // answers CANNOT_DEACTIVATE_GROUP_IN_USE with the objections.
 func (s *Service) DeactivateUserGroup(ctx context.Context, c Caller, req DeactivateUserGroupRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	me, realm, err := s.reads().member(ctx, c)
 	if err != nil {
-		return nil, err
-	}
-	if err := requireMemberOrAdmin(me); err != nil {
 		return nil, err
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {

@@ -204,11 +204,8 @@ func (r reads) mayInviteByEmail(ctx context.Context, realm *storage.Realm, me *s
 // up to the permission (permissionGroup): the caller is a member or more,
 // the role is one an invitation may give.
 func (s *Service) prepareInvite(ctx context.Context, c Caller, inviteAs *int, permissionGroup func(*storage.Realm) int64) (*channelCtx, int, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	me, realm, err := s.reads().member(ctx, c)
 	if err != nil {
-		return nil, 0, err
-	}
-	if err := requireMemberOrAdmin(me); err != nil {
 		return nil, 0, err
 	}
 	role := RoleMember
@@ -401,26 +398,9 @@ func (s *Service) SendInvites(ctx context.Context, c Caller, req SendInvitesRequ
 		return nil, err
 	}
 
-	// The reference's validate_email_is_valid, then
-	// get_existing_user_errors.
-	var invalid, skipped [][]any
-	var good []string
-	for _, email := range emails {
-		if _, err := s.checkNewEmail(email); err != nil {
-			invalid = append(invalid, []any{email, "Invalid address.", false})
-			continue
-		}
-		u, err := s.store.GetUserByEmail(ctx, realm.ID, email)
-		switch {
-		case errors.Is(err, storage.ErrNotFound):
-			good = append(good, email)
-		case err != nil:
-			return nil, s.internal(ctx, "send invites", err)
-		case u.IsActive:
-			skipped = append(skipped, []any{email, "Already has an account.", false})
-		default:
-			skipped = append(skipped, []any{email, "Account has been deactivated.", true})
-		}
+	good, invalid, skipped, err := s.reads().invitees(ctx, realm.ID, emails)
+	if err != nil {
+		return nil, err
 	}
 	if len(invalid) > 0 {
 		return nil, invitationFailed("Some emails did not validate, so we didn't send any invitations.", append(invalid, skipped...), false)
@@ -547,11 +527,8 @@ func (s *Service) GetInvites(ctx context.Context, c Caller) (*GetInvitesResponse
 
 // getInvites is GetInvites reading through r.
 func (r reads) getInvites(ctx context.Context, c Caller) (*GetInvitesResponse, error) {
-	me, realm, err := r.actor(ctx, c)
+	me, realm, err := r.member(ctx, c)
 	if err != nil {
-		return nil, err
-	}
-	if err := requireMemberOrAdmin(me); err != nil {
 		return nil, err
 	}
 	f := storage.InviteFilter{ValidAt: r.s.nowUnix()}
@@ -619,11 +596,8 @@ func (s *Service) RevokeInviteLink(ctx context.Context, c Caller, req InviteIDRe
 }
 
 func (s *Service) revokeInvite(ctx context.Context, c Caller, id int64, multiuse bool) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	me, realm, err := s.reads().member(ctx, c)
 	if err != nil {
-		return nil, err
-	}
-	if err := requireMemberOrAdmin(me); err != nil {
 		return nil, err
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
@@ -647,32 +621,66 @@ func (s *Service) revokeInvite(ctx context.Context, c Caller, id int64, multiuse
 // and expiry (its creator, or an administrator). An invitation that can
 // no longer be accepted is not found.
 func (s *Service) ResendEmailInvite(ctx context.Context, c Caller, req InviteIDRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	r := s.reads()
+	me, realm, err := r.member(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	if err := requireMemberOrAdmin(me); err != nil {
-		return nil, err
-	}
-	inv, err := s.reads().manageableInvite(ctx, me, realm, req.InviteID, false)
+	inv, inviter, err := r.resendableInvite(ctx, me, realm, req.InviteID)
 	if err != nil {
-		return nil, s.internal(ctx, "resend invite", err)
-	}
-	if inv.ExpiresAt != nil && *inv.ExpiresAt < s.nowUnix() {
-		return nil, errNoSuchInvitation
-	}
-	inviter := me
-	if inv.ReferrerID != me.ID {
-		if inviter, err = s.store.GetUser(ctx, realm.ID, inv.ReferrerID); err != nil {
-			return nil, s.internal(ctx, "resend invite", err)
-		}
-		if !inviter.IsActive {
-			return nil, errNoSuchInvitation
-		}
+		return nil, err
 	}
 	if err := s.mailInvitation(ctx, realm, inviter, inv, true); err != nil {
 		return nil, invitationFailed("The invitation email could not be sent.",
 			[][]any{{inv.Email, "Failed to send the invitation email.", false}}, false)
 	}
 	return &EmptyResponse{}, nil
+}
+
+// resendableInvite is an email invitation me may resend, with its
+// inviter: one that can still be accepted (not expired, its inviter
+// active), or errNoSuchInvitation.
+func (r reads) resendableInvite(ctx context.Context, me *storage.User, realm *storage.Realm, id int64) (*storage.Invite, *storage.User, error) {
+	inv, err := r.manageableInvite(ctx, me, realm, id, false)
+	if err != nil {
+		return nil, nil, r.s.internal(ctx, "resend invite", err)
+	}
+	if inv.ExpiresAt != nil && *inv.ExpiresAt < r.s.nowUnix() {
+		return nil, nil, errNoSuchInvitation
+	}
+	inviter := me
+	if inv.ReferrerID != me.ID {
+		if inviter, err = r.st.GetUser(ctx, realm.ID, inv.ReferrerID); err != nil {
+			return nil, nil, r.s.internal(ctx, "resend invite", err)
+		}
+		if !inviter.IsActive {
+			return nil, nil, errNoSuchInvitation
+		}
+	}
+	return inv, inviter, nil
+}
+
+// invitees sorts an invitation's addresses (the reference's
+// validate_email_is_valid, then get_existing_user_errors): good ones,
+// invalid ones, and those of existing accounts (skipped), each with its
+// reason in the reference's INVITATION_FAILED form.
+func (r reads) invitees(ctx context.Context, realmID int64, emails []string) (good []string, invalid, skipped [][]any, err error) {
+	for _, email := range emails {
+		if _, err := r.s.checkNewEmail(email); err != nil {
+			invalid = append(invalid, []any{email, "Invalid address.", false})
+			continue
+		}
+		u, err := r.st.GetUserByEmail(ctx, realmID, email)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			good = append(good, email)
+		case err != nil:
+			return nil, nil, nil, r.s.internal(ctx, "send invites", err)
+		case u.IsActive:
+			skipped = append(skipped, []any{email, "Already has an account.", false})
+		default:
+			skipped = append(skipped, []any{email, "Account has been deactivated.", true})
+		}
+	}
+	return good, invalid, skipped, nil
 }

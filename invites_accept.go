@@ -70,6 +70,32 @@ func checkInviteUsable(inv *storage.Invite, referrer *storage.User, now int64) e
 	return nil
 }
 
+// usableInvite is the invitation of key in an active organization, with
+// its creator, if it can still be accepted (checkInviteUsable).
+func (r reads) usableInvite(ctx context.Context, realmID int64, key string) (*storage.Realm, *storage.Invite, *storage.User, error) {
+	realm, err := r.organization(ctx, realmID, "accept invitation")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if realm.Deactivated {
+		return nil, nil, nil, errRealmDeactivated
+	}
+	inv, err := r.st.GetInviteByKey(ctx, realm.ID, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil, nil, errInviteInvalid
+	} else if err != nil {
+		return nil, nil, nil, r.s.internal(ctx, "accept invitation", err)
+	}
+	referrer, err := r.st.GetUser(ctx, realm.ID, inv.ReferrerID)
+	if err != nil {
+		return nil, nil, nil, r.s.internal(ctx, "accept invitation", err)
+	}
+	if err := checkInviteUsable(inv, referrer, r.s.nowUnix()); err != nil {
+		return nil, nil, nil, err
+	}
+	return realm, inv, referrer, nil
+}
+
 // AcceptInvitation makes an account from an invitation key: for an email
 // invitation with its address, for a reusable link with the address
 // given. The key is the credential, so no Caller is needed. An email
@@ -80,26 +106,8 @@ func (s *Service) AcceptInvitation(ctx context.Context, realmID int64, req Accep
 	if key == "" {
 		return nil, MissingArgument("key")
 	}
-	realm, err := s.store.GetRealm(ctx, realmID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, BadRequest("Invalid organization")
-	} else if err != nil {
-		return nil, s.internal(ctx, "accept invitation", err)
-	}
-	if realm.Deactivated {
-		return nil, errRealmDeactivated
-	}
-	inv, err := s.store.GetInviteByKey(ctx, realm.ID, key)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, errInviteInvalid
-	} else if err != nil {
-		return nil, s.internal(ctx, "accept invitation", err)
-	}
-	referrer, err := s.store.GetUser(ctx, realm.ID, inv.ReferrerID)
+	realm, inv, referrer, err := s.reads().usableInvite(ctx, realmID, key)
 	if err != nil {
-		return nil, s.internal(ctx, "accept invitation", err)
-	}
-	if err := checkInviteUsable(inv, referrer, s.nowUnix()); err != nil {
 		return nil, err
 	}
 

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -153,7 +154,7 @@ func (s *Service) moveTopicPolicies(ctx context.Context, w *writeTx, e *edit, mo
 		newTopic = *e.topic
 	}
 	if e.mode != "change_all" {
-		left, err := w.ListChannelMessagesIn(ctx, realmID, []storage.IDSpan{{StreamID: e.from.ID, First: 1, Last: noUpperID}}, &e.msg.Topic, 1)
+		left, err := w.reads().topicTail(ctx, realmID, e.from.ID, e.msg.Topic, 1)
 		if err != nil || len(left) > 0 {
 			return err
 		}
@@ -171,7 +172,7 @@ func (s *Service) moveTopicPolicies(ctx context.Context, w *writeTx, e *edit, mo
 		targetPolicy[t.UserID] = t.VisibilityPolicy
 	}
 	targetHasMessages := false
-	if prior, err := w.ListChannelMessagesIn(ctx, realmID, []storage.IDSpan{{StreamID: e.to.ID, First: 1, Last: noUpperID}}, &newTopic, len(moved)+1); err != nil {
+	if prior, err := w.reads().topicTail(ctx, realmID, e.to.ID, newTopic, len(moved)+1); err != nil {
 		return err
 	} else {
 		targetHasMessages = len(prior) > len(moved)
@@ -233,17 +234,8 @@ func (s *Service) sendEditNotices(ctx context.Context, e *edit, moved []int64) e
 		newTopic = *e.topic
 	}
 	if (e.resolved || e.unresolved) && e.to == e.from && e.content == nil {
-		last, err := s.store.ListChannelMessagesIn(ctx, e.realm.ID, []storage.IDSpan{{StreamID: e.to.ID, First: 1, Last: noUpperID}}, &newTopic, 1)
-		if err != nil {
+		if undone, err := s.undoResolveNotice(ctx, e, bot, newTopic); err != nil || undone {
 			return err
-		}
-		if len(last) == 1 && last[0].SenderID == bot.ID && s.nowUnix()-last[0].DateSent <= resolveUndoGrace {
-			if full, err := s.store.GetMessage(ctx, e.realm.ID, last[0].ID); err == nil && full.Type == storage.MessageResolveNotice {
-				return s.write(ctx, e.realm.ID, func(w *writeTx) error {
-					w.keepCallers()
-					return s.deleteMessagesIn(ctx, w, e.realm, bot, full)
-				})
-			}
 		}
 		text := "%s has marked this topic as resolved."
 		if e.unresolved {
@@ -256,14 +248,14 @@ func (s *Service) sendEditNotices(ctx context.Context, e *edit, moved []int64) e
 	newLink := fmt.Sprintf("#**%s>%s**", e.to.Name, newTopic)
 	all := e.mode == "change_all"
 	if !all {
-		left, err := s.store.ListChannelMessagesIn(ctx, e.realm.ID, []storage.IDSpan{{StreamID: e.from.ID, First: 1, Last: noUpperID}}, &e.msg.Topic, 1)
+		left, err := s.reads().topicTail(ctx, e.realm.ID, e.from.ID, e.msg.Topic, 1)
 		if err != nil {
 			return err
 		}
 		all = len(left) == 0
 	}
 	if e.notifyNew && (e.to != e.from || !e.resolved && !e.unresolved) {
-		prior, err := s.store.ListChannelMessagesIn(ctx, e.realm.ID, []storage.IDSpan{{StreamID: e.to.ID, First: 1, Last: noUpperID}}, &newTopic, n+1)
+		prior, err := s.reads().topicTail(ctx, e.realm.ID, e.to.ID, newTopic, n+1)
 		if err != nil {
 			return err
 		}
@@ -295,6 +287,47 @@ func (s *Service) sendEditNotices(ctx context.Context, e *edit, moved []int64) e
 		return s.sendInternal(ctx, e.realm, bot, e.from, e.msg.Topic, text, storage.MessageNormal)
 	}
 	return nil
+}
+
+// undoResolveNotice deletes the notification bot's notice that the topic
+// was resolved (or unresolved) when it is still the topic's last message
+// and younger than resolveUndoGrace, and says whether it did: a resolve
+// undone at once leaves no notice. The notice is looked for again under
+// the write lock, so that a message sent meanwhile keeps it.
+func (s *Service) undoResolveNotice(ctx context.Context, e *edit, bot *storage.User, topic string) (bool, error) {
+	notice, err := s.reads().resolveNotice(ctx, e.realm.ID, e.to.ID, topic, bot.ID)
+	if err != nil || notice == nil {
+		return false, err
+	}
+	undone := false
+	err = s.write(ctx, e.realm.ID, func(w *writeTx) error {
+		notice, err := w.reads().resolveNotice(ctx, e.realm.ID, e.to.ID, topic, bot.ID)
+		if undone = notice != nil; err != nil || !undone {
+			return err
+		}
+		w.keepCallers()
+		return s.deleteMessagesIn(ctx, w, e.realm, bot, notice)
+	})
+	return undone, err
+}
+
+// resolveNotice is the topic's last message if it is a resolve notice of
+// the bot younger than resolveUndoGrace; nil otherwise.
+func (r reads) resolveNotice(ctx context.Context, realmID, channelID int64, topic string, botID int64) (*storage.Message, error) {
+	last, err := r.topicTail(ctx, realmID, channelID, topic, 1)
+	if err != nil || len(last) == 0 || last[0].SenderID != botID || r.s.nowUnix()-last[0].DateSent > resolveUndoGrace {
+		return nil, err
+	}
+	full, err := r.st.GetMessage(ctx, realmID, last[0].ID)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && full.Type != storage.MessageResolveNotice {
+		return nil, nil
+	}
+	return full, err
+}
+
+// topicTail is the last n messages of a channel's topic.
+func (r reads) topicTail(ctx context.Context, realmID, channelID int64, topic string, n int) ([]storage.Message, error) {
+	return r.st.ListChannelMessagesIn(ctx, realmID, []storage.IDSpan{{StreamID: channelID, First: 1, Last: noUpperID}}, &topic, n)
 }
 
 // sendInternal sends a message as a system bot to a channel's topic,

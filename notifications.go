@@ -549,25 +549,20 @@ func (s *Service) notificationSettingsChanged(ctx context.Context, w *writeTx, u
 // organization turned presence off, or the user, whose reports are then
 // not kept). With several servers, every live one is asked (fleet.go):
 // a user whose client polls another server is here.
-func (s *Service) isAway(ctx context.Context, realm *storage.Realm, user *storage.User) (bool, error) {
-	userID := user.ID
-	queue, held := s.userHere(ctx, realm.ID, userID)
+func (r reads) isAway(ctx context.Context, realm *storage.Realm, user *storage.User) (bool, error) {
+	queue, held := r.s.userHere(ctx, realm.ID, user.ID)
 	if !queue {
 		return true, nil
 	}
 	if realm.PresenceDisabled || !settingsOf(user).PresenceEnabled {
 		return false, nil
 	}
-	rows, err := s.store.GetPresences(ctx, realm.ID, []int64{userID})
+	times, _, err := r.storedPresence(ctx, realm.ID, user.ID)
 	if err != nil {
 		return false, err
 	}
-	times := presenceTimes{}
-	if len(rows) > 0 {
-		times = presenceTimes{Active: rows[0].LastActive, Connected: rows[0].LastConnected}
-	}
 	times = times.Merge(held)
-	return times.Active == nil || s.nowUnix()-*times.Active > presenceOfflineThresholdSeconds, nil
+	return times.Active == nil || r.s.nowUnix()-*times.Active > presenceOfflineThresholdSeconds, nil
 }
 
 // userHasMessageQueue reports whether the user has an event queue on this

@@ -149,30 +149,30 @@ type notifyItem struct {
 // decideNotifications decides again, with the settings, read state and
 // presence of the moment, which of one recipient's claimed rows still
 // notify them; the others are to be dropped.
-func (s *Service) decideNotifications(ctx context.Context, realm *storage.Realm, user *storage.User, rows []storage.PendingNotification, push bool) (keep []notifyItem, drop []storage.PendingNotification, err error) {
+func (r reads) decideNotifications(ctx context.Context, realm *storage.Realm, user *storage.User, rows []storage.PendingNotification, push bool) (keep []notifyItem, drop []storage.PendingNotification, err error) {
 	ids := make([]int64, len(rows))
-	for i, r := range rows {
-		ids[i] = r.MessageID
+	for i, row := range rows {
+		ids[i] = row.MessageID
 	}
-	rs, err := s.reads().readerState(ctx, realm, user, uniqueSorted(ids))
+	rs, err := r.readerState(ctx, realm, user, uniqueSorted(ids))
 	if err != nil {
 		return nil, nil, err
 	}
-	away, err := s.isAway(ctx, realm, user)
+	away, err := r.isAway(ctx, realm, user)
 	if err != nil {
 		return nil, nil, err
 	}
-	muted, err := s.reads().mutedSenders(ctx, realm.ID, user.ID)
+	muted, err := r.mutedSenders(ctx, realm.ID, user.ID)
 	if err != nil {
 		return nil, nil, err
 	}
 	set := settingsOf(user)
 	subs := map[int64]*storage.Subscription{}
 	policies := map[string]int{}
-	for _, r := range rows {
-		ms := rs.msgs[r.MessageID]
+	for _, row := range rows {
+		ms := rs.msgs[row.MessageID]
 		if ms == nil || ms.flags&storage.FlagRead != 0 || !ms.hasRow && !ms.received {
-			drop = append(drop, r) // deleted, read, or never received
+			drop = append(drop, row) // deleted, read, or never received
 			continue
 		}
 		m := ms.m
@@ -181,7 +181,7 @@ func (s *Service) decideNotifications(ctx context.Context, realm *storage.Realm,
 		if m.StreamID != nil {
 			sub, ok := subs[*m.StreamID]
 			if !ok {
-				list, err := s.store.ListSubscriptionsOf(ctx, realm.ID, *m.StreamID, []int64{user.ID})
+				list, err := r.st.ListSubscriptionsOf(ctx, realm.ID, *m.StreamID, []int64{user.ID})
 				if err != nil {
 					return nil, nil, err
 				}
@@ -194,7 +194,7 @@ func (s *Service) decideNotifications(ctx context.Context, realm *storage.Realm,
 			policy, ok := policies[key]
 			if !ok {
 				var err error
-				if policy, err = s.reads().storedTopicPolicy(ctx, realm.ID, user.ID, *m.StreamID, m.Topic); err != nil {
+				if policy, err = r.storedTopicPolicy(ctx, realm.ID, user.ID, *m.StreamID, m.Topic); err != nil {
 					return nil, nil, err
 				}
 				policies[key] = policy
@@ -203,10 +203,10 @@ func (s *Service) decideNotifications(ctx context.Context, realm *storage.Realm,
 		}
 		t := c.trigger(push, away)
 		if t == "" {
-			drop = append(drop, r)
+			drop = append(drop, row)
 			continue
 		}
-		keep = append(keep, notifyItem{row: r, msg: m, trigger: t})
+		keep = append(keep, notifyItem{row: row, msg: m, trigger: t})
 	}
 	return keep, drop, nil
 }
@@ -223,7 +223,7 @@ func (s *Service) recipientBatch(ctx context.Context, rows []storage.PendingNoti
 	if err != nil || user.IsBot {
 		return nil, nil, nil, s.finishNotifications(ctx, rows)
 	}
-	keep, drop, err := s.decideNotifications(ctx, realm, user, rows, push)
+	keep, drop, err := s.reads().decideNotifications(ctx, realm, user, rows, push)
 	if err == nil {
 		err = s.finishNotifications(ctx, drop)
 	}
@@ -375,53 +375,25 @@ func (s *Service) retryNotifications(ctx context.Context, items []notifyItem, fa
 // expandFanout turns a claimed channel-wide mention into its
 // subscribers' email and push rows, a page of subscribers per
 // transaction, each of which also moves the row's cursor (only while the
-// claim holds); the last one deletes the row.
+// claim holds); the last one deletes the row. Those transactions are the
+// outbox's own (rows of the notification outbox, no event, guarded by the
+// claim), not writes of the write path.
 func (s *Service) expandFanout(ctx context.Context, row storage.PendingNotification) error {
-	msg, err := s.store.GetMessage(ctx, row.RealmID, row.MessageID)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && msg.StreamID == nil {
+	r := s.reads()
+	f, err := r.loadFanout(ctx, row)
+	if err != nil {
+		return err
+	}
+	if f == nil {
 		return s.finishNotifications(ctx, []storage.PendingNotification{row})
-	} else if err != nil {
-		return err
-	}
-	realm, err := s.store.GetRealm(ctx, row.RealmID)
-	if err != nil {
-		return err
-	}
-	muters, err := s.reads().muters(ctx, realm.ID, msg.SenderID)
-	if err != nil {
-		return err
 	}
 	cursor := row.Cursor
 	for {
-		subs, err := s.store.ListChannelSubscriptions(ctx, realm.ID, *msg.StreamID, cursor, fanoutPage)
+		rows, next, last, err := r.fanoutPage(ctx, f, cursor)
 		if err != nil {
 			return err
 		}
-		last := len(subs) < fanoutPage
-		var rows []storage.PendingNotification
-		if len(subs) > 0 {
-			ids := make([]int64, len(subs))
-			for i := range subs {
-				ids[i] = subs[i].UserID
-			}
-			cursor = ids[len(ids)-1]
-			cases, err := s.channelNotifyCases(ctx, s.reads(), realm, *msg.StreamID, msg.Topic, ids)
-			if err != nil {
-				return err
-			}
-			for _, id := range ids {
-				c := cases[id]
-				if c == nil || row.Trigger == fanoutEdit && alreadyNotified(c) {
-					continue
-				}
-				c.flags = storage.FlagStreamWildcardMentioned
-				c.self, c.senderMuted = id == msg.SenderID, slices.Contains(muters, id)
-				rows = appendNotifications(rows, realm.ID, id, row.CreatedAt, c, 0)
-			}
-			for i := range rows {
-				rows[i].MessageID = msg.ID
-			}
-		}
+		cursor = next
 		err = s.store.InTx(ctx, func(st storage.Store) error {
 			if err := st.QueueNotifications(ctx, rows); err != nil {
 				return err
@@ -447,4 +419,69 @@ func (s *Service) expandFanout(ctx context.Context, row storage.PendingNotificat
 			return err
 		}
 	}
+}
+
+// fanout is a channel-wide mention being expanded: the claimed row, its
+// message and organization, and who muted the message's sender.
+type fanout struct {
+	row    storage.PendingNotification
+	msg    *storage.Message
+	realm  *storage.Realm
+	muters []int64
+}
+
+// loadFanout reads what expanding row needs: nil when there is nothing
+// to expand (the message deleted, or not a channel message).
+func (r reads) loadFanout(ctx context.Context, row storage.PendingNotification) (*fanout, error) {
+	msg, err := r.st.GetMessage(ctx, row.RealmID, row.MessageID)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && msg.StreamID == nil {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	realm, err := r.st.GetRealm(ctx, row.RealmID)
+	if err != nil {
+		return nil, err
+	}
+	muters, err := r.muters(ctx, realm.ID, msg.SenderID)
+	if err != nil {
+		return nil, err
+	}
+	return &fanout{row: row, msg: msg, realm: realm, muters: muters}, nil
+}
+
+// fanoutPage is the notification rows of the channel's subscribers after
+// cursor, a page of them, with the cursor after the page and whether it
+// was the last.
+func (r reads) fanoutPage(ctx context.Context, f *fanout, cursor int64) (rows []storage.PendingNotification, next int64, last bool, err error) {
+	msg, realm := f.msg, f.realm
+	subs, err := r.st.ListChannelSubscriptions(ctx, realm.ID, *msg.StreamID, cursor, fanoutPage)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	last = len(subs) < fanoutPage
+	if len(subs) == 0 {
+		return nil, cursor, last, nil
+	}
+	ids := make([]int64, len(subs))
+	for i := range subs {
+		ids[i] = subs[i].UserID
+	}
+	cases, err := r.s.channelNotifyCases(ctx, r, realm, *msg.StreamID, msg.Topic, ids)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	for _, id := range ids {
+		c := cases[id]
+		if c == nil || f.row.Trigger == fanoutEdit && alreadyNotified(c) {
+			continue
+		}
+		c.flags = storage.FlagStreamWildcardMentioned
+		c.self, c.senderMuted = id == msg.SenderID, slices.Contains(f.muters, id)
+		rows = appendNotifications(rows, realm.ID, id, f.row.CreatedAt, c, 0)
+	}
+	for i := range rows {
+		rows[i].MessageID = msg.ID
+	}
+	return rows, ids[len(ids)-1], last, nil
 }

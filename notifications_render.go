@@ -68,19 +68,19 @@ func notifyTopicName(topic string) string {
 
 // notifyConversation describes the message's conversation for the user;
 // participants are a direct message's others, by ID.
-func (s *Service) notifyConversation(ctx context.Context, realm *storage.Realm, user *storage.User, m *storage.Message) (NotificationConversation, []*storage.User, error) {
+func (r reads) notifyConversation(ctx context.Context, realm *storage.Realm, user *storage.User, m *storage.Message) (NotificationConversation, []*storage.User, error) {
 	if m.StreamID != nil {
-		ch, err := s.reads().channelByID(ctx, realm.ID, *m.StreamID)
+		ch, err := r.channelByID(ctx, realm.ID, *m.StreamID)
 		if err != nil {
 			return NotificationConversation{}, nil, err
 		}
 		return NotificationConversation{Type: MessageTypeChannel, ChannelID: ch.ID, ChannelName: ch.Name, Topic: m.Topic}, nil, nil
 	}
-	ids, err := s.store.ConversationMembers(ctx, realm.ID, *m.ConversationID)
+	ids, err := r.st.ConversationMembers(ctx, realm.ID, *m.ConversationID)
 	if err != nil {
 		return NotificationConversation{}, nil, err
 	}
-	users, err := s.reads().usersByID(ctx, realm, ids)
+	users, err := r.usersByID(ctx, realm, ids)
 	if err != nil {
 		return NotificationConversation{}, nil, err
 	}
@@ -244,7 +244,7 @@ func (s *Service) buildEmail(ctx context.Context, realm *storage.Realm, user *st
 		return cmp.Or(cmp.Compare(a.msg.DateSent, b.msg.DateSent), cmp.Compare(a.msg.ID, b.msg.ID))
 	})
 	first := items[0].msg
-	conv, others, err := s.notifyConversation(ctx, realm, user, first)
+	conv, others, err := s.reads().notifyConversation(ctx, realm, user, first)
 	if err != nil {
 		return nil, err
 	}
@@ -552,7 +552,7 @@ func withSenderName(rendered, name string) string {
 // get_message_payload_apns and _gcm).
 func (s *Service) buildPush(ctx context.Context, realm *storage.Realm, user *storage.User, it notifyItem) (*PushNotification, error) {
 	m := it.msg
-	conv, others, err := s.notifyConversation(ctx, realm, user, m)
+	conv, others, err := s.reads().notifyConversation(ctx, realm, user, m)
 	if err != nil {
 		return nil, err
 	}

@@ -366,7 +366,7 @@ func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row st
 	if !time.Now().Before(deadline) {
 		return s.releaseWebhook(ctx, row, row.Attempts, s.nowUnix())
 	}
-	job, err := s.loadWebhookJob(ctx, row)
+	job, err := s.reads().loadWebhookJob(ctx, row)
 	if err != nil {
 		return err
 	}
@@ -423,7 +423,11 @@ func (s *Service) deliverWebhook(ctx context.Context, d WebhookDeliverer, row st
 			return err
 		}
 		if res.OwnerMessage != "" && job.bot.BotOwnerID != nil {
-			owner, err := s.store.GetUser(ctx, job.realm.ID, *job.bot.BotOwnerID)
+			owners, err := s.reads().usersByID(ctx, job.realm, []int64{*job.bot.BotOwnerID})
+			owner := owners[*job.bot.BotOwnerID]
+			if err == nil && owner == nil {
+				err = storage.ErrNotFound
+			}
 			if err != nil {
 				return err
 			}
@@ -451,18 +455,18 @@ func (s *Service) releaseWebhook(ctx context.Context, row storage.WebhookDeliver
 
 // loadWebhookJob reads what a delivery needs; nil when there is nothing
 // left to deliver.
-func (s *Service) loadWebhookJob(ctx context.Context, row storage.WebhookDelivery) (*webhookJob, error) {
-	realm, err := s.store.GetRealm(ctx, row.RealmID)
+func (r reads) loadWebhookJob(ctx context.Context, row storage.WebhookDelivery) (*webhookJob, error) {
+	realm, err := r.st.GetRealm(ctx, row.RealmID)
 	if err != nil {
 		return nil, err
 	}
-	bot, err := s.store.GetUser(ctx, row.RealmID, row.BotID)
+	bot, err := r.st.GetUser(ctx, row.RealmID, row.BotID)
 	if errors.Is(err, storage.ErrNotFound) || err == nil && (!bot.IsActive || realm.Deactivated) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
-	services, err := s.store.ListBotServices(ctx, row.RealmID, []int64{row.BotID})
+	services, err := r.st.ListBotServices(ctx, row.RealmID, []int64{row.BotID})
 	if err != nil {
 		return nil, err
 	}
@@ -470,25 +474,25 @@ func (s *Service) loadWebhookJob(ctx context.Context, row storage.WebhookDeliver
 	if i < 0 {
 		return nil, nil
 	}
-	msgs, err := s.store.GetMessagesByID(ctx, row.RealmID, []int64{row.MessageID})
+	msgs, err := r.st.GetMessagesByID(ctx, row.RealmID, []int64{row.MessageID})
 	if err != nil || len(msgs) == 0 {
 		return nil, err // a deleted message is not delivered
 	}
 	job := &webhookJob{row: row, realm: realm, bot: bot, service: services[i], msg: &msgs[0]}
-	if job.sender, err = s.store.GetUser(ctx, row.RealmID, job.msg.SenderID); err != nil {
+	if job.sender, err = r.st.GetUser(ctx, row.RealmID, job.msg.SenderID); err != nil {
 		return nil, err
 	}
 	if job.msg.StreamID != nil {
-		if job.channel, err = s.store.GetStream(ctx, row.RealmID, *job.msg.StreamID); err != nil {
+		if job.channel, err = r.st.GetStream(ctx, row.RealmID, *job.msg.StreamID); err != nil {
 			return nil, err
 		}
 		return job, nil
 	}
-	ids, err := s.store.ConversationMembers(ctx, row.RealmID, *job.msg.ConversationID)
+	ids, err := r.st.ConversationMembers(ctx, row.RealmID, *job.msg.ConversationID)
 	if err != nil {
 		return nil, err
 	}
-	users, err := s.reads().usersByID(ctx, realm, ids)
+	users, err := r.usersByID(ctx, realm, ids)
 	if err != nil {
 		return nil, err
 	}

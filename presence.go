@@ -487,14 +487,14 @@ func (r reads) getUserPresence(ctx context.Context, c Caller, req GetUserPresenc
 	if target.IsBot {
 		return nil, BadRequest("Presence is not supported for bot users.")
 	}
-	rows, err := r.st.GetPresences(ctx, realm.ID, []int64{target.ID})
+	stored, exists, err := r.storedPresence(ctx, realm.ID, target.ID)
 	if err != nil {
 		return nil, r.s.internal(ctx, "get user presence", err)
 	}
-	if len(rows) == 0 {
+	if !exists {
 		return nil, BadRequest("No presence data for %s", req.UserIDOrEmail)
 	}
-	active, connected := presenceDefaults(presenceTimes{Active: rows[0].LastActive, Connected: rows[0].LastConnected}, target.DateJoined)
+	active, connected := presenceDefaults(stored, target.DateJoined)
 	if flag(req.SlimPresence, false) {
 		return &GetUserPresenceResponse{Presence: ModernPresence{ActiveTimestamp: active, IdleTimestamp: connected}}, nil
 	}

@@ -94,6 +94,15 @@ func applyPresenceReport(cur presenceTimes, exists, active bool, now int64) pres
 	return c
 }
 
+// storedPresence is the user's stored presence, and whether there is one.
+func (r reads) storedPresence(ctx context.Context, realmID, userID int64) (presenceTimes, bool, error) {
+	rows, err := r.st.GetPresences(ctx, realmID, []int64{userID})
+	if err != nil || len(rows) == 0 {
+		return presenceTimes{}, false, err
+	}
+	return presenceTimes{Active: rows[0].LastActive, Connected: rows[0].LastConnected}, true, nil
+}
+
 // presenceKey names a user in the presence buffer.
 func presenceKey(realmID, userID int64) presencebuf.Key {
 	return presencebuf.Key{Realm: realmID, User: userID}
@@ -106,15 +115,15 @@ func (s *Service) reportPresence(ctx context.Context, realm *storage.Realm, me *
 	key := presenceKey(realm.ID, me.ID)
 	cur, ok := b.Held(key)
 	if !ok {
-		rows, err := s.store.GetPresences(ctx, realm.ID, []int64{me.ID})
+		stored, exists, err := s.reads().storedPresence(ctx, realm.ID, me.ID)
 		if err != nil {
 			return err
 		}
-		if len(rows) == 0 {
+		if !exists {
 			// No row: the write path creates it (and says so).
 			return s.writePresence(ctx, realm, me, active, now, false)
 		}
-		cur = presenceTimes{Active: rows[0].LastActive, Connected: rows[0].LastConnected}
+		cur = stored
 	}
 	writeNow := false
 	b.Update(key, cur, func(cur presenceTimes) (presenceTimes, bool, bool) {
@@ -151,13 +160,9 @@ func (s *Service) writePresence(ctx context.Context, realm *storage.Realm, me *s
 
 func (s *Service) writePresenceTx(ctx context.Context, w *writeTx, realm *storage.Realm, me *storage.User, active bool, now int64, force bool) (presenceTimes, error) {
 	w.keepCallers()
-	rows, err := w.GetPresences(ctx, realm.ID, []int64{me.ID})
+	cur, exists, err := w.reads().storedPresence(ctx, realm.ID, me.ID)
 	if err != nil {
 		return presenceTimes{}, err
-	}
-	cur, exists := presenceTimes{}, len(rows) > 0
-	if exists {
-		cur = presenceTimes{Active: rows[0].LastActive, Connected: rows[0].LastConnected}
 	}
 	if held, ok := s.presence.Held(presenceKey(realm.ID, me.ID)); ok && exists {
 		cur = cur.Merge(held)

@@ -122,26 +122,8 @@ func (s *Service) UploadCustomEmoji(ctx context.Context, c Caller, req UploadCus
 	if err := checkEmojiName(name); err != nil {
 		return nil, err
 	}
-	if me.Role == RoleGuest {
-		return nil, errGuestNotAllowed
-	}
-	scope, err := s.reads().cachedScope(ctx, realm.ID, me.ID)
-	if err != nil {
-		return nil, s.internal(ctx, "upload custom emoji", err)
-	}
-	if !scope.in(realm.CanAddCustomEmojiGroupID) {
-		return nil, errInsufficient
-	}
-	if s.blobs == nil {
-		return nil, errUploadsOff
-	}
-	if _, err := s.store.GetRealmEmojiByName(ctx, realm.ID, name); err == nil {
-		return nil, errEmojiExists
-	} else if !errors.Is(err, storage.ErrNotFound) {
-		return nil, s.internal(ctx, "upload custom emoji", err)
-	}
-	if _, builtIn := markdown.EmojiCode(name); builtIn && !isAdmin(me) {
-		return nil, refused("Only administrators can override default emoji.")
+	if err := s.reads().mayAddEmoji(ctx, me, realm, name); err != nil {
+		return nil, err
 	}
 	if maxMiB := s.limits.MaxEmojiFileSizeMiB; req.File.Size > int64(maxMiB)<<20 {
 		return nil, BadRequest("Uploaded file is larger than the allowed limit of %d MiB", maxMiB)
@@ -172,6 +154,34 @@ func (s *Service) UploadCustomEmoji(ctx context.Context, c Caller, req UploadCus
 		return nil, s.internal(ctx, "upload custom emoji", err)
 	}
 	return &EmptyResponse{}, nil
+}
+
+// mayAddEmoji checks that me may add a custom emoji of that name: no
+// guest, in can_add_custom_emoji_group, uploads on, the name not taken,
+// and a built-in emoji overridden only by an administrator.
+func (r reads) mayAddEmoji(ctx context.Context, me *storage.User, realm *storage.Realm, name string) error {
+	if me.Role == RoleGuest {
+		return errGuestNotAllowed
+	}
+	scope, err := r.cachedScope(ctx, realm.ID, me.ID)
+	if err != nil {
+		return r.s.internal(ctx, "upload custom emoji", err)
+	}
+	if !scope.in(realm.CanAddCustomEmojiGroupID) {
+		return errInsufficient
+	}
+	if r.s.blobs == nil {
+		return errUploadsOff
+	}
+	if _, err := r.st.GetRealmEmojiByName(ctx, realm.ID, name); err == nil {
+		return errEmojiExists
+	} else if !errors.Is(err, storage.ErrNotFound) {
+		return r.s.internal(ctx, "upload custom emoji", err)
+	}
+	if _, builtIn := markdown.EmojiCode(name); builtIn && !isAdmin(me) {
+		return refused("Only administrators can override default emoji.")
+	}
+	return nil
 }
 
 var (

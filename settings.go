@@ -376,11 +376,9 @@ func (s *Service) ConfirmEmailChange(ctx context.Context, realmID int64, req Con
 	if req.Key == "" {
 		return nil, MissingArgument("key")
 	}
-	change, err := s.store.GetEmailChangeByKey(ctx, realmID, req.Key)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, errBadConfirmation
-	} else if err != nil {
-		return nil, s.internal(ctx, "confirm email change", err)
+	change, err := s.reads().emailChange(ctx, realmID, req.Key)
+	if err != nil {
+		return nil, err
 	}
 	if time.Duration(s.nowUnix()-change.DateCreated)*time.Second > EmailChangeValidity {
 		err := s.write(ctx, realmID, func(w *writeTx) error { return w.DeleteEmailChange(ctx, realmID, change.ID) })
@@ -389,21 +387,20 @@ func (s *Service) ConfirmEmailChange(ctx context.Context, realmID int64, req Con
 		}
 		return nil, errBadConfirmation
 	}
-	realm, err := s.store.GetRealm(ctx, realmID)
-	if err != nil {
-		return nil, s.internal(ctx, "confirm email change", err)
-	}
 	var resp *ConfirmEmailChangeResponse
 	err = s.write(ctx, realmID, func(w *writeTx) error {
-		st := w
-		// Read the change again inside the transaction: a newer request may
-		// have replaced it since.
-		if _, err := st.GetEmailChangeByKey(ctx, realmID, req.Key); errors.Is(err, storage.ErrNotFound) {
-			return errBadConfirmation
-		} else if err != nil {
+		// Read again inside the transaction: a newer request may have
+		// replaced the change since, and the organization's settings
+		// decide who is told.
+		change, err := w.reads().emailChange(ctx, realmID, req.Key)
+		if err != nil {
 			return err
 		}
-		u, err := st.GetUser(ctx, realmID, change.UserID)
+		realm, err := w.GetRealm(ctx, realmID)
+		if err != nil {
+			return err
+		}
+		u, err := w.GetUser(ctx, realmID, change.UserID)
 		if err != nil {
 			return err
 		}
@@ -415,12 +412,12 @@ func (s *Service) ConfirmEmailChange(ctx context.Context, realmID int64, req Con
 		}
 		old := *u
 		u.Email = change.NewEmail
-		if err := st.UpdateUser(ctx, u, "email"); err != nil {
+		if err := w.UpdateUser(ctx, u, "email"); err != nil {
 			return err
 		}
 		emitEmailChange(w, realm, &old, u)
 		resp = &ConfirmEmailChangeResponse{UserID: u.ID, Email: u.Email}
-		return st.DeleteEmailChange(ctx, realmID, change.ID)
+		return w.DeleteEmailChange(ctx, realmID, change.ID)
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		return nil, clash("Email is already in use.")
@@ -429,6 +426,18 @@ func (s *Service) ConfirmEmailChange(ctx context.Context, realmID int64, req Con
 		return nil, s.internal(ctx, "confirm email change", err)
 	}
 	return resp, nil
+}
+
+// emailChange is the pending email change of key: errBadConfirmation when
+// there is none.
+func (r reads) emailChange(ctx context.Context, realmID int64, key string) (*storage.EmailChange, error) {
+	change, err := r.st.GetEmailChangeByKey(ctx, realmID, key)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errBadConfirmation
+	} else if err != nil {
+		return nil, r.s.internal(ctx, "confirm email change", err)
+	}
+	return change, nil
 }
 
 // languageName is a language's name in itself, as language_name shows it.

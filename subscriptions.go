@@ -382,24 +382,9 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 	if err != nil {
 		return nil, err
 	}
-	var channels []*storage.Stream
-	for _, name := range req.Subscriptions {
-		ch, err := s.store.GetStreamByName(ctx, cc.realm.ID, strings.TrimSpace(name))
-		if errors.Is(err, storage.ErrNotFound) || err == nil && !cc.canSee(ch) {
-			return nil, noSuchChannelName(name)
-		} else if err != nil {
-			return nil, s.internal(ctx, "unsubscribe", err)
-		}
-		for _, u := range users {
-			if u.ID == cc.me.ID {
-				continue
-			}
-			ownBot := u.IsBot && u.BotOwnerID != nil && *u.BotOwnerID == cc.me.ID
-			if !isAdmin(cc.me) && !ownBot && !cc.groups.in(ch.CanRemoveSubscribersGroupID) {
-				return nil, errInsufficient
-			}
-		}
-		channels = append(channels, ch)
+	channels, err := s.reads().channelsToLeave(ctx, cc, users, req.Subscriptions)
+	if err != nil {
+		return nil, err
 	}
 	resp := &UnsubscribeResponse{Removed: []string{}, NotRemoved: []string{}}
 	err = s.write(ctx, cc.realm.ID, func(w *writeTx) error {
@@ -435,6 +420,33 @@ func (s *Service) Unsubscribe(ctx context.Context, c Caller, req UnsubscribeRequ
 		return nil, s.internal(ctx, "unsubscribe", err)
 	}
 	return resp, nil
+}
+
+// channelsToLeave finds the named channels users are to leave, checking
+// that the caller may remove each of them (other than themselves) from
+// each: administrators may, a bot's owner may for the bot, and members
+// of the channel's can_remove_subscribers_group.
+func (r reads) channelsToLeave(ctx context.Context, cc *channelCtx, users []*storage.User, names []string) ([]*storage.Stream, error) {
+	var channels []*storage.Stream
+	for _, name := range names {
+		ch, err := r.st.GetStreamByName(ctx, cc.realm.ID, strings.TrimSpace(name))
+		if errors.Is(err, storage.ErrNotFound) || err == nil && !cc.canSee(ch) {
+			return nil, noSuchChannelName(name)
+		} else if err != nil {
+			return nil, r.s.internal(ctx, "unsubscribe", err)
+		}
+		for _, u := range users {
+			if u.ID == cc.me.ID {
+				continue
+			}
+			ownBot := u.IsBot && u.BotOwnerID != nil && *u.BotOwnerID == cc.me.ID
+			if !isAdmin(cc.me) && !ownBot && !cc.groups.in(ch.CanRemoveSubscribersGroupID) {
+				return nil, errInsufficient
+			}
+		}
+		channels = append(channels, ch)
+	}
+	return channels, nil
 }
 
 // SubscriptionInfo is one subscribed channel with the user's settings.
@@ -553,7 +565,8 @@ var hexColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 // inverse), pin_to_top and the notification settings. The whole batch is
 // checked first: one bad entry changes nothing.
 func (s *Service) UpdateSubscriptionProperties(ctx context.Context, c Caller, req UpdateSubscriptionPropertiesRequest) (*EmptyResponse, error) {
-	cc, err := s.reads().channelCaller(ctx, c)
+	r := s.reads()
+	cc, err := r.channelCaller(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -565,11 +578,8 @@ func (s *Service) UpdateSubscriptionProperties(ctx context.Context, c Caller, re
 	for i, p := range req.SubscriptionData {
 		sub := changed[p.StreamID]
 		if sub == nil {
-			sub, err = s.store.GetSubscription(ctx, cc.realm.ID, cc.me.ID, p.StreamID)
-			if errors.Is(err, storage.ErrNotFound) || err == nil && !sub.Active {
-				return nil, BadRequest("Not subscribed to channel ID %d", p.StreamID)
-			} else if err != nil {
-				return nil, s.internal(ctx, "subscription properties", err)
+			if sub, err = r.ownSubscription(ctx, cc, p.StreamID); err != nil {
+				return nil, err
 			}
 			changed[p.StreamID] = sub
 		}
@@ -647,6 +657,17 @@ func (s *Service) UpdateSubscriptionProperties(ctx context.Context, c Caller, re
 		return nil, s.internal(ctx, "subscription properties", err)
 	}
 	return &EmptyResponse{}, nil
+}
+
+// ownSubscription is the caller's active subscription to a channel.
+func (r reads) ownSubscription(ctx context.Context, cc *channelCtx, channelID int64) (*storage.Subscription, error) {
+	sub, err := r.st.GetSubscription(ctx, cc.realm.ID, cc.me.ID, channelID)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && !sub.Active {
+		return nil, BadRequest("Not subscribed to channel ID %d", channelID)
+	} else if err != nil {
+		return nil, r.s.internal(ctx, "subscription properties", err)
+	}
+	return sub, nil
 }
 
 // subscribeToDefaultChannels subscribes a new account to the

@@ -70,27 +70,42 @@ var errSystemBotTaken = errors.New("an account holds an internal bot's address")
 // systemBot returns the realm's internal bot of that kind, making it for
 // an organization created before it was made with every organization.
 func (s *Service) systemBot(ctx context.Context, realm *storage.Realm, k systemBotKind) (*storage.User, error) {
-	u, err := s.store.GetUserByEmail(ctx, realm.ID, k.email())
-	switch {
-	case err == nil && !u.IsSystemBot:
-		return nil, errSystemBotTaken
-	case err == nil:
-		return u, nil
-	case !errors.Is(err, storage.ErrNotFound):
-		return nil, err
+	u, err := s.reads().systemBot(ctx, realm.ID, k)
+	if !errors.Is(err, storage.ErrNotFound) {
+		return u, err
 	}
 	bot, err := newSystemBot(realm.ID, s.nowUnix(), k)
 	if err != nil {
 		return nil, err
 	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
+		// Looked for again under the organization's write lock: another
+		// request may have made it since.
+		if u, err = w.reads().systemBot(ctx, realm.ID, k); !errors.Is(err, storage.ErrNotFound) {
+			return err
+		}
 		w.keepCallers()
+		u = bot
 		return w.CreateUser(ctx, bot)
 	})
-	if errors.Is(err, storage.ErrConflict) {
-		return s.store.GetUserByEmail(ctx, realm.ID, k.email())
+	if err != nil {
+		return nil, err
 	}
-	return bot, err
+	return u, nil
+}
+
+// systemBot is the realm's internal bot of that kind: storage.ErrNotFound
+// when it was not made yet, errSystemBotTaken when an account holds its
+// address.
+func (r reads) systemBot(ctx context.Context, realmID int64, k systemBotKind) (*storage.User, error) {
+	u, err := r.st.GetUserByEmail(ctx, realmID, k.email())
+	switch {
+	case err != nil:
+		return nil, err
+	case !u.IsSystemBot:
+		return nil, errSystemBotTaken
+	}
+	return u, nil
 }
 
 // notificationBot returns the organization's Notification Bot.

@@ -146,9 +146,21 @@ func (s *Service) SetTyping(ctx context.Context, c Caller, req TypingRequest) (*
 	if !slices.Contains(ids, me.ID) {
 		ids = append(ids, me.ID)
 	}
-	users, err := s.store.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: ids})
+	recipients, notify, err := s.reads().directTypingAudience(ctx, realm, ids)
 	if err != nil {
-		return nil, s.internal(ctx, "typing", err)
+		return nil, err
+	}
+	return &EmptyResponse{}, s.announce(ctx, realm.ID, toUsers(notify...),
+		TypingEvent{Op: req.Op, MessageType: "direct", Sender: sender, Recipients: recipients})
+}
+
+// directTypingAudience is a direct message's recipients (ids) as typing
+// events name them, and those of them who receive typing notifications;
+// an unknown ID is refused.
+func (r reads) directTypingAudience(ctx context.Context, realm *storage.Realm, ids []int64) ([]typingUser, []int64, error) {
+	users, err := r.st.FindUsers(ctx, realm.ID, storage.UserFilter{IDs: ids})
+	if err != nil {
+		return nil, nil, r.s.internal(ctx, "typing", err)
 	}
 	byID := map[int64]*storage.User{}
 	for i := range users {
@@ -159,15 +171,14 @@ func (s *Service) SetTyping(ctx context.Context, c Caller, req TypingRequest) (*
 	for _, id := range ids {
 		u := byID[id]
 		if u == nil {
-			return nil, noSuch("Invalid user ID %d", id)
+			return nil, nil, noSuch("Invalid user ID %d", id)
 		}
 		recipients = append(recipients, typingUser{u.ID, apiEmail(realm, u)})
 		if receivesTyping(u) {
 			notify = append(notify, u.ID)
 		}
 	}
-	return &EmptyResponse{}, s.announce(ctx, realm.ID, toUsers(notify...),
-		TypingEvent{Op: req.Op, MessageType: "direct", Sender: sender, Recipients: recipients})
+	return recipients, notify, nil
 }
 
 // channelTypingAudience lists the channel's subscribers who receive typing
@@ -218,42 +229,51 @@ type TypingEditRequest struct {
 // SetEditTyping tells those who would see an edit of the message that
 // the caller started or stopped editing it.
 func (s *Service) SetEditTyping(ctx context.Context, c Caller, req TypingEditRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	r := s.reads()
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkTypingOp(req.Op); err != nil {
 		return nil, err
 	}
-	m, _, err := s.modifiableMessage(ctx, s.reads(), realm, me, req.MessageID)
+	m, _, err := s.modifiableMessage(ctx, r, realm, me, req.MessageID)
 	if err != nil {
 		return nil, s.internal(ctx, "edit typing", err)
 	}
-	ev := TypingEditEvent{Op: req.Op, SenderID: me.ID, MessageID: m.ID}
-	var to []int64
+	recipient, to, err := r.editTypingAudience(ctx, realm, me, m)
+	if err != nil {
+		return nil, err
+	}
+	if to == nil {
+		return &EmptyResponse{}, nil
+	}
+	ev := TypingEditEvent{Op: req.Op, SenderID: me.ID, MessageID: m.ID, Recipient: recipient}
+	return &EmptyResponse{}, s.announce(ctx, realm.ID, toUsers(to...), ev)
+}
+
+// editTypingAudience is where an edit of m happens, as typing events
+// name it, and who is told of me editing it: nil when nobody (a channel
+// too large for typing notifications). A sender who turned typing
+// notifications off for the message's kind is refused.
+func (r reads) editTypingAudience(ctx context.Context, realm *storage.Realm, me *storage.User, m *storage.Message) (typingRecipient, []int64, error) {
 	if m.StreamID != nil {
 		if !settingsOf(me).SendStreamTypingNotifications {
-			return nil, refused("User has disabled typing notifications for channel messages")
+			return typingRecipient{}, nil, refused("User has disabled typing notifications for channel messages")
 		}
 		topic := m.Topic
-		ev.Recipient = typingRecipient{Type: "channel", ChannelID: *m.StreamID, Topic: &topic}
-		if to, err = s.reads().channelTypingAudience(ctx, realm.ID, *m.StreamID); err != nil || to == nil {
-			return &EmptyResponse{}, err
-		}
-	} else {
-		if !settingsOf(me).SendPrivateTypingNotifications {
-			return nil, refused("User has disabled typing notifications for direct messages")
-		}
-		members, err := s.store.ConversationMembers(ctx, realm.ID, *m.ConversationID)
-		if err != nil {
-			return nil, s.internal(ctx, "edit typing", err)
-		}
-		ev.Recipient = typingRecipient{Type: "direct", UserIDs: members}
-		if to, err = s.reads().typingReceivers(ctx, realm.ID, members); err != nil {
-			return nil, err
-		}
+		to, err := r.channelTypingAudience(ctx, realm.ID, *m.StreamID)
+		return typingRecipient{Type: "channel", ChannelID: *m.StreamID, Topic: &topic}, to, err
 	}
-	return &EmptyResponse{}, s.announce(ctx, realm.ID, toUsers(to...), ev)
+	if !settingsOf(me).SendPrivateTypingNotifications {
+		return typingRecipient{}, nil, refused("User has disabled typing notifications for direct messages")
+	}
+	members, err := r.st.ConversationMembers(ctx, realm.ID, *m.ConversationID)
+	if err != nil {
+		return typingRecipient{}, nil, r.s.internal(ctx, "edit typing", err)
+	}
+	to, err := r.typingReceivers(ctx, realm.ID, members)
+	return typingRecipient{Type: "direct", UserIDs: members}, to, err
 }
 
 // announce publishes an event that changes nothing stored (typing): it
@@ -269,7 +289,7 @@ func (s *Service) announce(ctx context.Context, realmID int64, aud Audience, bod
 	if err != nil {
 		return s.internal(ctx, "announce", err)
 	}
-	err = s.store.InTx(ctx, func(st storage.Store) error { return st.PublishEvents(ctx, payload) })
+	err = s.publishOnBus(ctx, payload)
 	if err != nil {
 		return s.internal(ctx, "announce", fmt.Errorf("publish %s event: %w", body.EventType(), err))
 	}

@@ -537,29 +537,39 @@ func (s *Service) MarkTopicAsRead(ctx context.Context, c Caller, req MarkTopicAs
 	}
 	var topic *string
 	if req.TopicName != "" {
-		name := req.TopicName
-		if name == EmptyTopicDisplayName {
-			name = ""
-		}
-		periods, err := s.store.ListUserPeriods(ctx, realm.ID, me.ID)
-		if err != nil {
-			return nil, s.internal(ctx, "mark topic as read", err)
-		}
-		found, err := s.store.ListChannelMessagesIn(ctx, realm.ID, receivedSpans(periods, ch.ID, 1, noUpperID), &name, 1)
-		if err != nil {
-			return nil, s.internal(ctx, "mark topic as read", err)
-		}
-		if len(found) == 0 {
-			return nil, noSuch("No such topic '%s'", name)
-		}
-		if name != "" {
-			topic = &name
+		if topic, err = s.reads().receivedTopic(ctx, realm.ID, me.ID, ch.ID, req.TopicName); err != nil {
+			return nil, err
 		}
 	}
 	if err := s.markChannelRead(ctx, realm, me, ch.ID, topic); err != nil {
 		return nil, s.internal(ctx, "mark topic as read", err)
 	}
 	return &EmptyResponse{}, nil
+}
+
+// receivedTopic is a topic name of MarkTopicAsRead as stored (nil for
+// the empty topic), if the user received a message of it in the
+// channel; NotFound otherwise.
+func (r reads) receivedTopic(ctx context.Context, realmID, userID, channelID int64, topicName string) (*string, error) {
+	name := topicName
+	if name == EmptyTopicDisplayName {
+		name = ""
+	}
+	periods, err := r.userPeriods(ctx, realmID, userID)
+	if err != nil {
+		return nil, r.s.internal(ctx, "mark topic as read", err)
+	}
+	found, err := r.st.ListChannelMessagesIn(ctx, realmID, receivedSpans(periods, channelID, 1, noUpperID), &name, 1)
+	if err != nil {
+		return nil, r.s.internal(ctx, "mark topic as read", err)
+	}
+	if len(found) == 0 {
+		return nil, noSuch("No such topic '%s'", name)
+	}
+	if name == "" {
+		return nil, nil
+	}
+	return &name, nil
 }
 
 // readableChannel loads a channel whose messages the caller may read

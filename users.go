@@ -221,6 +221,31 @@ type GetUserResponse struct {
 
 var errNoSuchUser = noSuch("No such user")
 
+// user is a user of the organization, active or not: errNoSuchUser when
+// there is none (op names the operation in an internal error).
+func (r reads) user(ctx context.Context, realmID, id int64, op string) (*storage.User, error) {
+	u, err := r.st.GetUser(ctx, realmID, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errNoSuchUser
+	} else if err != nil {
+		return nil, r.s.internal(ctx, op, err)
+	}
+	return u, nil
+}
+
+// organization is an organization named by an unauthenticated call,
+// deactivated or not: BAD_REQUEST "Invalid organization" when there is
+// none.
+func (r reads) organization(ctx context.Context, realmID int64, op string) (*storage.Realm, error) {
+	realm, err := r.st.GetRealm(ctx, realmID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, BadRequest("Invalid organization")
+	} else if err != nil {
+		return nil, r.s.internal(ctx, op, err)
+	}
+	return realm, nil
+}
+
 // GetUser returns one user by ID, deactivated users and bots included.
 // An unknown ID answers BAD_REQUEST "No such user".
 func (s *Service) GetUser(ctx context.Context, c Caller, req GetUserRequest) (*GetUserResponse, error) {
@@ -233,11 +258,9 @@ func (r reads) getUser(ctx context.Context, c Caller, req GetUserRequest) (*GetU
 	if err != nil {
 		return nil, err
 	}
-	u, err := r.st.GetUser(ctx, realm.ID, req.UserID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, errNoSuchUser
-	} else if err != nil {
-		return nil, r.s.internal(ctx, "get user", err)
+	u, err := r.user(ctx, realm.ID, req.UserID, "get user")
+	if err != nil {
+		return nil, err
 	}
 	return r.getUserResponse(ctx, realm, me, u, req.ClientGravatar, req.IncludeCustomProfileFields)
 }
@@ -527,11 +550,9 @@ type ProvisionUserResponse struct {
 // provision accounts, and chattest uses it to make users of every role.
 // It validates like CreateUser.
 func (s *Service) ProvisionUser(ctx context.Context, realmID int64, req ProvisionUserRequest) (*ProvisionUserResponse, error) {
-	realm, err := s.store.GetRealm(ctx, realmID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, BadRequest("Invalid organization")
-	} else if err != nil {
-		return nil, s.internal(ctx, "provision user", err)
+	realm, err := s.reads().organization(ctx, realmID, "provision user")
+	if err != nil {
+		return nil, err
 	}
 	u, key, err := s.addUser(ctx, realm, req)
 	if err != nil {
@@ -638,11 +659,9 @@ type UserPermissions struct {
 // account. Like ProvisionUser it is a server-administration operation with
 // no Caller (the reference uses a management command for it).
 func (s *Service) SetUserPermissions(ctx context.Context, realmID, userID int64, p UserPermissions) error {
-	u, err := s.store.GetUser(ctx, realmID, userID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return errNoSuchUser
-	} else if err != nil {
-		return s.internal(ctx, "set permissions", err)
+	u, err := s.reads().user(ctx, realmID, userID, "set permissions")
+	if err != nil {
+		return err
 	}
 	u.CanCreateUsers, u.CanChangeUserEmails = p.CanCreateUsers, p.CanChangeUserEmails
 	err = s.write(ctx, realmID, func(w *writeTx) error {

@@ -48,15 +48,14 @@ type UpdateUserByEmailRequest struct {
 // owner, and the only owner keeps it. Everything is checked before
 // anything is written: a rejected request changes nothing.
 func (s *Service) UpdateUser(ctx context.Context, c Caller, req UpdateUserRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().actor(ctx, c)
+	r := s.reads()
+	me, realm, err := r.actor(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	target, err := s.store.GetUser(ctx, realm.ID, req.UserID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, errNoSuchUser
-	} else if err != nil {
-		return nil, s.internal(ctx, "update user", err)
+	target, err := r.user(ctx, realm.ID, req.UserID, "update user")
+	if err != nil {
+		return nil, err
 	}
 	return s.updateUser(ctx, realm, me, target, req.UserUpdate)
 }
@@ -249,18 +248,20 @@ type DeactivateUserRequest struct {
 // only; deactivating an owner takes an owner, and the only owner cannot be
 // deactivated. The user's API key stops working at once.
 func (s *Service) DeactivateUser(ctx context.Context, c Caller, req DeactivateUserRequest) (*EmptyResponse, error) {
-	me, realm, err := s.reads().admin(ctx, c)
+	r := s.reads()
+	me, realm, err := r.admin(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	if req.DeactivationNotificationComment != nil && utf8.RuneCountInString(*req.DeactivationNotificationComment) > 2000 {
 		return nil, BadRequest("deactivation_notification_comment is too long (limit: 2000 characters)")
 	}
-	target, err := s.store.GetUser(ctx, realm.ID, req.UserID)
-	if errors.Is(err, storage.ErrNotFound) || err == nil && target.IsBot {
+	target, err := r.user(ctx, realm.ID, req.UserID, "deactivate user")
+	if err != nil {
+		return nil, err
+	}
+	if target.IsBot {
 		return nil, errNoSuchUser
-	} else if err != nil {
-		return nil, s.internal(ctx, "deactivate user", err)
 	}
 	if !target.IsActive {
 		return nil, BadRequest("User is deactivated")
@@ -393,33 +394,13 @@ func (s *Service) ReactivateUser(ctx context.Context, c Caller, req ReactivateUs
 	if err != nil {
 		return nil, err
 	}
-	target, err := s.store.GetUser(ctx, realm.ID, req.UserID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, errNoSuchUser
-	} else if err != nil {
-		return nil, s.internal(ctx, "reactivate user", err)
-	}
-	if target.IsActive {
-		return nil, clash("User is already active")
-	}
-	if target.IsBot && target.BotOwnerID != nil {
-		owner, err := s.store.GetUser(ctx, realm.ID, *target.BotOwnerID)
-		if err != nil {
-			return nil, s.internal(ctx, "reactivate user", err)
-		}
-		if !owner.IsActive {
-			return nil, BadRequest("Cannot reactivate a bot whose owner is deactivated")
-		}
-	}
 	err = s.write(ctx, realm.ID, func(w *writeTx) error {
-		// Checked again under the realm's write lock: of two concurrent
-		// reactivations one succeeds and one is refused.
-		target, err = w.GetUser(ctx, realm.ID, target.ID)
+		// Checked under the realm's write lock: of two concurrent
+		// reactivations one succeeds and one is refused, and a bot's
+		// owner deactivated meanwhile keeps the bot deactivated.
+		target, err := w.reads().reactivatable(ctx, realm.ID, req.UserID)
 		if err != nil {
 			return err
-		}
-		if target.IsActive {
-			return clash("User is already active")
 		}
 		target.IsActive = true
 		if err := w.UpdateUser(ctx, target, "is_active"); err != nil {
@@ -435,4 +416,26 @@ func (s *Service) ReactivateUser(ctx context.Context, c Caller, req ReactivateUs
 		return nil, s.internal(ctx, "reactivate user", err)
 	}
 	return &EmptyResponse{}, nil
+}
+
+// reactivatable is a deactivated user who may be reactivated: a bot only
+// while its owner is active.
+func (r reads) reactivatable(ctx context.Context, realmID, id int64) (*storage.User, error) {
+	target, err := r.user(ctx, realmID, id, "reactivate user")
+	if err != nil {
+		return nil, err
+	}
+	if target.IsActive {
+		return nil, clash("User is already active")
+	}
+	if target.IsBot && target.BotOwnerID != nil {
+		owner, err := r.st.GetUser(ctx, realmID, *target.BotOwnerID)
+		if err != nil {
+			return nil, err
+		}
+		if !owner.IsActive {
+			return nil, BadRequest("Cannot reactivate a bot whose owner is deactivated")
+		}
+	}
+	return target, nil
 }

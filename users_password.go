@@ -24,15 +24,9 @@ func (s *Service) SetUserPassword(ctx context.Context, realmID int64, req SetUse
 	if err := s.checkPassword(req.Password); err != nil {
 		return err
 	}
-	u, err := s.store.GetUserByEmail(ctx, realmID, req.Email)
-	if errors.Is(err, storage.ErrNotFound) {
-		return NotFound("No user with email %s", req.Email)
-	}
+	u, err := s.reads().passwordAccount(ctx, realmID, req.Email)
 	if err != nil {
-		return s.internal(ctx, "set user password", err)
-	}
-	if u.IsBot {
-		return BadRequest("A bot has no password")
+		return err
 	}
 	hash, err := s.hasher.Hash(req.Password)
 	if err != nil {
@@ -46,4 +40,20 @@ func (s *Service) SetUserPassword(ctx context.Context, realmID int64, req SetUse
 	}
 	s.InvalidateCaches(realmID)
 	return nil
+}
+
+// passwordAccount is the human account of an email, whose password
+// SetUserPassword sets.
+func (r reads) passwordAccount(ctx context.Context, realmID int64, email string) (*storage.User, error) {
+	u, err := r.st.GetUserByEmail(ctx, realmID, email)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, NotFound("No user with email %s", email)
+	}
+	if err != nil {
+		return nil, r.s.internal(ctx, "set user password", err)
+	}
+	if u.IsBot {
+		return nil, BadRequest("A bot has no password")
+	}
+	return u, nil
 }
