@@ -240,9 +240,13 @@ func TestFailureSplitsAGrownBatch(t *testing.T) {
 			assert.Equal(t, int64(3), m["chat.write.retries"], "the grown batch's three ran again")
 			assert.Equal(t, int64(7), m["chat.write.duration"], "transactions: 0; 1-4; 5-7; 5; 6; 7; 8-9")
 
+			// The sink gets each transaction's events together, but the
+			// lane's next transaction may reach it first (a batch is
+			// finished once its lane is free; commit order is the event
+			// queues', and the IDs' below): every committed op once.
 			r.mu.Lock()
-			assert.Equal(t, []string{"op 0", "op 1", "op 2", "op 3", "op 4", "op 5", "op 7", "op 8", "op 9"}, r.topics,
-				"the failed op published nothing; the others once, in order")
+			assert.ElementsMatch(t, []string{"op 0", "op 1", "op 2", "op 3", "op 4", "op 5", "op 7", "op 8", "op 9"}, r.topics,
+				"the failed op published nothing; the others once")
 			r.mu.Unlock()
 			for i := range 10 {
 				_, err := r.st.GetUserTopic(ctx, r.owner.RealmID, r.owner.UserID, r.channel, fmt.Sprintf("op %d", i))
