@@ -53,16 +53,14 @@ func (s *Store) NewestReceivedMessage(ctx context.Context, realmID, userID int64
 	})
 	if pg {
 		parts, args = newestInSpansPostgres(p, realmID, sorted, parts, args)
-	}
-	for _, sp := range sorted {
-		if pg {
-			break // above
-		}
-		cond, bound := spanCond(sp, "id")
-		parts = append(parts, "SELECT max(id) AS v FROM messages WHERE realm_id = ? AND stream_id = ? AND "+cond)
-		args = append(args, p.v(realmID), p.v(sp.StreamID))
-		for _, b := range bound {
-			args = append(args, p.v(b))
+	} else {
+		for _, sp := range sorted {
+			cond, bound := spanCond(sp, "id")
+			parts = append(parts, "SELECT max(id) AS v FROM messages WHERE realm_id = ? AND stream_id = ? AND "+cond)
+			args = append(args, p.v(realmID), p.v(sp.StreamID))
+			for _, b := range bound {
+				args = append(args, p.v(b))
+			}
 		}
 	}
 	var id int64
