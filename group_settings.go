@@ -163,15 +163,6 @@ func firstMissing[T any](want []int64, found []T, id func(T) int64) (int64, bool
 	return 0, false
 }
 
-// groupSettingValue is the wire value of the group that holds a permission.
-func (r reads) groupSettingValue(ctx context.Context, realmID, groupID int64) (GroupSettingValue, error) {
-	scope := newGroupScope(nil)
-	if err := scope.load(ctx, r.st, realmID, groupID); err != nil {
-		return GroupSettingValue{}, err
-	}
-	return scope.value(groupID), nil
-}
-
 // updateGroupSetting applies an update of the setting name: "new" is
 // required; when the update names the value it expects to replace, that
 // must match the current value (else EXPECTATION_MISMATCH); then store

@@ -73,44 +73,26 @@ func (m *FetchedMessage) appendJSON(b []byte) ([]byte, error) {
 	b = append(b, `,"subject":`...)
 	b = appendJSONString(b, v.Subject)
 	b = append(b, `,"topic_links":`...)
-	if v.TopicLinks == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, l := range v.TopicLinks {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"text":`...)
-			b = appendJSONString(b, l.Text)
-			b = append(b, `,"url":`...)
-			b = appendJSONString(b, l.URL)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = appendJSONList(b, v.TopicLinks, func(b []byte, l *TopicLink) []byte {
+		b = append(b, `{"text":`...)
+		b = appendJSONString(b, l.Text)
+		b = append(b, `,"url":`...)
+		b = appendJSONString(b, l.URL)
+		return append(b, '}')
+	})
 	b = appendBoolField(b, `,"is_me_message":`, v.IsMeMessage)
 	b = append(b, `,"reactions":`...)
-	if v.Reactions == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, r := range v.Reactions {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"emoji_name":`...)
-			b = appendJSONString(b, r.EmojiName)
-			b = append(b, `,"emoji_code":`...)
-			b = appendJSONString(b, r.EmojiCode)
-			b = append(b, `,"reaction_type":`...)
-			b = appendJSONString(b, r.ReactionType)
-			b = append(b, `,"user_id":`...)
-			b = strconv.AppendInt(b, r.UserID, 10)
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-	}
+	b = appendJSONList(b, v.Reactions, func(b []byte, r *Reaction) []byte {
+		b = append(b, `{"emoji_name":`...)
+		b = appendJSONString(b, r.EmojiName)
+		b = append(b, `,"emoji_code":`...)
+		b = appendJSONString(b, r.EmojiCode)
+		b = append(b, `,"reaction_type":`...)
+		b = appendJSONString(b, r.ReactionType)
+		b = append(b, `,"user_id":`...)
+		b = strconv.AppendInt(b, r.UserID, 10)
+		return append(b, '}')
+	})
 	var err error
 	b = append(b, `,"submessages":`...)
 	if b, err = appendJSONValue(b, v.Submessages); err != nil {
@@ -174,18 +156,7 @@ func (m *FetchedMessage) appendJSON(b []byte) ([]byte, error) {
 		b = strconv.AppendInt(b, *v.LastMovedTime, 10)
 	}
 	b = append(b, `,"flags":`...)
-	if m.Flags == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for i, f := range m.Flags {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, f)
-		}
-		b = append(b, ']')
-	}
+	b = appendJSONList(b, m.Flags, func(b []byte, f *string) []byte { return appendJSONString(b, *f) })
 	if m.MatchContent != nil {
 		b = append(b, `,"match_content":`...)
 		b = appendJSONString(b, *m.MatchContent)

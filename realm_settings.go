@@ -121,7 +121,11 @@ func (r reads) getRealmSettings(ctx context.Context, c Caller) (*GetRealmSetting
 		RealmPresenceDisabled:                       realm.PresenceDisabled,
 		RealmMandatoryTopics:                        realm.MandatoryTopics,
 	}
-	values, err := r.realmGroupSettingValues(ctx, realm)
+	ids := make([]int64, len(realmGroupSettings))
+	for i, set := range realmGroupSettings {
+		ids[i] = *set.field(realm)
+	}
+	values, err := r.realmGroupSettingValues(ctx, realm, ids...)
 	if err != nil {
 		return nil, r.s.internal(ctx, "get realm settings", err)
 	}
@@ -131,15 +135,15 @@ func (r reads) getRealmSettings(ctx context.Context, c Caller) (*GetRealmSetting
 	return &GetRealmSettingsResponse{rs}, nil
 }
 
-// realmGroupSettingValues are the wire values of every realm permission,
-// in realmGroupSettings' order: the groups that hold them read in one
-// query (and their contents in two more when some are anonymous), the
-// administrators' group looked up once if a permission is unset.
-func (r reads) realmGroupSettingValues(ctx context.Context, realm *storage.Realm) ([]GroupSettingValue, error) {
-	ids := make([]int64, len(realmGroupSettings))
+// realmGroupSettingValues are the wire values of realm permissions held
+// by the groups ids (0: unset, which is administrators), in their order:
+// the groups read in one query (and their contents in two more when some
+// are anonymous), the administrators' group looked up once if needed.
+func (r reads) realmGroupSettingValues(ctx context.Context, realm *storage.Realm, ids ...int64) ([]GroupSettingValue, error) {
+	ids = slices.Clone(ids)
 	var admins int64
-	for i, set := range realmGroupSettings {
-		if ids[i] = *set.field(realm); ids[i] != 0 {
+	for i := range ids {
+		if ids[i] != 0 {
 			continue
 		}
 		if admins == 0 {
@@ -191,11 +195,11 @@ var (
 
 // realmGroupSetting is the wire value of a realm permission (0: administrators).
 func (r reads) realmGroupSetting(ctx context.Context, realm *storage.Realm, id int64) (GroupSettingValue, error) {
-	if id == 0 {
-		admins, err := r.systemGroupID(ctx, realm.ID, GroupAdministrators)
-		return GroupSettingValue{GroupID: &admins}, err
+	values, err := r.realmGroupSettingValues(ctx, realm, id)
+	if err != nil {
+		return GroupSettingValue{}, err
 	}
-	return r.groupSettingValue(ctx, realm.ID, id)
+	return values[0], nil
 }
 
 // UpdateRealmRequest is the input of UpdateRealm; every field is optional.

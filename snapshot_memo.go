@@ -146,29 +146,24 @@ func (m *snapshotMemo) GetGroupsByID(ctx context.Context, realmID int64, ids []i
 // ConversationMembersOf reads only the conversations not read before
 // (the unread state and the recent conversations name the same ones).
 func (m *snapshotMemo) ConversationMembersOf(ctx context.Context, realmID int64, ids []int64) (map[int64][]int64, error) {
-	out := make(map[int64][]int64, len(ids))
-	var missing []int64
-	m.mu.Lock()
-	for _, id := range ids {
-		if v, ok := m.memos[memoKey{"conversation", realmID, id}]; ok {
-			out[id] = slices.Clone(v.([]int64))
-		} else {
-			missing = append(missing, id)
-		}
-	}
-	m.mu.Unlock()
-	if len(missing) == 0 {
-		return out, nil
-	}
-	found, err := m.Store.ConversationMembersOf(ctx, realmID, missing)
+	type member struct{ conv, user int64 }
+	rows, err := rememberEach(m, "conversation", realmID, ids, func(r member) int64 { return r.conv },
+		func(missing []int64) ([]member, error) {
+			found, err := m.Store.ConversationMembersOf(ctx, realmID, missing)
+			var out []member
+			for conv, users := range found {
+				for _, u := range users {
+					out = append(out, member{conv, u})
+				}
+			}
+			return out, err
+		})
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for id, members := range found {
-		m.memos[memoKey{"conversation", realmID, id}] = members
-		out[id] = slices.Clone(members)
+	out := make(map[int64][]int64, len(ids))
+	for _, r := range rows {
+		out[r.conv] = append(out[r.conv], r.user)
 	}
 	return out, nil
 }

@@ -169,11 +169,9 @@ func (d *deployment) start(s *server) {
 	}
 	// The server joined before it answered ready; its log line reaches
 	// s.out through exec's copying goroutine, which may not have run yet.
-	var m []string
-	require.Eventually(tb, func() bool {
-		m = joinedRE.FindStringSubmatch(s.out.String())
-		return len(m) == 2
-	}, 10*time.Second, 10*time.Millisecond, "the server joins the fleet: %s", s.out)
+	awaitLine(tb, s, joinedRE)
+	m := joinedRE.FindStringSubmatch(s.out.String())
+	require.Len(tb, m, 2, "the server joins the fleet: %s", s.out)
 	s.id, _ = strconv.ParseInt(m[1], 10, 64)
 }
 

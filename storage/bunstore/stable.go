@@ -98,11 +98,21 @@ func (s *Store) scan(ctx context.Context, q stableQuery, p *params, dest ...any)
 	if p.ph == nil {
 		return q.Scan(ctx, dest...)
 	}
-	text := q.String()
+	rows, err := s.queryStable(ctx, q.String(), p)
+	if err != nil {
+		return err
+	}
+	return s.readerDB().ScanRows(ctx, rows, dest...)
+}
+
+// queryStable runs text, written with p's placeholders, through its
+// prepared statement (or directly when the cache is full), and tells the
+// hooks.
+func (s *Store) queryStable(ctx context.Context, text string, p *params) (*sql.Rows, error) {
 	db := s.readerDB()
 	stmt, err := s.stmts.get(ctx, db, text)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var rows *sql.Rows
 	if stmt != nil {
@@ -111,10 +121,7 @@ func (s *Store) scan(ctx context.Context, q stableQuery, p *params, dest ...any)
 		rows, err = db.DB.QueryContext(ctx, text, p.args...)
 	}
 	s.hooks.ran(text, text, p.args)
-	if err != nil {
-		return err
-	}
-	return s.readerDB().ScanRows(ctx, rows, dest...)
+	return rows, err
 }
 
 // scanRows runs the query text (built with p) and calls fn on each of
@@ -123,23 +130,12 @@ func (s *Store) scan(ctx context.Context, q stableQuery, p *params, dest ...any)
 func (s *Store) scanRows(ctx context.Context, text string, p *params, fn func(*sql.Rows) error) error {
 	var rows *sql.Rows
 	var err error
-	switch {
-	case p.ph == nil:
+	if p.ph == nil {
 		// Values inline (in a transaction, through it): through bun,
 		// whose hooks see it.
 		rows, err = s.r.QueryContext(ctx, "?", bun.Safe(text))
-	default:
-		db := s.readerDB()
-		var stmt *sql.Stmt
-		if stmt, err = s.stmts.get(ctx, db, text); err != nil {
-			return err
-		}
-		if stmt != nil {
-			rows, err = stmt.QueryContext(ctx, p.args...)
-		} else {
-			rows, err = db.DB.QueryContext(ctx, text, p.args...)
-		}
-		s.hooks.ran(text, text, p.args)
+	} else {
+		rows, err = s.queryStable(ctx, text, p)
 	}
 	if err != nil {
 		return err
