@@ -78,15 +78,23 @@ func TestSharedTransactionWithOneFailure(t *testing.T) {
 				}
 			}
 			// Op 0 holds the lane until ops 1-5 are queued behind it.
+			// It waits until op 0 is inside its transaction: a write still
+			// waiting for the lock would take the next ones into its batch.
 			release := make(chan struct{})
+			entered := make(chan struct{})
 			first := make(chan error, 1)
 			go func() {
 				first <- s.writeIn(ctx, lane, true, func(w *writeTx) error {
+					close(entered)
 					<-release
 					return op(0)(w)
 				})
 			}()
-			require.Eventually(t, func() bool { return runs[0].Load() == 0 && !s.writes.Idle() }, time.Second, time.Millisecond)
+			select {
+			case <-entered:
+			case <-time.After(10 * time.Second):
+				t.Fatal("op 0 never entered its transaction")
+			}
 			errs := make([]error, 6)
 			var wg sync.WaitGroup
 			for i := 1; i <= 5; i++ {
