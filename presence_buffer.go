@@ -50,10 +50,9 @@ type presenceTimes = presencebuf.Times
 
 // presenceChange is what a report does to a user's presence.
 type presenceChange struct {
-	next                   presenceTimes
-	changed, creating      bool
-	becameOnline           bool
-	connectedMoved, active bool
+	next              presenceTimes
+	changed, creating bool
+	becameOnline      bool
 }
 
 // applyPresenceReport is the reference's update rule for one report at

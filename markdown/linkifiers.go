@@ -85,16 +85,6 @@ func (l *Linkifier) find(s string, from int) (linkifierMatch, bool) {
 	return l.match(re, s, loc), true
 }
 
-// findAll returns the successive non-overlapping matches in s (Python's
-// finditer).
-func (l *Linkifier) findAll(s string) []linkifierMatch {
-	var out []linkifierMatch
-	for _, loc := range l.re.FindAllStringSubmatchIndex(s, -1) {
-		out = append(out, l.match(l.re, s, loc))
-	}
-	return out
-}
-
 func (l *Linkifier) match(re *regexp.Regexp, s string, loc []int) linkifierMatch {
 	vals := uritemplate.Values{}
 	m := linkifierMatch{start: loc[0], end: loc[1]}

@@ -249,17 +249,6 @@ func findAutolink(p *inlineProc, s string, from int) (imatch, bool) {
 	return imatch{}, false
 }
 
-func isRuneStart(s string, i int) bool { return s[i] < 0x80 || s[i] >= 0xC0 }
-
-func onlyTrailing(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if strings.IndexByte(urlTrailing, s[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
 func isWordByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

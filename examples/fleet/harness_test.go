@@ -236,16 +236,6 @@ func (d *deployment) startNginx(nginx, lbAddr string) {
 	}, 10*time.Second, 20*time.Millisecond, "nginx: %s", &out)
 }
 
-// serverByID returns the server with that fleet ID.
-func (d *deployment) serverByID(id int64) *server {
-	for _, s := range d.servers {
-		if s.id == id {
-			return s
-		}
-	}
-	return nil
-}
-
 // call makes an API request through base as email/key; it returns the
 // decoded body and the status.
 func (d *deployment) call(ctx context.Context, base, method, path, email, key string, form url.Values) (map[string]any, int, error) {
