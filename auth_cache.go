@@ -189,9 +189,11 @@ func (r reads) channelByName(ctx context.Context, realmID int64, name string) (*
 }
 
 // InvalidateCaches forgets what the Service caches about an organization
-// (its users as callers, and its channels). Host programs that change the store directly,
-// not through the Service, call it afterwards.
+// (its users as callers, its channels, the newest messages its users
+// received and the unread states it remembers). Host programs that change
+// the store directly, not through the Service, call it afterwards.
 func (s *Service) InvalidateCaches(realmID int64) {
 	s.records.bump(realmID)
 	s.received.reset(realmID)
+	s.unread.reset(realmID)
 }

@@ -170,6 +170,7 @@ type Service struct {
 	marks        busMarks // its markers on the bus
 	presence     *presencebuf.Buffer
 	received     receivedIndex // what max_message_id is answered from (max_message_id.go)
+	unread       *unreadCache  // the remembered unread states (unread_cache.go)
 	// The outbox runners of the background deliveries, and what they
 	// deliver with (scheduled_delivery.go, outgoing_webhooks.go,
 	// notifications_delivery.go).
@@ -202,6 +203,7 @@ func WithPasswordHasher(h PasswordHasher) Option { return func(s *Service) { s.h
 func New(store storage.Store, opts ...Option) *Service {
 	s := &Service{
 		store:             store,
+		unread:            newUnreadCache(),
 		now:               time.Now,
 		log:               slog.New(slog.NewTextHandler(io.Discard, nil)),
 		hasher:            Argon2id{},

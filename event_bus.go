@@ -39,6 +39,10 @@ type busWrite struct {
 	// Received: what the write changes in max_message_id's values
 	// (max_message_id.go).
 	Received *receivedChanges `json:"rc,omitempty"`
+	// Unread: what the write changes of readers' unread states
+	// (unread_cache.go). Every server applies it when the write arrives,
+	// the writer's own included (a marker proves that it has).
+	Unread *unreadTouched `json:"ur,omitempty"`
 }
 
 // busEvent is one event as it travels to the queues: the reference's JSON
@@ -66,12 +70,15 @@ func isEmpty(p *string) bool { return p != nil && *p == "" }
 // busPayload encodes w's events and invalidations; nil when the write
 // has nothing to tell.
 func (s *Service) busPayload(w *writeTx) ([]byte, error) {
-	if len(w.events) == 0 && w.callersKept && len(w.forgotten) == 0 && w.received.empty() {
+	if len(w.events) == 0 && w.callersKept && len(w.forgotten) == 0 && w.received.empty() && w.unread.empty() {
 		return nil, nil
 	}
 	out := busWrite{Origin: s.busOrigin, Realm: w.realmID, Bump: !w.callersKept, Forget: w.forgotten}
 	if !w.received.empty() {
 		out.Received = &w.received
+	}
+	if !w.unread.empty() {
+		out.Unread = &w.unread
 	}
 	if s.needsSync(w) {
 		w.syncID = randomHex(8)
@@ -133,6 +140,7 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 		// complete. Clients re-register, as after a server restart.
 		s.log.Warn("event bus reconnected; dropping every event queue")
 		s.hub.DropAll()
+		s.unread.reset(0)
 		return
 	}
 	for _, p := range b.Payloads {
@@ -150,6 +158,9 @@ func (s *Service) onBusBatch(b storage.EventBatch) {
 		if w.Handover != nil {
 			s.onHandover(w.Handover)
 			continue
+		}
+		if w.Unread != nil {
+			s.unread.apply(w.Realm, w.Unread)
 		}
 		if w.Origin != s.busOrigin {
 			if w.Bump {

@@ -42,3 +42,13 @@ func FleetPeers(s *Service) (int, error) {
 	peers, err := s.livePeers(context.Background(), false)
 	return len(peers), err
 }
+
+// SetUnreadCacheMin sets how many unread messages a reader's state lists
+// to be remembered (unreadCacheMin), before s serves a request.
+func SetUnreadCacheMin(s *Service, n int) { s.unread.min = n }
+
+// UnreadCacheStats counts what s's requests found of remembered unread
+// states: used as they were, used with newer messages added, and stale.
+func UnreadCacheStats(s *Service) (hits, merges, misses int64) {
+	return s.unread.hits.Load(), s.unread.merges.Load(), s.unread.misses.Load()
+}

@@ -32,6 +32,9 @@ type reads struct {
 	// recv answers max_message_id from memory: only the Service's own
 	// reads have it (a snapshot or a transaction reads the store).
 	recv *receivedIndex
+	// unreadAt: a registration's snapshot, and the generations of the
+	// reader's unread state read before it began (unread_cache.go).
+	unreadAt *unreadGens
 }
 
 // reads reads the Service's store through its shared caches.

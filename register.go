@@ -160,7 +160,10 @@ func (s *Service) Register(ctx context.Context, c Caller, req RegisterRequest) (
 	if req.FetchEventTypes != nil {
 		fetch = req.FetchEventTypes
 	}
+	// Read before the snapshot begins (unread_cache.go).
+	unreadAt := s.unread.gens(c.RealmID, c.UserID)
 	q, err := s.openQueue(ctx, me, opts, func(view reads, out *queueStart) error {
+		view.unreadAt = &unreadAt
 		state, err := view.initialState(ctx, c, &req, &opts, fetch)
 		out.state = state
 		return err

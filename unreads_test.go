@@ -22,11 +22,26 @@ import (
 // messages and flags say (every message of their feed without "read", in
 // channels they are subscribed to, grouped as unread_msgs groups them).
 // TEAMCHAT_UNREAD_SEED picks another seed.
+//
+// It runs twice: as a reader's state is listed from scratch, and as it is
+// remembered between requests (every state, however small), where it is
+// compared ten times as often, through GetUnreadMessages and through a
+// registration, and a state that nothing changed is asked for again.
 func TestUnreadMessagesAgainstBruteForce(t *testing.T) {
+	t.Run("listed", func(t *testing.T) { testUnreadsAgainstBruteForce(t, false) })
+	t.Run("remembered", func(t *testing.T) { testUnreadsAgainstBruteForce(t, true) })
+}
+
+func testUnreadsAgainstBruteForce(t *testing.T, remembered bool) {
 	seed := testSeed(t, "TEAMCHAT_UNREAD_SEED")
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 1))
 	h := chattest.New(t)
+	every := 100
+	if remembered {
+		chat.SetUnreadCacheMin(h.Service, 1)
+		every = 10
+	}
 	var users []chattest.User
 	for i := range 4 {
 		users = append(users, h.NewUser(t, []int{chat.RoleMember, chat.RoleMember, chat.RoleAdministrator, chat.RoleMember}[i]))
@@ -75,8 +90,13 @@ func TestUnreadMessagesAgainstBruteForce(t *testing.T) {
 	// for u.
 	mutes := map[int64]map[int64]bool{}
 	steps, checks, unread := 0, 0, 0
+	// soon: the last step changed what every reader's remembered state is
+	// read from (moves and deletions), or its reader's settings (mutes):
+	// compare at once, before another write makes the state stale anyway.
+	soon := false
 	for steps = 0; steps < 700; steps++ {
-		if steps%100 == 99 {
+		if steps%every == every-1 || soon {
+			soon = false
 			for _, u := range users {
 				msgs := feed(u)
 				for _, m := range msgs {
@@ -85,7 +105,7 @@ func TestUnreadMessagesAgainstBruteForce(t *testing.T) {
 						require.Contains(t, m.Flags, "read", "seed %d: message %d (%s %v) of a sender %d muted", seed, m.ID, m.Type, m.StreamID, u.ID)
 					}
 				}
-				unread += checkUnreads(t, h, u, seed, msgs)
+				unread += checkUnreads(t, h, u, seed, msgs, remembered)
 				checks++
 			}
 		}
@@ -162,11 +182,13 @@ func TestUnreadMessagesAgainstBruteForce(t *testing.T) {
 			default:
 				_, err := h.Service.DeleteMessage(ctx, h.Owner.Caller, chat.DeleteMessageRequest{MessageID: m.ID})
 				require.NoError(t, err)
+				soon = remembered
 				continue
 			}
 			if _, err := h.Service.UpdateMessage(ctx, h.Owner.Caller, req); err != nil {
 				require.Contains(t, err.Error(), "Nothing to change")
 			}
+			soon = remembered
 		case r < 88:
 			toggleSub(u, name)
 		case r < 94:
@@ -176,6 +198,7 @@ func TestUnreadMessagesAgainstBruteForce(t *testing.T) {
 			_, err := h.Service.UpdateSubscriptionProperties(ctx, u.Caller, chat.UpdateSubscriptionPropertiesRequest{SubscriptionData: []chat.SubscriptionProperty{
 				{StreamID: channels[name], Property: "is_muted", Value: json.RawMessage(strconv.FormatBool(rng.IntN(2) == 0))}}})
 			require.NoError(t, err)
+			soon = remembered
 		case r < 97:
 			// Mute or unmute another user (the owner, who moves, too).
 			other := append(slices.Clone(users), h.Owner)[rng.IntN(len(users)+1)]
@@ -193,21 +216,31 @@ func TestUnreadMessagesAgainstBruteForce(t *testing.T) {
 			}
 			require.NoError(t, err)
 			mutes[u.ID][other.ID] = !mutes[u.ID][other.ID]
+			soon = remembered
 		default:
 			_, err := h.Service.UpdateUserTopic(ctx, u.Caller, chat.UpdateUserTopicRequest{StreamID: channels[name],
 				Topic: topics[rng.IntN(len(topics))], VisibilityPolicy: rng.IntN(4)})
 			if err != nil && !strings.Contains(err.Error(), "Invalid channel ID") {
 				require.NoError(t, err)
 			}
+			soon = remembered
 		}
 	}
 	t.Logf("seed %d: %d steps, %d comparisons of %d unread messages in all", seed, steps, checks, unread)
 	require.Positive(t, unread)
+	hits, merges, misses := chat.UnreadCacheStats(h.Service)
+	t.Logf("remembered states: %d used as they were, %d with newer messages added, %d stale", hits, merges, misses)
+	if remembered {
+		require.Positive(t, hits, "a remembered state was used")
+		require.Positive(t, merges, "newer messages were added to a remembered state")
+	} else {
+		require.Zero(t, hits+merges+misses, "no state is remembered below the least size")
+	}
 }
 
 // checkUnreads compares GetUnreadMessages with the brute force over the
 // reader's fetched messages.
-func checkUnreads(t *testing.T, h *chattest.Harness, u chattest.User, seed uint64, msgs []chat.FetchedMessage) int {
+func checkUnreads(t *testing.T, h *chattest.Harness, u chattest.User, seed uint64, msgs []chat.FetchedMessage, remembered bool) int {
 	t.Helper()
 	ctx := context.Background()
 	subs, err := h.Service.GetSubscriptions(ctx, u.Caller, chat.GetSubscriptionsRequest{})
@@ -297,5 +330,16 @@ func checkUnreads(t *testing.T, h *chattest.Harness, u chattest.User, seed uint6
 	require.NoError(t, err)
 	// A topic is shown with the case of its oldest unread message.
 	require.Equal(t, want, *got, "seed %d: unread messages of %s", seed, u.FullName)
-	return got.Count
+	if remembered {
+		// Asked again with nothing changed, and through a registration
+		// (read in its snapshot).
+		again, err := h.Service.GetUnreadMessages(ctx, u.Caller, chat.GetUnreadMessagesRequest{})
+		require.NoError(t, err)
+		require.Equal(t, want, *again, "seed %d: unread messages of %s asked again", seed, u.FullName)
+		got.Count = -1 // an answer's holder may change it
+		reg, err := h.Service.Register(ctx, u.Caller, chat.RegisterRequest{FetchEventTypes: &[]string{"message", "update_message_flags"}})
+		require.NoError(t, err)
+		require.Equal(t, want, *reg.State["unread_msgs"].(*chat.UnreadMessages), "seed %d: unread messages of %s at register", seed, u.FullName)
+	}
+	return want.Count
 }

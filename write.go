@@ -124,6 +124,9 @@ type writeTx struct {
 	// received is what the write changes in max_message_id's values
 	// (max_message_id.go).
 	received receivedChanges
+	// unread is what the write changes of readers' unread states
+	// (unread_cache.go).
+	unread unreadTouched
 	// after run once the transaction has committed.
 	after []func()
 	svc   *Service
@@ -347,7 +350,8 @@ func (s *Service) writeTxn(ctx context.Context, key writelane.Key, ops []*writeO
 		}
 		runs = make([]*writeTx, len(ops))
 		for i, op := range ops {
-			w := &writeTx{Store: st, realmID: key.Realm, svc: s, ids: ids, left: len(ops) - i}
+			w := &writeTx{realmID: key.Realm, svc: s, ids: ids, left: len(ops) - i}
+			w.Store = unreadWatch{Store: st, t: &w.unread}
 			if err := op.fn(w); err != nil {
 				failed = i
 				return err
@@ -455,6 +459,7 @@ func (s *Service) afterWrites(_ context.Context, ops []*writeOp, errs []error) {
 			s.messages.forget(w.forgotten)
 		}
 		s.received.apply(w.realmID, &w.received)
+		s.unread.apply(w.realmID, &w.unread)
 		for _, fn := range w.after {
 			fn()
 		}
