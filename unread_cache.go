@@ -114,10 +114,12 @@ type unreadEntry struct {
 	// message kept (nothing older can enter).
 	above map[int64]int64
 	floor int64
-	// agg are the grouped answers, without and with the empty topic's
-	// own name (allow_empty_topic_name), made on first use.
-	agg  [2]atomic.Pointer[UnreadMessages]
-	used uint64
+	// grouping and agg are the groupings and the grouped answers, without
+	// and with the empty topic's own name (allow_empty_topic_name), made
+	// on first use.
+	grouping [2]atomic.Pointer[unreadGrouping]
+	agg      [2]atomic.Pointer[UnreadMessages]
+	used     uint64
 }
 
 func newUnreadCache() *unreadCache {
@@ -320,6 +322,11 @@ func (r reads) unreadsRemembered(ctx context.Context, realm *storage.Realm, me *
 	}
 	c.merges.Add(1)
 	next := newUnreadEntry(gens, more)
+	for f := range e.grouping {
+		if g := e.grouping[f].Load(); g != nil {
+			next.grouping[f].Store(g.extend(more))
+		}
+	}
 	c.store(realm.ID, me.ID, next)
 	return r.rememberedAnswer(ctx, realm, me, next, allowEmptyTopic)
 }
@@ -331,10 +338,15 @@ func (r reads) rememberedAnswer(ctx context.Context, realm *storage.Realm, me *s
 	if out := slot.Load(); out != nil {
 		return out.clone(), nil
 	}
-	out, err := r.aggregateUnreads(ctx, realm, me, e.raw, allowEmptyTopic)
-	if err != nil {
-		return nil, err
+	g := e.grouping[boolIndex(allowEmptyTopic)].Load()
+	if g == nil {
+		var err error
+		if g, err = r.prepareUnreads(ctx, realm, me, e.raw, allowEmptyTopic); err != nil {
+			return nil, err
+		}
+		e.grouping[boolIndex(allowEmptyTopic)].Store(g)
 	}
+	out := g.emit(me.ID, e.raw)
 	slot.Store(out)
 	return out.clone(), nil
 }
@@ -356,13 +368,18 @@ func (r reads) unreadSince(ctx context.Context, realmID int64, e *unreadEntry) (
 	if err != nil || len(got.Messages) == 0 {
 		return nil, err
 	}
-	old := e.raw
+	return mergeUnreads(e.raw, got, maxUnreadMessages), nil
+}
+
+// mergeUnreads returns old with newer channel messages added, the newest
+// limit of them; the topic entries are old's followed by got's.
+func mergeUnreads(old *rawUnreads, got *storage.UnreadChannelMessages, limit int) *rawUnreads {
 	base := int32(len(old.topics))
 	next := &rawUnreads{gaps: old.gaps, muted: old.muted,
 		topics: append(old.topics[:len(old.topics):len(old.topics)], got.Topics...),
-		msgs:   make([]unreadMessage, 0, min(maxUnreadMessages, len(old.msgs)+len(got.Messages)))}
+		msgs:   make([]unreadMessage, 0, min(limit, len(old.msgs)+len(got.Messages)))}
 	i, j := 0, 0
-	for len(next.msgs) < maxUnreadMessages && (i < len(got.Messages) || j < len(old.msgs)) {
+	for len(next.msgs) < limit && (i < len(got.Messages) || j < len(old.msgs)) {
 		if j == len(old.msgs) || i < len(got.Messages) && got.Messages[i].ID > old.msgs[j].id {
 			m := &got.Messages[i]
 			u := unreadMessage{id: m.ID, streamID: m.StreamID, topic: base + m.Topic, streamWildcard: m.StreamWildcard}
@@ -376,8 +393,8 @@ func (r reads) unreadSince(ctx context.Context, realmID int64, e *unreadEntry) (
 		next.msgs = append(next.msgs, old.msgs[j])
 		j++
 	}
-	next.missing = old.missing || len(old.msgs)+len(got.Messages) >= maxUnreadMessages
-	return next, nil
+	next.missing = old.missing || len(old.msgs)+len(got.Messages) >= limit
+	return next
 }
 
 // clone copies the answer, so that its holder may change it.
