@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/teamchat/chat/storage"
 )
@@ -52,6 +53,10 @@ import (
 // unreadCacheMin is the least number of unread messages a state lists to
 // be remembered (unreadCache.min; tests lower it).
 const unreadCacheMin = 1000
+
+// unreadMarkerWait bounds the wait for a bus marker before a remembered
+// state is used; past it the state is listed from scratch.
+const unreadMarkerWait = 2 * time.Second
 
 // unreadCacheBudget bounds the unread messages remembered in all; the
 // states used least recently are dropped first.
@@ -304,8 +309,16 @@ func (r reads) unreadsRemembered(ctx context.Context, realm *storage.Realm, me *
 			return nil, nil // another registration waits for its marker
 		}
 	}
-	if err := r.s.awaitDelivery(ctx, realm.ID); err != nil {
-		return nil, err
+	wctx, cancel := context.WithTimeout(ctx, unreadMarkerWait)
+	err := r.s.awaitDelivery(wctx, realm.ID)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// The bus is slow or away: list from scratch.
+		r.s.log.Warn("unread state: no bus marker; listing it", "err", err)
+		return nil, nil
 	}
 	e := c.current(realm.ID, me.ID, gens)
 	if e == nil {
