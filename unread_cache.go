@@ -26,9 +26,9 @@ import (
 //     (unreadWatch, below the writeTx), which notes the user; the note
 //     travels with the write on the event bus and starts a new generation
 //     of the user's state on every server when it arrives.
-//   - the channel messages themselves: moves, topic and content edits and
-//     deletions start a new generation of the whole organization's
-//     states, the same way.
+//   - the channel messages themselves: moves, topic changes, deletions and
+//     content edits that add or remove a mention of the whole channel start
+//     a new generation of the whole organization's states, the same way.
 //   - new channel messages change nothing remembered: within a channel,
 //     message IDs increase in commit order (they are drawn inside the
 //     channel's lock, see write.go), so the messages sent to a channel
@@ -485,8 +485,29 @@ func (u unreadWatch) ResetReadRanges(ctx context.Context, realmID, userID int64,
 	return u.Store.ResetReadRanges(ctx, realmID, userID, streamIDs, last)
 }
 
+// EditMessages notes every reader when the messages move or change
+// topic, or when a new content changes whether a message mentions the
+// whole channel (which the unread state's mentions follow). A content
+// edit that keeps that changes no state: personal and topic mentions are
+// the mentioned readers' rows, noted as they are written.
 func (u unreadWatch) EditMessages(ctx context.Context, realmID int64, ids []int64, e storage.MessageEdit) error {
-	u.t.All = true
+	switch {
+	case e.StreamID != nil || e.Topic != nil:
+		u.t.All = true
+	case e.Content != nil && !u.t.All:
+		old, err := u.Store.GetMessagesByID(ctx, realmID, ids)
+		if err != nil {
+			return err
+		}
+		if len(old) != len(ids) {
+			u.t.All = true
+		}
+		for _, m := range old {
+			if m.StreamWildcard != e.Content.StreamWildcard {
+				u.t.All = true
+			}
+		}
+	}
 	return u.Store.EditMessages(ctx, realmID, ids, e)
 }
 

@@ -58,18 +58,18 @@ func testRememberedUnreadsAcrossServers(t *testing.T, open func() storage.Store)
 		channels[name] = newChannelBy(t, h, bob, name, false)
 		subscribe(t, h, bob, name, alice.ID)
 	}
+	rng := rand.New(rand.NewPCG(testSeed(t, "TEAMCHAT_UNREAD_SEED"), 2))
 	topics := []string{"a", "b", "C", "c"}
 	var sent []int64
 	sendOne := func() {
 		r, err := writer.SendMessage(ctx, bob.Caller, chat.SendMessageRequest{Type: "channel", To: chat.ToChannel(names[len(sent)%2]),
-			Topic: ptr(topics[len(sent)%len(topics)]), Content: fmt.Sprintf("m%d", len(sent))})
+			Topic: ptr(topics[len(sent)%len(topics)]), Content: []string{"m", "@**all** m"}[rng.IntN(2)]})
 		require.NoError(t, err)
 		sent = append(sent, r.ID)
 	}
 	for range 30 {
 		sendOne()
 	}
-	rng := rand.New(rand.NewPCG(testSeed(t, "TEAMCHAT_UNREAD_SEED"), 2))
 	compare := func(step string) {
 		want, err := lister.GetUnreadMessages(ctx, alice.Caller, chat.GetUnreadMessagesRequest{})
 		require.NoError(t, err)
@@ -81,9 +81,9 @@ func testRememberedUnreadsAcrossServers(t *testing.T, open func() storage.Store)
 		require.Equal(t, want, reg.State["unread_msgs"], "at register after %s", step)
 	}
 	compare("the first messages")
-	for i := range 60 {
+	for i := range 80 {
 		var step string
-		switch rng.IntN(6) {
+		switch rng.IntN(7) {
 		case 0, 1:
 			sendOne()
 			step = "a send"
@@ -107,6 +107,16 @@ func testRememberedUnreadsAcrossServers(t *testing.T, open func() storage.Store)
 				require.Contains(t, err.Error(), "Nothing to change")
 			}
 			step = "a move"
+		case 5:
+			// A new content that mentions the whole channel, or no longer
+			// does, or neither.
+			id := sent[rng.IntN(len(sent))]
+			content := []string{"@**all** look", "plain again", "plain, edited"}[rng.IntN(3)]
+			_, err := writer.UpdateMessage(ctx, bob.Caller, chat.UpdateMessageRequest{MessageID: id, Content: ptr(content)})
+			if err != nil {
+				require.Contains(t, err.Error(), "Nothing to change")
+			}
+			step = "a content edit"
 		default:
 			_, err := writer.UpdateUserTopic(ctx, alice.Caller, chat.UpdateUserTopicRequest{StreamID: channels[names[rng.IntN(2)]],
 				Topic: topics[rng.IntN(len(topics))], VisibilityPolicy: rng.IntN(3)})
