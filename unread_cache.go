@@ -67,17 +67,29 @@ const unreadCacheBudget = 500_000
 type unreadTouched struct {
 	Users []int64 `json:"u,omitempty"`
 	All   bool    `json:"a,omitempty"`
-	seen  map[int64]struct{}
+	// seen indexes Users once they are many (a send notes one or two: a
+	// map for them would be an allocation on every send).
+	seen map[int64]struct{}
 }
 
 func (t *unreadTouched) empty() bool { return t == nil || !t.All && len(t.Users) == 0 }
 
 func (t *unreadTouched) user(id int64) {
-	if _, ok := t.seen[id]; ok {
+	if t.seen == nil {
+		if slices.Contains(t.Users, id) {
+			return
+		}
+		t.Users = append(t.Users, id)
+		if len(t.Users) > 16 {
+			t.seen = make(map[int64]struct{}, 2*len(t.Users))
+			for _, u := range t.Users {
+				t.seen[u] = struct{}{}
+			}
+		}
 		return
 	}
-	if t.seen == nil {
-		t.seen = map[int64]struct{}{}
+	if _, ok := t.seen[id]; ok {
+		return
 	}
 	t.seen[id] = struct{}{}
 	t.Users = append(t.Users, id)
@@ -200,10 +212,15 @@ func (c *unreadCache) apply(realmID int64, t *unreadTouched) {
 	}
 	for _, u := range t.Users {
 		o.users[u] = c.seq
-		if e := o.entries[u]; e != nil {
-			c.size -= len(e.raw.msgs)
-			delete(o.entries, u)
-		}
+		c.drop(o, u)
+	}
+}
+
+// drop forgets the user's state, if remembered; c.mu held.
+func (c *unreadCache) drop(o *unreadOrg, userID int64) {
+	if e := o.entries[userID]; e != nil {
+		c.size -= len(e.raw.msgs)
+		delete(o.entries, userID)
 	}
 }
 
@@ -227,9 +244,8 @@ func (c *unreadCache) reset(realmID int64) {
 
 // dropAll forgets the organization's states; c.mu held.
 func (c *unreadCache) dropAll(o *unreadOrg) {
-	for u, e := range o.entries {
-		c.size -= len(e.raw.msgs)
-		delete(o.entries, u)
+	for u := range o.entries {
+		c.drop(o, u)
 	}
 }
 
@@ -245,9 +261,7 @@ func (c *unreadCache) store(realmID, userID int64, e *unreadEntry) {
 	if o.gen != e.gens.org || o.users[userID] != e.gens.user {
 		return
 	}
-	if old := o.entries[userID]; old != nil {
-		c.size -= len(old.raw.msgs)
-	}
+	c.drop(o, userID)
 	c.tick++
 	e.used = c.tick
 	o.entries[userID] = e
@@ -273,8 +287,7 @@ func (c *unreadCache) evictOne() {
 		c.size = 0
 		return
 	}
-	c.size -= len(oldest.raw.msgs)
-	delete(org.entries, user)
+	c.drop(org, user)
 }
 
 // newUnreadEntry describes a state listed from scratch (raw, newest

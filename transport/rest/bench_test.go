@@ -72,10 +72,7 @@ func BenchmarkGetOwnUser(b *testing.B) {
 // off side is the floor of the overhead ("sdk-floor-%").
 func BenchmarkTelemetry(b *testing.B) {
 	ctx := context.Background()
-	sdkTP := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01))),
-		sdktrace.WithBatcher(tracetest.NewNoopExporter()))
-	b.Cleanup(func() { _ = sdkTP.Shutdown(ctx) })
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	sdkTP, mp := benchProviders(b)
 	path := filepath.Join(b.TempDir(), "bench.db")
 	open := func(tb testing.TB) storage.Store {
 		st, err := bunstore.OpenSQLite(ctx, path)
@@ -149,10 +146,7 @@ type sdkFloor struct {
 }
 
 func newSDKFloor(b *testing.B) *sdkFloor {
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01))),
-		sdktrace.WithBatcher(tracetest.NewNoopExporter()))
-	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	tp, mp := benchProviders(b)
 	h, err := mp.Meter("floor").Float64Histogram("http.server.request.duration", metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10))
 	if err != nil {
@@ -161,6 +155,16 @@ func newSDKFloor(b *testing.B) *sdkFloor {
 	return &sdkFloor{tracer: tp.Tracer("floor"), duration: h, opts: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(
 		attribute.String("http.request.method", "GET"), attribute.String("url.scheme", "http"),
 		attribute.Int("http.response.status_code", 200), attribute.String("http.route", "/api/v1/users/me")))}}
+}
+
+// benchProviders are the SDK providers of BenchmarkTelemetry's "on"
+// side: traces sampled at 1% into a batching exporter, metrics read by a
+// manual reader (as a Prometheus exporter reads them).
+func benchProviders(b *testing.B) (*sdktrace.TracerProvider, *sdkmetric.MeterProvider) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.01))),
+		sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp, sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 }
 
 // once times one span and one record.
