@@ -59,7 +59,6 @@ export class Admin {
   }
 
   async members(body) {
-    const said = $('members-status') ? $('members-status').textContent : '';
     if (!body.querySelector('table.members')) body.replaceChildren(h('h3', {}, 'Members'), h('p', { class: 'muted', role: 'status' }, 'Loading…'));
     let members;
     try {
@@ -69,6 +68,9 @@ export class Admin {
       return;
     }
     if (!body.isConnected) return;
+    // The status line says what was just done, possibly while the list
+    // was being fetched (a role's answer beside the event that redraws).
+    const said = $('members-status') ? $('members-status').textContent : '';
     const mine = this.model.role;
     const rows = members.filter((u) => !u.is_bot).sort((a, b) => (b.is_active - a.is_active) || a.full_name.localeCompare(b.full_name)).map((u) => {
       const me = u.user_id === this.model.me;
